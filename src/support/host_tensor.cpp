@@ -1,0 +1,122 @@
+#include "kiln/support/host_tensor.h"
+
+#include <cstring>
+#include <limits>
+
+#include "kiln/support/error.h"
+
+namespace kiln {
+
+int64_t checked_numel(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    KILN_CHECK(s >= 0, InvalidInput, "negative size ", s, " in tensor shape");
+    if (s != 0 && n > std::numeric_limits<int64_t>::max() / s) {
+      KILN_FAIL(InvalidInput, "tensor shape overflows 64-bit element count");
+    }
+    n *= s;
+  }
+  return n;
+}
+
+HostTensor::HostTensor(DType dtype, std::vector<int64_t> sizes) : dtype_(dtype), sizes_(std::move(sizes)) {
+  int64_t n = checked_numel(sizes_);
+  KILN_CHECK(static_cast<uint64_t>(n) <= (uint64_t{1} << 40) / dtype_size(dtype_), InvalidInput,
+             "tensor of ", n, " elements is too large");
+  bytes_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(n) * dtype_size(dtype_));
+}
+
+HostTensor::HostTensor(DType dtype, std::vector<int64_t> sizes, std::shared_ptr<const std::vector<uint8_t>> bytes)
+    : dtype_(dtype), sizes_(std::move(sizes)), bytes_(std::move(bytes)) {
+  int64_t n = checked_numel(sizes_);
+  KILN_CHECK(bytes_ != nullptr, Internal, "HostTensor given null storage");
+  KILN_CHECK(bytes_->size() == static_cast<size_t>(n) * dtype_size(dtype_), InvalidInput, "tensor storage holds ",
+             bytes_->size(), " bytes but ", dtype_name(dtype_), " shape needs ", n * dtype_size(dtype_));
+}
+
+HostTensor HostTensor::from_floats(const std::vector<float>& values, std::vector<int64_t> sizes) {
+  HostTensor t(DType::Float32, std::move(sizes));
+  KILN_CHECK(static_cast<size_t>(t.numel()) == values.size(), InvalidInput, "from_floats: ", values.size(),
+             " values for ", t.describe());
+  if (!values.empty()) std::memcpy(t.mutable_data(), values.data(), values.size() * sizeof(float));
+  return t;
+}
+
+HostTensor HostTensor::from_int64s(const std::vector<int64_t>& values, std::vector<int64_t> sizes) {
+  HostTensor t(DType::Int64, std::move(sizes));
+  KILN_CHECK(static_cast<size_t>(t.numel()) == values.size(), InvalidInput, "from_int64s: ", values.size(),
+             " values for ", t.describe());
+  if (!values.empty()) std::memcpy(t.mutable_data(), values.data(), values.size() * sizeof(int64_t));
+  return t;
+}
+
+int64_t HostTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t s : sizes_) n *= s;
+  return n;
+}
+
+uint8_t* HostTensor::mutable_data() {
+  if (!bytes_) return nullptr;
+  if (bytes_.use_count() > 1) bytes_ = std::make_shared<std::vector<uint8_t>>(*bytes_);
+  // The storage is owned by this tensor alone now, so writing through it is safe.
+  return const_cast<uint8_t*>(bytes_->data());
+}
+
+double HostTensor::get_as_double(int64_t i) const {
+  const uint8_t* p = data() + static_cast<size_t>(i) * dtype_size(dtype_);
+  switch (dtype_) {
+    case DType::Float32: { float v; std::memcpy(&v, p, 4); return v; }
+    case DType::Float64: { double v; std::memcpy(&v, p, 8); return v; }
+    case DType::Float16: { uint16_t v; std::memcpy(&v, p, 2); return half_to_float(v); }
+    case DType::BFloat16: { uint16_t v; std::memcpy(&v, p, 2); return bfloat16_to_float(v); }
+    case DType::Int64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case DType::Int32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::Int16: { int16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::Int8: { int8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::UInt8: return *p;
+    case DType::Bool: return *p != 0 ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+void HostTensor::set_from_double(int64_t i, double value) {
+  uint8_t* p = mutable_data() + static_cast<size_t>(i) * dtype_size(dtype_);
+  switch (dtype_) {
+    case DType::Float32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); break; }
+    case DType::Float64: std::memcpy(p, &value, 8); break;
+    case DType::Float16: { uint16_t v = float_to_half(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
+    case DType::BFloat16: { uint16_t v = float_to_bfloat16(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
+    case DType::Int64: { int64_t v = static_cast<int64_t>(value); std::memcpy(p, &v, 8); break; }
+    case DType::Int32: { int32_t v = static_cast<int32_t>(value); std::memcpy(p, &v, 4); break; }
+    case DType::Int16: { int16_t v = static_cast<int16_t>(value); std::memcpy(p, &v, 2); break; }
+    case DType::Int8: { int8_t v = static_cast<int8_t>(value); std::memcpy(p, &v, 1); break; }
+    case DType::UInt8: *p = static_cast<uint8_t>(value); break;
+    case DType::Bool: *p = value != 0 ? 1 : 0; break;
+  }
+}
+
+HostTensor HostTensor::to(DType dtype) const {
+  if (dtype == dtype_) return *this;
+  HostTensor out(dtype, sizes_);
+  int64_t n = numel();
+  for (int64_t i = 0; i < n; ++i) out.set_from_double(i, get_as_double(i));
+  return out;
+}
+
+HostTensor HostTensor::reshaped(std::vector<int64_t> sizes) const {
+  KILN_CHECK(checked_numel(sizes) == numel(), InvalidInput, "cannot reshape ", describe(), " to ", sizes.size(),
+             "-d shape with a different element count");
+  return HostTensor(dtype_, std::move(sizes), bytes_);
+}
+
+std::string HostTensor::describe() const {
+  std::string s = std::string(dtype_name(dtype_)) + "[";
+  for (size_t i = 0; i < sizes_.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(sizes_[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace kiln
