@@ -1,0 +1,139 @@
+#pragma once
+// The backend interface: what a device (cpu now, cuda later) offers the builder and the execution context.
+//
+// Life of a kernel:
+//   1. The builder asks Backend::supports(layer) for every layer (kind + dtypes + params) after fusion and
+//      precision assignment; an unsupported layer is a clear build error.
+//   2. Backend::tactics(layer) lists candidate kernels (e.g. "ref", "onednn"); the builder creates each
+//      with create_kernel(layer, tactic), times it at the profile's opt shape and keeps the fastest; the
+//      plan records the tactic *name*.
+//   3. At plan load (and after a refit) the context's plan calls create_kernel(layer, tactic) again:
+//      that is where a kernel prepares its weights (reorder to blocked layouts, cast, prepack). Kernels are
+//      immutable afterwards and shared by every ExecutionContext of the plan, so execute() must be
+//      thread-safe; per-context mutable data (e.g. primitives cached per input shape) lives in the
+//      KernelState returned by create_state(), one per context.
+//   4. execute(args) reads args.inputs, writes args.outputs (dense C-order buffers with concrete dims),
+//      may use args.workspace (workspace_size() bytes, sized for the profile's max shapes) and
+//      args.pool. A data-dependent kernel (nonzero) writes its actual output dims into args.outputs[i].dims;
+//      its buffer is sized for the max.
+//
+// Backends are listed in one registration table (src/engine/backends/registry.cpp); a new backend adds its
+// files and one line there.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/engine/layers.h"
+#include "kiln/engine/network.h"
+#include "kiln/engine/thread_pool.h"
+#include "kiln/support/dtype.h"
+
+namespace kiln::engine {
+
+/// A tensor as a kernel sees it at run time: a dense, C-ordered buffer with concrete dims.
+struct TensorView {
+  void* data = nullptr;
+  DType dtype = DType::Float32;
+  Dims dims;
+
+  int64_t numel() const;
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data); }
+};
+
+/// What the builder knows about a tensor when it chooses kernels: dtype and the dims range over the
+/// profile (min/opt/max are equal for static dims).
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::Float32;
+  Dims min, opt, max;
+};
+
+/// A layer as a backend sees it: the (possibly fused) layer with its final weights, and its tensors.
+struct LayerInfo {
+  const Layer* layer = nullptr;
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+
+  LayerKind kind() const { return layer->kind; }
+  template <typename P>
+  const P& params() const { return std::get<P>(layer->params); }
+};
+
+/// Per-context mutable kernel data (base class; kernels define their own).
+class KernelState {
+ public:
+  virtual ~KernelState() = default;
+};
+
+/// Arguments of one kernel execution.
+struct KernelArgs {
+  std::vector<TensorView> inputs;
+  std::vector<TensorView> outputs;
+  void* workspace = nullptr;
+  size_t workspace_size = 0;
+  ThreadPool* pool = nullptr;  // the CPU backend's pool (null on other backends)
+  KernelState* state = nullptr;
+};
+
+/// A kernel for one (fused) layer, made for one tactic. Immutable after creation; see the file comment.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  /// Scratch bytes needed by execute() for any shape within the layer's range.
+  virtual size_t workspace_size() const { return 0; }
+  /// Fresh per-context state, or nullptr when the kernel needs none.
+  virtual std::unique_ptr<KernelState> create_state() const { return nullptr; }
+  /// Runs the layer. Throws kiln::Error on bad data (e.g. an out-of-range gather index).
+  virtual void execute(KernelArgs& args) const = 0;
+};
+
+/// A candidate kernel of a backend for a layer. Names are stable: plans store them.
+struct Tactic {
+  std::string name;
+};
+
+/// Options a backend is created with.
+struct BackendOptions {
+  int threads = 0;  // CPU threads; 0 = all cores
+};
+
+/// A device backend. Implementations are stateless apart from their options and thread pool.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// "cpu", "cuda".
+  virtual std::string name() const = 0;
+  /// Identity of the device for timing caches and plan compatibility, e.g. "cpu x86_64 avx512f 2t".
+  virtual std::string device() const = 0;
+  /// Whether the backend can run `layer` with its dtypes and params; when not, `why` says why.
+  virtual bool supports(const LayerInfo& layer, std::string* why) const = 0;
+  /// Whether the backend runs this floating dtype at all (fp32, fp16, bf16) for layers of `kind`.
+  virtual bool supports_precision(LayerKind kind, DType dtype) const = 0;
+  /// Candidate kernels for `layer`, best guess first (never empty when supports() is true).
+  virtual std::vector<Tactic> tactics(const LayerInfo& layer) const = 0;
+  /// Makes the kernel for (layer, tactic); throws kiln::Error when the tactic is unknown or does not apply.
+  virtual std::unique_ptr<Kernel> create_kernel(const LayerInfo& layer, const std::string& tactic) const = 0;
+  /// The thread pool kernels get in KernelArgs::pool (null if the backend has none).
+  virtual ThreadPool* thread_pool() const = 0;
+  /// Memory the kernels can address (host memory on cpu); aligned to 64 bytes.
+  virtual void* allocate(size_t bytes) const = 0;
+  virtual void deallocate(void* pointer) const = 0;
+};
+
+/// One row of the backend registration table.
+struct BackendEntry {
+  const char* name;
+  std::unique_ptr<Backend> (*create)(const BackendOptions& options);
+};
+
+/// The registered backends (one table, src/engine/backends/registry.cpp).
+const std::vector<BackendEntry>& backend_registry();
+/// Creates the backend named `name`; throws kiln::Error(Unsupported) listing the known ones otherwise.
+std::unique_ptr<Backend> create_backend(const std::string& name, const BackendOptions& options = {});
+
+}  // namespace kiln::engine

@@ -1,0 +1,61 @@
+#pragma once
+// engine::Builder + BuilderConfig: turn a Network into an optimized Plan for one backend (TensorRT's
+// IBuilder / IBuilderConfig). Passes, in order: constant folding, dead-layer removal, shuffle
+// elimination, fusions (conv/matmul + bias + activation + residual add; pointwise chains), precision
+// assignment, backend support check, tactic selection by timing, activation memory planning.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/engine/backend.h"
+#include "kiln/engine/network.h"
+#include "kiln/engine/plan.h"
+#include "kiln/engine/profile.h"
+
+namespace kiln::engine {
+
+/// Floating precisions the builder may use.
+enum class Precision : uint8_t { FP32, FP16, BF16 };
+const char* precision_name(Precision precision);
+
+struct BuilderConfig {
+  /// The backend to build for (a name in backend_registry()).
+  std::string backend = "cpu";
+  /// Precisions allowed; FP32 is always allowed. In weakly typed mode the builder runs floating layers in
+  /// the lowest allowed precision the backend supports for that layer kind (fp16 before bf16), casting at
+  /// network boundaries; in strongly typed mode tensor dtypes are kept exactly as declared.
+  std::vector<Precision> precisions = {Precision::FP32};
+  bool strongly_typed = false;
+  /// One profile per set of input ranges; required when an input has a -1 dim.
+  std::vector<OptimizationProfile> profiles;
+  /// Upper bound on per-kernel scratch memory; tactics needing more are skipped.
+  size_t workspace_limit = size_t{1} << 30;
+  /// Timing cache file (read if it exists, written after the build); empty: no file.
+  std::string timing_cache_path;
+  /// Keep named weights replaceable by a Refitter (folding that would merge named weights is skipped).
+  bool refittable = false;
+  /// Leave weights out of the serialized plan (refit them after loading).
+  bool strip_weights = false;
+  /// Backend threads (0 = all cores).
+  int threads = 0;
+  /// Timing: runs per candidate (after one warm-up); 0 disables timing (first tactic wins).
+  int timing_iterations = 3;
+  /// Log every pass, fusion and tactic choice at Info (as --verbose does).
+  bool verbose = false;
+};
+
+/// Builds plans. Stateless apart from its config; build() may be called repeatedly.
+class Builder {
+ public:
+  explicit Builder(BuilderConfig config);
+  const BuilderConfig& config() const { return config_; }
+  /// Builds a plan; throws kiln::Error naming the layer when a layer is unsupported or a profile is invalid.
+  std::shared_ptr<Plan> build(const Network& network) const;
+
+ private:
+  BuilderConfig config_;
+};
+
+}  // namespace kiln::engine

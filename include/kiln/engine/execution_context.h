@@ -1,0 +1,50 @@
+#pragma once
+// engine::ExecutionContext: runs a Plan (TensorRT's IExecutionContext). Each context owns its activation
+// arena and kernel states; several contexts of one plan may execute at once on different threads.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/engine/plan.h"
+
+namespace kiln::engine {
+
+/// Provides memory for outputs whose shape is known only after execution (nonzero).
+class OutputAllocator {
+ public:
+  virtual ~OutputAllocator() = default;
+  /// Returns a buffer of at least `bytes` bytes for output `name` (called during execute()).
+  virtual void* reallocate_output(const std::string& name, size_t bytes) = 0;
+  /// Tells the final dims of output `name` once known.
+  virtual void notify_shape(const std::string& name, const Dims& dims) = 0;
+};
+
+class ExecutionContext {
+ public:
+  /// A context for `plan` using optimization profile `profile`.
+  explicit ExecutionContext(std::shared_ptr<const Plan> plan, int profile = 0);
+  ~ExecutionContext();
+  ExecutionContext(const ExecutionContext&) = delete;
+  ExecutionContext& operator=(const ExecutionContext&) = delete;
+
+  /// Sets the dims of input `name`; throws kiln::Error naming the input, the dim and the profile range when
+  /// they lie outside the profile (or the rank / a static dim differs).
+  void set_input_shape(const std::string& name, const Dims& dims);
+  /// Binds a host buffer for an input or output (dense C order, the binding's dtype).
+  void set_tensor_address(const std::string& name, void* data);
+  /// Sets the allocator of a data-dependent output.
+  void set_output_allocator(const std::string& name, OutputAllocator* allocator);
+  /// Dims of a binding given the current input shapes (-1 for data-dependent dims until executed).
+  Dims tensor_shape(const std::string& name);
+  /// Runs the plan synchronously. All inputs must have shapes and addresses; outputs addresses (or an
+  /// allocator for data-dependent ones).
+  void execute();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace kiln::engine

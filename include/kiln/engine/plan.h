@@ -1,0 +1,81 @@
+#pragma once
+// engine::Plan: a built network ready to run (TensorRT's ICudaEngine) and its serialized form.
+//
+// Binary format (little endian), version kPlanFormatVersion:
+//   magic "KILNPLAN" | u32 version | u64 payload size | payload | 32-byte SHA-256 of payload
+// The payload holds: backend name, device string, flags, tensors, bindings, profiles (with per-profile
+// tensor ranges and arena offsets), layers (kind, name, params, tensor ids, weights or their sizes,
+// tactic), refit map. Every length and index is validated on load; a truncated, corrupted or foreign
+// file gives kiln::Error, never a crash. A plan is immutable while contexts run (Refitter excepted).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/engine/backend.h"
+#include "kiln/engine/layers.h"
+#include "kiln/engine/profile.h"
+
+namespace kiln::engine {
+
+inline constexpr uint32_t kPlanFormatVersion = 1;
+
+/// A network input or output as the user binds it.
+struct Binding {
+  std::string name;
+  DType dtype = DType::Float32;
+  Dims dims;  // -1 for dynamic
+  bool is_input = false;
+  bool data_dependent = false;  // output shape known only after execution (needs an OutputAllocator)
+};
+
+/// Summary of one plan layer (for tests, logs and `kiln inspect`).
+struct PlanLayerInfo {
+  std::string name;
+  LayerKind kind;
+  std::string tactic;
+  std::vector<std::string> inputs, outputs;
+  std::string detail;  // e.g. "post_ops=[sum, relu]" or the fused program
+};
+
+class Plan {
+ public:
+  struct Impl;
+  explicit Plan(std::unique_ptr<Impl> impl);
+  ~Plan();
+
+  /// Serializes the plan (weights left out when built with strip_weights).
+  std::vector<uint8_t> serialize() const;
+  /// Loads a serialized plan and creates its kernels on a backend of the recorded kind. Throws
+  /// kiln::Error on any malformed input, a foreign backend, or a device mismatch of tactics.
+  static std::shared_ptr<Plan> deserialize(const std::vector<uint8_t>& bytes, const BackendOptions& options = {});
+
+  const std::vector<Binding>& bindings() const;
+  /// The binding called `name`; throws kiln::Error when there is none.
+  const Binding& binding(const std::string& name) const;
+  int num_profiles() const;
+  /// The input ranges of profile `index`.
+  const OptimizationProfile& profile(int index) const;
+  const std::string& backend_name() const;
+  const std::string& device() const;
+  std::vector<PlanLayerInfo> layers() const;
+  /// Activation arena bytes of profile `index` (the memory plan's peak).
+  size_t arena_bytes(int index) const;
+  /// Sum of the largest set of simultaneously live activation bytes of profile `index` (a lower bound
+  /// for the arena).
+  size_t live_bytes_lower_bound(int index) const;
+  /// Names of refittable weights.
+  std::vector<std::string> weight_names() const;
+  bool refittable() const;
+  /// Whether weights were stripped (and not yet refit): such a plan cannot execute.
+  bool weights_missing() const;
+
+  Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kiln::engine
