@@ -271,7 +271,10 @@ class Graph {
 
  private:
   Value* new_value(const std::string& name);
+  std::list<std::unique_ptr<Node>>::iterator position(const Node* node) const;
   std::list<std::unique_ptr<Node>> nodes_;
+  std::unordered_map<const Node*, std::list<std::unique_ptr<Node>>::iterator> node_positions_;
+  std::unordered_map<std::string, Node*> node_names_;
   std::unordered_map<std::string, std::unique_ptr<Value>> values_;
   std::vector<Value*> inputs_;
   std::vector<Value*> constants_;

@@ -18,6 +18,8 @@ namespace kiln::ir {
 /// Inclusive integer range of a symbol or expression. kUnbounded stands for +infinity (sympy int_oo).
 struct SymRange {
   static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  /// A min of kNegUnbounded (or less) stands for -infinity in bound() results.
+  static constexpr int64_t kNegUnbounded = -kUnbounded;
   int64_t min = 0;
   int64_t max = kUnbounded;
   bool operator==(const SymRange&) const = default;
@@ -82,7 +84,10 @@ class SymExpr {
   static SymExpr max(const SymExpr& a, const SymExpr& b);
   static SymExpr min(const SymExpr& a, const SymExpr& b);
 
+  /// The representation (defined in src/ir; internal to the IR layer).
   struct Rep;
+  /// Wraps a representation as is, without canonicalization (internal to the IR layer).
+  static SymExpr from_rep(std::shared_ptr<const Rep> rep);
 
  private:
   explicit SymExpr(std::shared_ptr<const Rep> rep);
