@@ -139,7 +139,7 @@ class Argument {
   /// Replaces references to `from` by `to`; returns whether anything changed.
   bool replace_value(Value* from, Value* to);
 
-  /// Text as the IR printer writes it ("%x", "[1, 2]", "1.5", "True", "\"tanh\"", "f32", ...).
+  /// Text as the IR printer writes it ("%x", "[1, 2]", "1.5", "True", "\"tanh\"", "dtype.f32", ...); see text.h.
   std::string to_string() const;
   bool operator==(const Argument& other) const;
 
