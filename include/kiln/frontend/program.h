@@ -29,6 +29,18 @@ struct Program {
 };
 
 /// Loads a .pt2 archive (torch >= 2.9 layout). Throws kiln::Error naming the file and what is wrong.
+///
+/// The graph it gives: user inputs as graph inputs (in signature order); parameters, buffers and tensor
+/// constants as graph constants holding their data (contiguous HostTensors rebuilt from the archive's
+/// storage, sizes, strides and storage offset); nodes in program order with their source metadata
+/// (stack_trace, nn_module_stack, torch_fn, ...); for ops in Kiln's schema table (op_schema.h), all
+/// arguments in schema order with omitted defaults filled. A node whose op returns a list of tensors has one
+/// output Value per element; an "as_none" output slot is an unused Opaque Value. Range constraints become
+/// graph->symbol_ranges() (a null or huge max is SymRange::kUnbounded, a null min 0) and the export hints
+/// of lone-symbol sizes graph->symbol_hints().
 Program load_program(const std::string& path);
+
+/// The same from the archive's bytes; `label` names it in errors.
+Program load_program_from_bytes(std::vector<uint8_t> bytes, const std::string& label = "<memory>");
 
 }  // namespace kiln::frontend

@@ -1,0 +1,86 @@
+#include "kiln/frontend/program.h"
+
+#include <new>
+#include <stdexcept>
+
+#include "frontend/archive.h"
+#include "frontend/graph_builder.h"
+#include "frontend/json_reader.h"
+#include "frontend/weights.h"
+#include "kiln/support/error.h"
+#include "kiln/support/zip.h"
+
+namespace kiln::frontend {
+
+int64_t Program::parameter_count() const {
+  int64_t count = 0;
+  for (const ir::Value* c : graph->constants()) {
+    if (c->constant_kind() == ir::ConstantKind::Parameter && c->data().defined()) count += c->data().numel();
+  }
+  return count;
+}
+
+int64_t Program::constant_bytes() const {
+  int64_t bytes = 0;
+  for (const ir::Value* c : graph->constants()) bytes += static_cast<int64_t>(c->data().nbytes());
+  return bytes;
+}
+
+namespace {
+
+// The supported serialization schema major version (torch/_export/serde/schema.py SCHEMA_VERSION).
+constexpr int64_t kSchemaMajor = 8;
+
+Program load_archive(ZipReader zip, const std::string& label) {
+  Pt2Archive archive(std::move(zip));
+  Program program;
+  program.source_path = label;
+
+  auto source = std::make_shared<JsonSource>(JsonSource{label, archive.model_entry()});
+  const nlohmann::json doc = parse_json(archive.read_text(archive.model_entry()), *source);
+  JsonRef root(doc, source, "");
+
+  const JsonRef version = root.at("schema_version");
+  program.schema_major = static_cast<int>(std::clamp<int64_t>(version.at("major").as_int(), -1, 1 << 20));
+  program.schema_minor = static_cast<int>(std::clamp<int64_t>(version.at("minor").as_int(), -1, 1 << 20));
+  if (program.schema_major != kSchemaMajor) {
+    throw version.unsupported("serialization schema major version " + std::to_string(program.schema_major) +
+                              " is not supported (Kiln reads major " + std::to_string(kSchemaMajor) +
+                              ", torch 2.5 and later)");
+  }
+
+  WeightStore weights(archive);
+  build_program(root, weights, program);
+  return program;
+}
+
+// Runs `load` and makes sure only kiln::Error leaves, with the archive named.
+template <typename F>
+Program guarded(const std::string& label, F&& load) {
+  const ErrorContext where{label, "", "", ""};
+  try {
+    return load();
+  } catch (const Error& e) {
+    throw e.with_context(where);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::InvalidInput, std::string("malformed JSON: ") + e.what(), where);
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::InvalidInput, "out of memory while loading (corrupt sizes?)", where);
+  } catch (const std::length_error& e) {
+    throw Error(ErrorKind::InvalidInput, std::string("size out of range while loading: ") + e.what(), where);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Internal, std::string("unexpected error while loading: ") + e.what(), where);
+  }
+}
+
+}  // namespace
+
+Program load_program(const std::string& path) {
+  return guarded(path, [&] { return load_archive(ZipReader::open(path), path); });
+}
+
+Program load_program_from_bytes(std::vector<uint8_t> bytes, const std::string& label) {
+  return guarded(label, [&] { return load_archive(ZipReader::from_bytes(std::move(bytes), label), label); });
+}
+
+}  // namespace kiln::frontend
