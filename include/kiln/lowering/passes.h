@@ -1,0 +1,47 @@
+#pragma once
+// Factories of the built-in lowering passes (one source file each under src/lowering/passes/).
+
+#include <memory>
+
+#include "kiln/lowering/pass.h"
+
+namespace kiln::lowering {
+
+/// Removes _assert_tensor_metadata, _assert_scalar, _assert_async and sym_constrain_range* nodes.
+std::shared_ptr<Pass> make_remove_assert_nodes_pass();
+/// Removes detach, alias and lift_fresh_copy (value-identity ops).
+std::shared_ptr<Pass> make_remove_detach_pass();
+/// Removes dropout (and its feature/alpha forms) when compiling for inference or when train is false.
+std::shared_ptr<Pass> make_remove_dropout_pass();
+/// Rewrites in-place ops (add_, relu_, copy_, ...) into their functional forms; throws
+/// kiln::Error(Unsupported) when the mutated tensor is a graph input or a constant.
+std::shared_ptr<Pass> make_functionalize_inplace_pass();
+/// Rewrites to.dtype / to.dtype_layout / to.device / to.other / type_as into _to_copy.
+std::shared_ptr<Pass> make_canonicalize_to_copy_pass();
+/// Rewrites conv1d/2d/3d and conv_transpose* into convolution, and the batch norm forms into
+/// batch_norm(training=False) in inference.
+std::shared_ptr<Pass> make_canonicalize_training_ir_pass();
+/// Replaces max_pool{1,2,3}d_with_indices by max_pool{1,2,3}d when the indices are unused.
+std::shared_ptr<Pass> make_replace_max_pool_with_indices_pass();
+/// Rewrites view/_unsafe_view/flatten/unflatten/view_copy into reshape, merges reshape chains.
+std::shared_ptr<Pass> make_canonicalize_views_pass();
+/// Removes no-op clone/contiguous/_to_copy/reshape/expand nodes.
+std::shared_ptr<Pass> make_remove_noop_ops_pass();
+/// Applies the decomposition table (see decompositions.h).
+std::shared_ptr<Pass> make_decompose_pass();
+/// Folds an inference batch norm with constant statistics into the preceding convolution's weights.
+std::shared_ptr<Pass> make_fold_batch_norm_into_conv_pass();
+/// Moves a zero constant pad of the spatial dims into the consuming convolution's padding.
+std::shared_ptr<Pass> make_fuse_pad_into_convolution_pass();
+/// Evaluates nodes whose inputs are all constants (for the ops Kiln can compute on the host).
+std::shared_ptr<Pass> make_constant_fold_pass();
+/// Makes negative dims non-negative and slice bounds explicit and in range.
+std::shared_ptr<Pass> make_normalize_dims_and_slices_pass();
+/// Merges identical pure nodes (common-subexpression elimination).
+std::shared_ptr<Pass> make_cse_pass();
+/// Removes pure nodes none of whose outputs is used.
+std::shared_ptr<Pass> make_remove_num_users_is_0_nodes_pass();
+/// Inserts a clone where a graph input is also a graph output.
+std::shared_ptr<Pass> make_repair_input_as_output_pass();
+
+}  // namespace kiln::lowering

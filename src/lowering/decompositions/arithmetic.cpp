@@ -1,0 +1,80 @@
+// addcmul/addcdiv, baddbmm/addbmm, rsub and square into mul/div/add/sub/bmm/sum.
+
+#include "builder.h"
+#include "decompositions_internal.h"
+
+namespace kiln::lowering::detail {
+
+using ir::Argument;
+
+// addcmul(s, t1, t2, value) = s + value * t1 * t2; addcdiv the same with t1 / t2.
+bool decompose_addcmul_addcdiv(ir::Graph& g, ir::Node* n) {
+  Builder b(g, n);
+  ir::Value* self = tensor_arg(*n, "self");
+  ir::Value* t1 = tensor_arg(*n, "tensor1");
+  ir::Value* t2 = tensor_arg(*n, "tensor2");
+  const double value = float_arg(*n, "value", 1.0);
+  ir::Value* product = n->target().name == "addcmul" ? b.mul(t1, t2) : b.div(t1, t2);
+  if (value != 1.0) product = b.mul_scalar(product, value);
+  replace_node(g, n, {b.add(self, product)});
+  return true;
+}
+
+// baddbmm(s, b1, b2, beta, alpha) = beta * s + alpha * bmm(b1, b2); addbmm sums the batch of products.
+bool decompose_baddbmm_addbmm(ir::Graph& g, ir::Node* n) {
+  Builder b(g, n);
+  ir::Value* self = tensor_arg(*n, "self");
+  ir::Value* b1 = tensor_arg(*n, "batch1");
+  ir::Value* b2 = tensor_arg(*n, "batch2");
+  if (b1->meta().rank() != 3 || b2->meta().rank() != 3) return false;
+  const double beta = float_arg(*n, "beta", 1.0);
+  const double alpha = float_arg(*n, "alpha", 1.0);
+  ir::Value* product = b.op("aten.bmm.default", {named("self", Argument::tensor(b1)), named("mat2", Argument::tensor(b2))},
+                            with_sizes(b1->meta(), {b1->meta().sizes[0], b1->meta().sizes[1], b2->meta().sizes[2]}),
+                            "bmm");
+  if (n->target().name == "addbmm") product = b.reduce("aten.sum.dim_IntList", product, {0}, false);
+  if (alpha != 1.0) product = b.mul_scalar(product, alpha);
+  ir::Value* result = product;
+  if (beta != 0.0) {  // beta == 0 ignores self entirely (nan and inf in it included), as torch does
+    ir::Value* scaled = beta == 1.0 ? self : b.mul_scalar(self, beta);
+    result = b.add(scaled, product);
+  }
+  if (result->meta().sizes != n->output(0)->meta().sizes) {
+    auto sizes = size_args(g, n, nullptr, n->output(0)->meta().sizes);
+    if (!sizes) sizes = size_args(g, n, self, n->output(0)->meta().sizes);
+    if (!sizes) return false;
+    result = b.op("aten.expand.default",
+                  {named("self", Argument::tensor(result)), named("size", sym_ints_argument(*sizes)),
+                   named("implicit", Argument::bool_(false), true)},
+                  n->output(0)->meta(), "expand");
+  }
+  replace_node(g, n, {result});
+  return true;
+}
+
+// rsub(self, other, alpha) = other - alpha * self.
+bool decompose_rsub(ir::Graph& g, ir::Node* n) {
+  Builder b(g, n);
+  ir::Value* self = tensor_arg(*n, "self");
+  const double alpha = float_arg(*n, "alpha", 1.0);
+  const ir::Argument& other = n->arg("other");
+  ir::Value* result = nullptr;
+  if (other.kind() == ir::Argument::Kind::Tensor) {
+    result = b.sub(other.as_tensor(), self, alpha);
+    if (result->meta().dtype != n->output(0)->meta().dtype) return false;
+  } else {
+    result = b.add_scalar(b.mul_scalar(self, -alpha), other.as_float());
+  }
+  replace_node(g, n, {result});
+  return true;
+}
+
+// square(x) = x * x
+bool decompose_square(ir::Graph& g, ir::Node* n) {
+  Builder b(g, n);
+  ir::Value* x = tensor_arg(*n, "self");
+  replace_node(g, n, {b.mul(x, x)});
+  return true;
+}
+
+}  // namespace kiln::lowering::detail
