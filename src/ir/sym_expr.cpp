@@ -4,6 +4,7 @@
 #include "kiln/ir/sym_expr.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 
 #include "kiln/support/error.h"
@@ -448,7 +449,10 @@ SymExpr::SymExpr(std::shared_ptr<const Rep> rep) : rep_(std::move(rep)) {}
 SymExpr SymExpr::from_rep(std::shared_ptr<const Rep> rep) { return SymExpr(std::move(rep)); }
 
 SymExpr SymExpr::symbol(std::string name) {
-  KILN_CHECK(!name.empty(), InvalidInput, "empty symbol name");
+  // Symbol names are identifiers, so that every expression prints as parseable infix text.
+  bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  KILN_CHECK(ok, InvalidInput, "invalid symbol name '", name, "' (expected an identifier)");
   auto rep = std::make_shared<Rep>();
   rep->kind = Kind::Symbol;
   rep->hash = mix(static_cast<size_t>(Kind::Symbol) + 1, std::hash<std::string>()(name));

@@ -124,6 +124,16 @@ int64_t parse_int_literal(Lexer& lex, const Token& t, bool negative) {
   return v;
 }
 
+// Bounds recursion so that hostile, deeply nested text fails with an error instead of exhausting the stack.
+constexpr int kMaxDepth = 256;
+struct DepthGuard {
+  DepthGuard(int& depth, Lexer& lex) : depth_(depth) {
+    if (++depth_ > kMaxDepth) lex.fail("expression nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+  ~DepthGuard() { --depth_; }
+  int& depth_;
+};
+
 SymExpr negate(const SymExpr& e) { return SymExpr::make(K::Mul, {SymExpr(-1), e}); }
 
 // --- srepr ------------------------------------------------------------------------------------------
@@ -146,6 +156,7 @@ class SreprParser {
   }
 
   SymExpr parse_expr() {
+    DepthGuard guard(depth_, lex_);
     if (lex_.accept(Tok::Minus)) {
       if (lex_.peek().kind == Tok::Int) {
         Token t = lex_.take();
@@ -197,7 +208,11 @@ class SreprParser {
       if (t.text.empty()) lex_.fail("empty symbol name");
       skip_kwargs();
       lex_.expect(Tok::RParen, "')'");
-      return SymExpr::symbol(t.text);
+      try {
+        return SymExpr::symbol(t.text);
+      } catch (const Error& e) {
+        lex_.fail(e.message());
+      }
     }
     std::vector<SymExpr> args;
     if (lex_.peek().kind != Tok::RParen) {
@@ -284,6 +299,7 @@ class SreprParser {
   }
 
   Lexer lex_;
+  int depth_ = 0;
 };
 
 // --- Infix ------------------------------------------------------------------------------------------
@@ -325,6 +341,7 @@ class InfixParser {
     }
   }
   SymExpr parse_unary() {
+    DepthGuard guard(depth_, lex_);
     if (lex_.accept(Tok::Minus)) {
       if (lex_.peek().kind == Tok::Int) {
         // A negative literal binds like Python's: -2**2 is -(2**2).
@@ -387,6 +404,7 @@ class InfixParser {
   }
 
   Lexer lex_;
+  int depth_ = 0;
 };
 
 // Precedence levels for printing: sums < products (and negative numbers) < powers < atoms.

@@ -520,6 +520,12 @@ class Parser {
 
   // --- Lines ------------------------------------------------------------------------------------------
   std::shared_ptr<GraphAst> parse_graph_block() {
+    // Bounds recursion so that hostile, deeply nested subgraphs fail with an error instead of a stack overflow.
+    if (++depth_ > 64) fail("subgraphs nested deeper than 64 levels");
+    struct Leave {
+      int& d;
+      ~Leave() { --d; }
+    } leave{depth_};
     auto g = std::make_shared<GraphAst>();
     if (!accept_word("graph")) fail("expected 'graph('");
     expect('(', "'('");
@@ -670,6 +676,7 @@ class Parser {
   std::string_view t_;
   size_t i_ = 0;
   Pos p_;
+  int depth_ = 0;
 };
 
 // --- Phase 2 ----------------------------------------------------------------------------------------

@@ -80,6 +80,33 @@ TEST(SymExprSrepr, Malformed) {
   expect_invalid([] { SymExpr::parse_srepr("Foo(Integer(1))"); }, "Foo(Integer(1))");
 }
 
+TEST(SymExprSrepr, HostileTextNeverCrashes) {
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "Add(";
+  expect_invalid([&] { SymExpr::parse_srepr(deep); }, "nested deeper");
+  std::string deep_infix(100000, '(');
+  expect_invalid([&] { SymExpr::parse(deep_infix); }, "nested deeper");
+  const std::string base =
+      "Add(Min(Integer(64), Mul(Integer(64), Symbol('s28', positive=True, integer=True))), "
+      "FloorDiv(Pow(Symbol('s98'), Integer(2)), Rational(3, 2)), Mod(Symbol('s1'), Integer(-7)))";
+  ASSERT_NO_THROW(SymExpr::parse_srepr(base));
+  std::mt19937 rng(99);
+  const std::string junk = "(),'=-0123456789AIMSabx ";
+  for (int i = 0; i < 3000; ++i) {
+    std::string t = base;
+    int edits = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < edits; ++k) t[rng() % t.size()] = junk[rng() % junk.size()];
+    if (rng() % 4 == 0) t.resize(rng() % t.size());
+    try {
+      SymExpr e = SymExpr::parse_srepr(t);
+      // Whatever parses must print and re-parse to the same expression.
+      EXPECT_EQ(SymExpr::parse(e.to_string()), e) << t;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidInput) << e.what();
+    }
+  }
+}
+
 TEST(SymExprCanonical, StructuralEquality) {
   SymExpr s0 = S("s0"), s1 = S("s1");
   EXPECT_EQ(s0 + s1, s1 + s0);
