@@ -4,6 +4,7 @@
 // naming the layer and the tensor, so the builder only ever sees valid networks.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -132,6 +133,10 @@ class Network {
   const std::vector<int64_t>& inputs() const { return inputs_; }
   const std::vector<int64_t>& outputs() const { return outputs_; }
 
+  /// The value of a small integer/bool tensor known while defining the network (constants, shapes of
+  /// static tensors and arithmetic on them), or nullptr.
+  const HostTensor* known_value(int64_t id) const;
+
   /// A multi-line human readable listing (for --verbose and tests).
   std::string to_string() const;
 
@@ -144,6 +149,7 @@ class Network {
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<int64_t> inputs_;
   std::vector<int64_t> outputs_;
+  std::map<int64_t, HostTensor> values_;
 };
 
 }  // namespace kiln::engine

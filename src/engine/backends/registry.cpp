@@ -1,0 +1,34 @@
+// The backend registration table: one row per backend. A new backend adds its files and one row here.
+
+#include "kiln/engine/backend.h"
+#include "kiln/support/error.h"
+
+namespace kiln::engine {
+
+namespace cpu {
+std::unique_ptr<Backend> create_cpu_backend(const BackendOptions& options);
+}
+
+const std::vector<BackendEntry>& backend_registry() {
+  static const std::vector<BackendEntry> kTable = {
+      {"cpu", &cpu::create_cpu_backend},
+  };
+  return kTable;
+}
+
+std::unique_ptr<Backend> create_backend(const std::string& name, const BackendOptions& options) {
+  std::string known;
+  for (const auto& e : backend_registry()) {
+    if (name == e.name) return e.create(options);
+    known += (known.empty() ? "" : ", ") + std::string(e.name);
+  }
+  KILN_FAIL(Unsupported, "unknown engine backend '", name, "' (known: ", known, ")");
+}
+
+int64_t TensorView::numel() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+}  // namespace kiln::engine

@@ -1,0 +1,329 @@
+#include "kiln/engine/builder.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "engine/core/passes.h"
+#include "engine/core/plan_impl.h"
+#include "engine/core/tactics.h"
+#include "kiln/support/error.h"
+#include "kiln/support/logging.h"
+
+namespace kiln::engine {
+namespace {
+
+bool known(const Dims& d) {
+  return std::all_of(d.begin(), d.end(), [](int64_t x) { return x >= 0; });
+}
+
+std::string dims_str(const Dims& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+/// Restores the log level when a verbose build ends.
+class VerboseScope {
+ public:
+  explicit VerboseScope(bool verbose) : saved_(log_level()) {
+    if (verbose && saved_ > LogLevel::Info) set_log_level(LogLevel::Info);
+  }
+  ~VerboseScope() { set_log_level(saved_); }
+
+ private:
+  LogLevel saved_;
+};
+
+void copy_network(const Network& net, Plan::Impl& g) {
+  std::set<std::string> names;
+  for (int64_t id = 0; id < net.num_tensors(); ++id) {
+    const Tensor* t = net.tensor(id);
+    if (t->is_input() || t->is_output()) {
+      KILN_CHECK(names.insert(t->name()).second, InvalidInput, "two network inputs/outputs are named '", t->name(), "'");
+    }
+    g.tensors.push_back({t->name(), t->dtype(), t->dims(), t->is_input(), t->is_output(), t->producer()});
+  }
+  for (const auto& l : net.layers()) g.layers.push_back({*l, "", false});
+  g.inputs = net.inputs();
+  g.outputs = net.outputs();
+  KILN_CHECK(!g.outputs.empty(), InvalidInput, "network has no outputs (call mark_output)");
+}
+
+std::vector<OptimizationProfile> make_profiles(const Plan::Impl& g, const std::vector<OptimizationProfile>& given) {
+  std::vector<OptimizationProfile> profiles = given;
+  if (profiles.empty()) {
+    OptimizationProfile p;
+    for (int64_t id : g.inputs) {
+      const auto& t = g.tensors[id];
+      KILN_CHECK(known(t.dims), InvalidInput, "input '", t.name, "' has dynamic dims ", dims_str(t.dims),
+                 " but the builder config has no optimization profile");
+      p.set_dimensions(t.name, t.dims, t.dims, t.dims);
+    }
+    profiles.push_back(p);
+  }
+  for (size_t pi = 0; pi < profiles.size(); ++pi) {
+    auto& p = profiles[pi];
+    for (int64_t id : g.inputs) {
+      const auto& t = g.tensors[id];
+      if (!p.has(t.name)) {
+        KILN_CHECK(known(t.dims), InvalidInput, "optimization profile ", pi, " has no range for dynamic input '", t.name,
+                   "'");
+        p.set_dimensions(t.name, t.dims, t.dims, t.dims);
+        continue;
+      }
+      const ShapeRange& r = p.get(t.name);
+      KILN_CHECK(r.min.size() == t.dims.size(), InvalidInput, "optimization profile ", pi, ": input '", t.name,
+                 "' has rank ", t.dims.size(), " but the range has rank ", r.min.size());
+      for (size_t d = 0; d < t.dims.size(); ++d) {
+        if (t.dims[d] < 0) continue;
+        KILN_CHECK(r.min[d] == t.dims[d] && r.max[d] == t.dims[d], InvalidInput, "optimization profile ", pi,
+                   ": input '", t.name, "' dim ", d, " is static (", t.dims[d], ") but the range is ", r.min[d], "..",
+                   r.max[d]);
+      }
+    }
+    for (const auto& [name, r] : p.ranges()) {
+      bool found = std::any_of(g.inputs.begin(), g.inputs.end(), [&](int64_t id) { return g.tensors[id].name == name; });
+      KILN_CHECK(found, InvalidInput, "optimization profile ", pi, " names '", name, "', which is not a network input");
+    }
+  }
+  return profiles;
+}
+
+void compute_ranges(Plan::Impl& g, const std::vector<OptimizationProfile>& profiles) {
+  g.profiles.clear();
+  for (const auto& p : profiles) {
+    PlanProfile pp;
+    pp.profile = p;
+    std::vector<Dims> mins, opts, maxs;
+    for (int64_t id : g.inputs) {
+      const ShapeRange& r = p.get(g.tensors[id].name);
+      mins.push_back(r.min);
+      opts.push_back(r.opt);
+      maxs.push_back(r.max);
+    }
+    auto a = infer_concrete(g, mins, DataDependentGuess::Min);
+    auto b = infer_concrete(g, opts, DataDependentGuess::Max);
+    auto c = infer_concrete(g, maxs, DataDependentGuess::Max);
+    size_t n = g.tensors.size();
+    pp.min.resize(n);
+    pp.opt = b.dims;
+    pp.max.resize(n);
+    for (size_t t = 0; t < n; ++t) {
+      pp.min[t] = a.dims[t];
+      pp.max[t] = c.dims[t];
+      for (size_t d = 0; d < pp.max[t].size() && d < a.dims[t].size() && d < b.dims[t].size(); ++d) {
+        int64_t lo = std::min({a.dims[t][d], b.dims[t][d], c.dims[t][d]});
+        int64_t hi = std::max({a.dims[t][d], b.dims[t][d], c.dims[t][d]});
+        pp.min[t][d] = lo;
+        pp.max[t][d] = hi;
+      }
+      KILN_CHECK(known(pp.max[t]) && known(pp.min[t]), InvalidInput, "cannot bound the dims of tensor '",
+                 g.tensors[t].name, "' over the profile (got ", dims_str(pp.max[t]),
+                 "): a shape depends on data the builder cannot evaluate");
+    }
+    g.profiles.push_back(std::move(pp));
+  }
+}
+
+bool is_value_dtype(DType d) { return d == DType::Int64 || d == DType::Int32 || d == DType::Bool; }
+
+/// Marks shape-tensor layers (evaluated on the host at shape time) and checks shape inputs are computable.
+void mark_host_layers(Plan::Impl& g) {
+  std::vector<bool> host_t(g.tensors.size(), false);
+  for (size_t i = 0; i < g.layers.size(); ++i) {
+    PlanLayer& pl = g.layers[i];
+    const Layer& l = pl.layer;
+    if (l.outputs.size() != 1 || !is_value_dtype(g.tensors[l.outputs[0]].dtype)) continue;
+    const Dims& od = g.tensors[l.outputs[0]].dims;
+    if (!known(od) || od.size() > 1 || (od.size() == 1 && od[0] > 64)) continue;
+    if (l.kind == LayerKind::Constant) {
+      host_t[l.outputs[0]] = true;
+      continue;
+    }
+    bool inputs_host = !l.inputs.empty() && std::all_of(l.inputs.begin(), l.inputs.end(), [&](int64_t id) { return host_t[id]; });
+    if (l.kind == LayerKind::Shape || (inputs_host && l.kind != LayerKind::NonZero)) {
+      pl.host = true;
+      host_t[l.outputs[0]] = true;
+    }
+  }
+  for (const auto& pl : g.layers) {
+    const Layer& l = pl.layer;
+    size_t first_shape_input = 99;
+    switch (l.kind) {
+      case LayerKind::Shuffle: case LayerKind::Slice: case LayerKind::Resize: case LayerKind::TopK:
+        first_shape_input = 1;
+        break;
+      case LayerKind::Fill: first_shape_input = 0; break;
+      default: break;
+    }
+    for (size_t k = first_shape_input; k < l.inputs.size(); ++k) {
+      KILN_CHECK(host_t[l.inputs[k]], InvalidInput, "layer '", l.name, "': shape input '", g.tensors[l.inputs[k]].name,
+                 "' is not computable from input shapes (it depends on tensor data)");
+    }
+  }
+}
+
+void reindex_producers(Plan::Impl& g) {
+  for (auto& t : g.tensors) t.producer = -1;
+  for (size_t i = 0; i < g.layers.size(); ++i) {
+    for (int64_t o : g.layers[i].layer.outputs) g.tensors[o].producer = static_cast<int64_t>(i);
+  }
+}
+
+/// Weakly typed reduced precision: internal fp32 tensors become `to`, with casts at the bindings.
+void lower_precision(Plan::Impl& g, DType to, std::map<std::string, DType>& original_dtypes) {
+  std::vector<PlanLayer> front, back;
+  auto new_tensor = [&](const PlanTensor& base, DType dt, const std::string& suffix) {
+    PlanTensor t = base;
+    t.name = base.name + suffix;
+    t.dtype = dt;
+    t.is_input = t.is_output = false;
+    g.tensors.push_back(t);
+    return static_cast<int64_t>(g.tensors.size()) - 1;
+  };
+  auto cast_layer = [&](int64_t in, int64_t out, DType dt, const std::string& name) {
+    Layer l;
+    l.name = name;
+    l.kind = LayerKind::Cast;
+    l.params = CastParams{dt};
+    l.inputs = {in};
+    l.outputs = {out};
+    return PlanLayer{l, "", false};
+  };
+  for (int64_t id : g.inputs) {
+    if (g.tensors[id].dtype != DType::Float32) continue;
+    int64_t t = new_tensor(g.tensors[id], to, "/lowered");
+    passes::replace_uses(g, id, t);
+    front.push_back(cast_layer(id, t, to, g.tensors[id].name + "/cast_in"));
+  }
+  for (int64_t id : g.outputs) {
+    if (g.tensors[id].dtype != DType::Float32 || g.tensors[id].producer < 0) continue;
+    int64_t t = new_tensor(g.tensors[id], DType::Float32, "/lowered");
+    Layer& p = g.layers[g.tensors[id].producer].layer;
+    for (auto& o : p.outputs) if (o == id) o = t;
+    passes::replace_uses(g, id, t);
+    back.push_back(cast_layer(t, id, DType::Float32, g.tensors[id].name + "/cast_out"));
+  }
+  for (size_t id = 0; id < g.tensors.size(); ++id) {
+    auto& t = g.tensors[id];
+    if (t.dtype == DType::Float32 && !t.is_input && !t.is_output) t.dtype = to;
+  }
+  for (auto& pl : g.layers) {
+    Layer& l = pl.layer;
+    if (l.kind == LayerKind::Constant && l.weights[0].value.dtype() == DType::Float32) {
+      if (!l.weights[0].name.empty()) original_dtypes[l.weights[0].name] = DType::Float32;
+      l.weights[0].value = l.weights[0].value.to(to);
+    } else if (l.kind == LayerKind::Fill && l.get<FillParams>().dtype == DType::Float32) {
+      l.get<FillParams>().dtype = to;
+    } else if (l.kind == LayerKind::Cast && l.get<CastParams>().to == DType::Float32) {
+      l.get<CastParams>().to = to;
+    }
+  }
+  std::vector<PlanLayer> all = std::move(front);
+  for (auto& pl : g.layers) all.push_back(std::move(pl));
+  for (auto& pl : back) all.push_back(std::move(pl));
+  g.layers = std::move(all);
+  reindex_producers(g);
+}
+
+void check_precisions(const Plan::Impl& g, const BuilderConfig& config) {
+  for (size_t i = 0; i < g.layers.size(); ++i) {
+    if (g.layers[i].host) continue;
+    const Layer& l = g.layers[i].layer;
+    std::vector<int64_t> ids = l.inputs;
+    ids.insert(ids.end(), l.outputs.begin(), l.outputs.end());
+    for (int64_t id : ids) {
+      DType dt = g.tensors[id].dtype;
+      if (!is_floating(dt) || dt == DType::Float32) continue;
+      Precision p = dt == DType::Float16 ? Precision::FP16 : Precision::BF16;
+      bool allowed = config.strongly_typed ||
+                     std::find(config.precisions.begin(), config.precisions.end(), p) != config.precisions.end();
+      KILN_CHECK(allowed, InvalidInput, "layer '", l.name, "' uses ", dtype_name(dt), " tensor '", g.tensors[id].name,
+                 "' but ", precision_name(p), " is not an allowed precision (enable it or build strongly typed)");
+      KILN_CHECK(g.backend->supports_precision(l.kind, dt), Unsupported, "layer '", l.name, "' (",
+                 layer_kind_name(l.kind), "): backend ", g.backend_name, " does not support ", dtype_name(dt));
+    }
+  }
+}
+
+}  // namespace
+
+const char* precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::FP32: return "fp32";
+    case Precision::FP16: return "fp16";
+    case Precision::BF16: return "bf16";
+  }
+  return "?";
+}
+
+Builder::Builder(BuilderConfig config) : config_(std::move(config)) {}
+
+std::shared_ptr<Plan> Builder::build(const Network& network) const {
+  VerboseScope verbose(config_.verbose);
+  PhaseTimer timer("engine build");
+  auto g = std::make_unique<Plan::Impl>();
+  g->backend = create_backend(config_.backend, BackendOptions{config_.threads});
+  g->backend_name = g->backend->name();
+  g->device = g->backend->device();
+  g->refittable = config_.refittable;
+  g->strip_weights = config_.strip_weights;
+  copy_network(network, *g);
+  std::vector<OptimizationProfile> profiles = make_profiles(*g, config_.profiles);
+  size_t before = g->layers.size();
+
+  int folded = passes::fold_constants(*g, config_.refittable);
+  passes::remove_dead_layers(*g);
+  int shuffles = passes::eliminate_shuffles(*g);
+  passes::remove_dead_layers(*g);
+  mark_host_layers(*g);
+  compute_ranges(*g, profiles);
+  int linear = passes::fuse_linear(*g, config_.refittable);
+  int pointwise = passes::fuse_pointwise(*g);
+  passes::remove_dead_layers(*g);
+  KILN_INFO("engine: passes: ", folded, " folded, ", shuffles, " shuffles eliminated, ", linear, " linear fusions, ",
+            pointwise, " pointwise chains; ", before, " -> ", g->layers.size(), " layers");
+
+  std::map<std::string, DType> original_dtypes;
+  if (!config_.strongly_typed) {
+    bool fp16 = std::count(config_.precisions.begin(), config_.precisions.end(), Precision::FP16) > 0;
+    bool bf16 = std::count(config_.precisions.begin(), config_.precisions.end(), Precision::BF16) > 0;
+    if (fp16 || bf16) {
+      DType to = fp16 ? DType::Float16 : DType::BFloat16;
+      for (const auto& pl : g->layers) {
+        KILN_CHECK(pl.host || g->backend->supports_precision(pl.layer.kind, to), Unsupported, "layer '", pl.layer.name,
+                   "' (", layer_kind_name(pl.layer.kind), "): backend ", g->backend_name, " does not support ",
+                   dtype_name(to));
+      }
+      lower_precision(*g, to, original_dtypes);
+      KILN_INFO("engine: precision: floating layers run in ", dtype_name(to));
+    }
+  }
+  for (auto& pl : g->layers) pl.host = false;
+  mark_host_layers(*g);
+  compute_ranges(*g, profiles);
+  g->derive();
+  check_precisions(*g, config_);
+
+  select_tactics(*g, config_);
+
+  for (size_t p = 0; p < g->profiles.size(); ++p) {
+    plan_memory(*g, g->profiles[p]);
+    KILN_INFO("engine: memory plan (profile ", p, "): arena ", g->profiles[p].arena_bytes, " bytes, largest live set ",
+              g->profiles[p].live_lower_bound, " bytes");
+  }
+  for (size_t i = 0; i < g->layers.size(); ++i) {
+    const auto& ws = g->layers[i].layer.weights;
+    for (size_t s = 0; s < ws.size(); ++s) {
+      if (!ws[s].defined() || ws[s].name.empty()) continue;
+      auto it = original_dtypes.find(ws[s].name);
+      g->refit.push_back({ws[s].name, static_cast<int64_t>(i), static_cast<int64_t>(s),
+                          it != original_dtypes.end() ? it->second : ws[s].value.dtype(), ws[s].value.sizes()});
+    }
+  }
+  g->derive();
+  return std::make_shared<Plan>(std::move(g));
+}
+
+}  // namespace kiln::engine

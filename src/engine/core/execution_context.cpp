@@ -1,0 +1,265 @@
+#include "kiln/engine/execution_context.h"
+
+#include <cstring>
+#include <map>
+
+#include "engine/core/plan_impl.h"
+#include "engine/core/shape_inference.h"
+#include "engine/reference/reference.h"
+#include "kiln/support/error.h"
+
+namespace kiln::engine {
+namespace {
+
+std::string dims_str(const Dims& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+int64_t bytes_of(const Dims& d, DType dt) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= std::max<int64_t>(x, 0);
+  return n * static_cast<int64_t>(dtype_size(dt));
+}
+
+/// Owns one block of backend memory.
+struct Block {
+  const Backend* backend = nullptr;
+  void* data = nullptr;
+  Block() = default;
+  Block(const Backend* b, size_t bytes) : backend(b), data(b->allocate(bytes)) {}
+  Block(const Block&) = delete;
+  Block& operator=(Block&& o) noexcept {
+    std::swap(backend, o.backend);
+    std::swap(data, o.data);
+    return *this;
+  }
+  ~Block() {
+    if (data) backend->deallocate(data);
+  }
+};
+
+}  // namespace
+
+struct ExecutionContext::State {
+  std::shared_ptr<const Plan> plan;
+  const Plan::Impl* g = nullptr;
+  int profile = 0;
+  std::vector<std::optional<Dims>> input_dims;
+  std::map<std::string, void*> addresses;
+  std::map<std::string, OutputAllocator*> allocators;
+  Block arena, workspace;
+  std::vector<std::unique_ptr<KernelState>> states;
+  std::vector<const Kernel*> state_owner;
+  std::vector<Dims> dims;
+  std::vector<std::optional<HostTensor>> values;
+
+  void* address(int64_t id) {
+    const PlanTensor& t = g->tensors[id];
+    if (t.is_input) return user(t.name);
+    if (t.producer >= 0 && g->layers[t.producer].layer.kind == LayerKind::Constant) {
+      return const_cast<uint8_t*>(g->layers[t.producer].layer.weights[0].value.data());
+    }
+    int64_t off = g->profiles[profile].offsets[id];
+    if (off >= 0) return static_cast<uint8_t*>(arena.data) + off;
+    if (t.is_output) return user(t.name);
+    return nullptr;  // zero-byte tensor
+  }
+
+  void* user(const std::string& name) {
+    auto it = addresses.find(name);
+    KILN_CHECK(it != addresses.end() && it->second != nullptr, InvalidInput, "no buffer bound for '", name,
+               "' (call set_tensor_address)");
+    return it->second;
+  }
+
+  void check_capacity(int64_t id) {
+    int64_t off = g->profiles[profile].offsets[id];
+    if (off < 0) return;
+    int64_t need = bytes_of(dims[id], g->tensors[id].dtype);
+    KILN_CHECK(need <= g->profiles[profile].capacity[id], InvalidInput, "tensor '", g->tensors[id].name, "' with dims ",
+               dims_str(dims[id]), " needs ", need, " bytes but the memory plan of profile ", profile, " reserved ",
+               g->profiles[profile].capacity[id], " (the input shapes lead outside the profile's range)");
+  }
+
+  void run(bool execute);
+};
+
+ExecutionContext::ExecutionContext(std::shared_ptr<const Plan> plan, int profile) : state_(std::make_unique<State>()) {
+  KILN_CHECK(plan != nullptr, InvalidInput, "ExecutionContext needs a plan");
+  plan->profile(profile);
+  State& s = *state_;
+  s.plan = std::move(plan);
+  s.g = &s.plan->impl();
+  s.profile = profile;
+  s.input_dims.resize(s.g->inputs.size());
+  for (size_t i = 0; i < s.g->inputs.size(); ++i) {
+    const Dims& d = s.g->tensors[s.g->inputs[i]].dims;
+    if (std::all_of(d.begin(), d.end(), [](int64_t x) { return x >= 0; })) s.input_dims[i] = d;
+  }
+  s.arena = Block(s.g->backend.get(), s.g->profiles[profile].arena_bytes);
+  s.workspace = Block(s.g->backend.get(), s.g->workspace_bytes);
+  s.states.resize(s.g->layers.size());
+  s.state_owner.assign(s.g->layers.size(), nullptr);
+}
+
+ExecutionContext::~ExecutionContext() = default;
+
+void ExecutionContext::set_input_shape(const std::string& name, const Dims& dims) {
+  State& s = *state_;
+  for (size_t i = 0; i < s.g->inputs.size(); ++i) {
+    const PlanTensor& t = s.g->tensors[s.g->inputs[i]];
+    if (t.name != name) continue;
+    const ShapeRange& r = s.g->profiles[s.profile].profile.get(name);
+    KILN_CHECK(dims.size() == t.dims.size(), InvalidInput, "input '", name, "': rank ", dims.size(), " given, expected ",
+               t.dims.size());
+    for (size_t d = 0; d < dims.size(); ++d) {
+      KILN_CHECK(dims[d] >= r.min[d] && dims[d] <= r.max[d], InvalidInput, "input '", name, "': dim ", d, " = ", dims[d],
+                 " is outside the range [", r.min[d], ", ", r.max[d], "] of optimization profile ", s.profile);
+    }
+    s.input_dims[i] = dims;
+    return;
+  }
+  KILN_FAIL(InvalidInput, "set_input_shape: the plan has no input named '", name, "'");
+}
+
+void ExecutionContext::set_tensor_address(const std::string& name, void* data) {
+  state_->plan->binding(name);
+  state_->addresses[name] = data;
+}
+
+void ExecutionContext::set_output_allocator(const std::string& name, OutputAllocator* allocator) {
+  const Binding& b = state_->plan->binding(name);
+  KILN_CHECK(!b.is_input, InvalidInput, "set_output_allocator: '", name, "' is an input");
+  state_->allocators[name] = allocator;
+}
+
+Dims ExecutionContext::tensor_shape(const std::string& name) {
+  state_->plan->binding(name);
+  state_->run(false);
+  for (size_t id = 0; id < state_->g->tensors.size(); ++id) {
+    if (state_->g->tensors[id].name == name) return state_->dims[id];
+  }
+  KILN_FAIL(Internal, "binding '", name, "' has no tensor");
+}
+
+void ExecutionContext::execute() {
+  KILN_CHECK(!state_->g->weights_missing(), InvalidInput,
+             "the plan's weights were stripped: refit them (Refitter) before executing");
+  state_->run(true);
+}
+
+void ExecutionContext::State::run(bool execute) {
+  size_t nt = g->tensors.size();
+  dims.assign(nt, Dims{});
+  values.assign(nt, std::nullopt);
+  for (size_t i = 0; i < g->inputs.size(); ++i) {
+    KILN_CHECK(input_dims[i].has_value(), InvalidInput, "input '", g->tensors[g->inputs[i]].name,
+               "' has dynamic dims: call set_input_shape first");
+    dims[g->inputs[i]] = *input_dims[i];
+  }
+  std::vector<bool> unknown(nt, false);  // dims depend on data not yet computed (shape-only runs)
+  for (size_t li = 0; li < g->layers.size(); ++li) {
+    const PlanLayer& pl = g->layers[li];
+    const Layer& l = pl.layer;
+    std::vector<ShapeIn> in;
+    bool any_unknown = false;
+    for (int64_t id : l.inputs) {
+      in.push_back({g->tensors[id].dtype, dims[id], values[id] ? &*values[id] : nullptr});
+      any_unknown = any_unknown || unknown[id];
+    }
+    std::vector<ShapeOut> outs;
+    try {
+      outs = infer_shapes(l, in);
+    } catch (const Error& e) {
+      throw Error(e.kind(), "layer '" + l.name + "' (" + layer_kind_name(l.kind) + "): " + e.message(),
+                  ErrorContext{"", l.name, layer_kind_name(l.kind), ""});
+    }
+    for (size_t o = 0; o < outs.size(); ++o) {
+      int64_t id = l.outputs[o];
+      dims[id] = outs[o].dims;
+      unknown[id] = any_unknown || outs[o].data_dependent;
+      if (outs[o].data_dependent && execute) dims[id][0] = bytes_of(in[0].dims, DType::UInt8);  // max count
+    }
+    if (!execute && any_unknown) continue;
+    if (l.kind == LayerKind::Constant) {
+      const HostTensor& w = l.weights[0].value;
+      if (!is_floating(w.dtype()) && w.numel() <= 1024) values[l.outputs[0]] = w;
+      if (execute && g->tensors[l.outputs[0]].is_output && w.nbytes()) {
+        std::memcpy(user(g->tensors[l.outputs[0]].name), w.data(), w.nbytes());
+      }
+      continue;
+    }
+    if (pl.host) {
+      std::vector<HostTensor> vals;
+      HostTensor v;
+      if (l.kind == LayerKind::Shape) {
+        v = HostTensor::from_int64s(in[0].dims, {static_cast<int64_t>(in[0].dims.size())});
+      } else {
+        for (int64_t id : l.inputs) {
+          KILN_CHECK(values[id].has_value(), Internal, "host layer '", l.name, "' input value unknown");
+          vals.push_back(*values[id]);
+        }
+        v = ref::evaluate(l, vals).at(0);
+      }
+      int64_t out = l.outputs[0];
+      values[out] = v;
+      dims[out] = v.sizes();
+      if (execute && v.nbytes()) {
+        check_capacity(out);
+        void* dst = address(out);
+        if (dst) std::memcpy(dst, v.data(), v.nbytes());
+      }
+      continue;
+    }
+    if (!execute) continue;
+    const Kernel* kernel = g->kernels[li].get();
+    KILN_CHECK(kernel != nullptr, Internal, "layer '", l.name, "' has no kernel");
+    if (state_owner[li] != kernel) {
+      states[li] = kernel->create_state();
+      state_owner[li] = kernel;
+    }
+    KernelArgs args;
+    for (size_t k = 0; k < l.inputs.size(); ++k) {
+      args.inputs.push_back({address(l.inputs[k]), g->tensors[l.inputs[k]].dtype, dims[l.inputs[k]]});
+    }
+    for (int64_t id : l.outputs) {
+      check_capacity(id);
+      args.outputs.push_back({address(id), g->tensors[id].dtype, dims[id]});
+    }
+    args.workspace = workspace.data;
+    args.workspace_size = g->workspace_bytes;
+    args.pool = g->backend->thread_pool();
+    args.state = states[li].get();
+    kernel->execute(args);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      int64_t id = l.outputs[o];
+      if (!outs[o].data_dependent) continue;
+      dims[id] = args.outputs[o].dims;
+      unknown[id] = false;
+      const PlanTensor& t = g->tensors[id];
+      if (!t.is_output) continue;
+      int64_t bytes = bytes_of(dims[id], t.dtype);
+      auto it = allocators.find(t.name);
+      void* dst = nullptr;
+      if (it != allocators.end() && it->second) {
+        dst = it->second->reallocate_output(t.name, static_cast<size_t>(bytes));
+        KILN_CHECK(dst != nullptr || bytes == 0, InvalidInput, "output allocator returned no memory for '", t.name, "'");
+        it->second->notify_shape(t.name, dims[id]);
+      } else {
+        dst = user(t.name);
+      }
+      if (bytes) std::memcpy(dst, args.outputs[o].data, static_cast<size_t>(bytes));
+    }
+  }
+  if (!execute) {
+    for (size_t id = 0; id < nt; ++id) {
+      if (unknown[id]) {
+        for (auto& d : dims[id]) d = -1;
+      }
+    }
+  }
+}
+
+}  // namespace kiln::engine

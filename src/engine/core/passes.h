@@ -1,0 +1,22 @@
+#pragma once
+// Builder passes over the plan being built (Plan::Impl before tactics and memory planning).
+
+#include "engine/core/plan_impl.h"
+#include "kiln/engine/builder.h"
+
+namespace kiln::engine::passes {
+
+/// Replaces layers whose inputs are all constants (and shapes of static tensors) by constants.
+int fold_constants(Plan::Impl& g, bool refittable);
+/// Removes layers that no output depends on, and tensors nothing uses; renumbers.
+int remove_dead_layers(Plan::Impl& g);
+/// Removes identity shuffles and merges consecutive shuffles that cancel or compose.
+int eliminate_shuffles(Plan::Impl& g);
+/// Conv/matmul + constant operand + bias (+ bn scale) + activation + residual add.
+int fuse_linear(Plan::Impl& g, bool refittable);
+/// Chains of pointwise layers into one FusedPointwise layer.
+int fuse_pointwise(Plan::Impl& g);
+/// Replaces every use of tensor `from` by `to` (layer inputs only).
+void replace_uses(Plan::Impl& g, int64_t from, int64_t to);
+
+}  // namespace kiln::engine::passes

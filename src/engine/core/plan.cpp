@@ -1,0 +1,63 @@
+#include "kiln/engine/plan.h"
+
+#include "engine/core/plan_impl.h"
+#include "kiln/support/error.h"
+
+namespace kiln::engine {
+
+Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Plan::~Plan() = default;
+
+const std::vector<Binding>& Plan::bindings() const { return impl_->bindings; }
+
+const Binding& Plan::binding(const std::string& name) const {
+  for (const auto& b : impl_->bindings) {
+    if (b.name == name) return b;
+  }
+  KILN_FAIL(InvalidInput, "plan has no input or output named '", name, "'");
+}
+
+int Plan::num_profiles() const { return static_cast<int>(impl_->profiles.size()); }
+
+const OptimizationProfile& Plan::profile(int index) const {
+  KILN_CHECK(index >= 0 && index < num_profiles(), InvalidInput, "profile index ", index, " out of range (plan has ",
+             num_profiles(), ")");
+  return impl_->profiles[index].profile;
+}
+
+const std::string& Plan::backend_name() const { return impl_->backend_name; }
+const std::string& Plan::device() const { return impl_->device; }
+
+std::vector<PlanLayerInfo> Plan::layers() const {
+  std::vector<PlanLayerInfo> out;
+  for (const auto& pl : impl_->layers) {
+    PlanLayerInfo info{pl.layer.name, pl.layer.kind, pl.host ? "host" : pl.tactic, {}, {}, params_text(pl.layer.params)};
+    for (int64_t id : pl.layer.inputs) info.inputs.push_back(impl_->tensors[id].name);
+    for (int64_t id : pl.layer.outputs) info.outputs.push_back(impl_->tensors[id].name);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+size_t Plan::arena_bytes(int index) const {
+  profile(index);
+  return impl_->profiles[index].arena_bytes;
+}
+
+size_t Plan::live_bytes_lower_bound(int index) const {
+  profile(index);
+  return impl_->profiles[index].live_lower_bound;
+}
+
+std::vector<std::string> Plan::weight_names() const {
+  std::vector<std::string> out;
+  for (const auto& e : impl_->refit) {
+    if (std::find(out.begin(), out.end(), e.name) == out.end()) out.push_back(e.name);
+  }
+  return out;
+}
+
+bool Plan::refittable() const { return impl_->refittable; }
+bool Plan::weights_missing() const { return impl_->weights_missing(); }
+
+}  // namespace kiln::engine

@@ -1,0 +1,251 @@
+#include <algorithm>
+#include <sstream>
+
+#include "engine/core/plan_impl.h"
+#include "engine/core/shape_inference.h"
+#include "engine/reference/reference.h"
+#include "kiln/support/error.h"
+#include "kiln/support/hash.h"
+
+namespace kiln::engine {
+namespace {
+constexpr int64_t kHostValueLimit = 1024;
+bool all_known(const Dims& d) {
+  return std::all_of(d.begin(), d.end(), [](int64_t x) { return x >= 0; });
+}
+}  // namespace
+
+void Plan::Impl::derive() {
+  bindings.clear();
+  for (int64_t id : inputs) {
+    const auto& t = tensors[id];
+    bindings.push_back({t.name, t.dtype, t.dims, true, false});
+  }
+  for (int64_t id : outputs) {
+    const auto& t = tensors[id];
+    bool dd = false;
+    if (t.producer >= 0) dd = layers[t.producer].layer.kind == LayerKind::NonZero;
+    bindings.push_back({t.name, t.dtype, t.dims, false, dd});
+  }
+  consumers.assign(tensors.size(), {});
+  for (size_t i = 0; i < layers.size(); ++i) {
+    for (int64_t id : layers[i].layer.inputs) consumers[id].push_back(static_cast<int64_t>(i));
+  }
+}
+
+LayerInfo Plan::Impl::layer_info(int64_t i) const {
+  LayerInfo info;
+  info.layer = &layers[i].layer;
+  const PlanProfile* p = profiles.empty() ? nullptr : &profiles[0];
+  auto make = [&](int64_t id) {
+    TensorInfo t{tensors[id].name, tensors[id].dtype, tensors[id].dims, tensors[id].dims, tensors[id].dims};
+    if (p && static_cast<size_t>(id) < p->min.size()) {
+      t.min = p->min[id];
+      t.opt = p->opt[id];
+      t.max = p->max[id];
+    }
+    return t;
+  };
+  for (int64_t id : layers[i].layer.inputs) info.inputs.push_back(make(id));
+  for (int64_t id : layers[i].layer.outputs) info.outputs.push_back(make(id));
+  return info;
+}
+
+bool Plan::Impl::weights_missing() const {
+  for (const auto& e : refit) {
+    if (!layers[e.layer].layer.weights[e.slot].defined()) return true;
+  }
+  return false;
+}
+
+void Plan::Impl::create_kernels(int64_t only) {
+  kernels.resize(layers.size());
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (only >= 0 && static_cast<int64_t>(i) != only) continue;
+    kernels[i].reset();
+    if (!is_kernel_layer(static_cast<int64_t>(i))) continue;
+    bool missing = false;
+    for (const auto& e : refit) {
+      if (e.layer == static_cast<int64_t>(i) && !layers[i].layer.weights[e.slot].defined()) missing = true;
+    }
+    if (missing) continue;
+    kernels[i] = backend->create_kernel(layer_info(static_cast<int64_t>(i)), layers[i].tactic);
+  }
+}
+
+ConcreteShapes infer_concrete(const Plan::Impl& plan, const std::vector<Dims>& input_dims, DataDependentGuess guess) {
+  ConcreteShapes s;
+  s.dims.assign(plan.tensors.size(), Dims{});
+  s.values.assign(plan.tensors.size(), std::nullopt);
+  for (size_t i = 0; i < plan.inputs.size(); ++i) s.dims[plan.inputs[i]] = input_dims.at(i);
+  for (size_t li = 0; li < plan.layers.size(); ++li) {
+    const PlanLayer& pl = plan.layers[li];
+    const Layer& l = pl.layer;
+    std::vector<ShapeIn> in;
+    bool values_known = true;
+    for (int64_t id : l.inputs) {
+      in.push_back({plan.tensors[id].dtype, s.dims[id], s.values[id] ? &*s.values[id] : nullptr});
+      if (!s.values[id]) values_known = false;
+    }
+    std::vector<ShapeOut> outs;
+    try {
+      outs = infer_shapes(l, in);
+    } catch (const Error& e) {
+      throw Error(e.kind(), "layer '" + l.name + "' (" + layer_kind_name(l.kind) + "): " + e.message(),
+                  ErrorContext{"", l.name, layer_kind_name(l.kind), ""});
+    }
+    for (size_t o = 0; o < outs.size(); ++o) {
+      Dims d = outs[o].dims;
+      if (outs[o].data_dependent && guess != DataDependentGuess::Unknown && all_known(in[0].dims)) {
+        int64_t n = 1;
+        for (int64_t x : in[0].dims) n *= x;
+        d[0] = guess == DataDependentGuess::Max ? n : 0;
+      }
+      s.dims[l.outputs[o]] = d;
+    }
+    bool small = outs.size() == 1 && all_known(outs[0].dims);
+    if (small) {
+      int64_t n = 1;
+      for (int64_t x : outs[0].dims) n *= x;
+      small = n <= kHostValueLimit;
+    }
+    if (l.kind == LayerKind::Constant && small && !is_floating(outs[0].dtype)) {
+      s.values[l.outputs[0]] = l.weights[0].value;
+    } else if (pl.host && l.kind == LayerKind::Shape && all_known(in[0].dims)) {
+      s.values[l.outputs[0]] = HostTensor::from_int64s(in[0].dims, {static_cast<int64_t>(in[0].dims.size())});
+    } else if (pl.host && values_known && small) {
+      std::vector<HostTensor> vals;
+      for (int64_t id : l.inputs) vals.push_back(*s.values[id]);
+      s.values[l.outputs[0]] = ref::evaluate(l, vals).at(0);
+    }
+  }
+  return s;
+}
+
+void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
+  size_t nt = plan.tensors.size();
+  prof.offsets.assign(nt, -1);
+  prof.capacity.assign(nt, 0);
+  struct Buf {
+    int64_t id, first, last, size;
+  };
+  std::vector<Buf> bufs;
+  for (size_t id = 0; id < nt; ++id) {
+    const PlanTensor& t = plan.tensors[id];
+    if (t.producer < 0) continue;
+    const PlanLayer& pl = plan.layers[t.producer];
+    if (pl.layer.kind == LayerKind::Constant) continue;
+    bool dd = pl.layer.kind == LayerKind::NonZero;
+    if (t.is_output && !dd) continue;  // written straight into the user's buffer
+    int64_t n = 1;
+    for (int64_t x : prof.max[id]) n *= std::max<int64_t>(x, 0);
+    int64_t bytes = n * static_cast<int64_t>(dtype_size(t.dtype));
+    bytes = (bytes + 63) / 64 * 64;
+    prof.capacity[id] = bytes;
+    int64_t last = t.producer;
+    for (int64_t c : plan.consumers[id]) last = std::max(last, c);
+    if (t.is_output) last = static_cast<int64_t>(plan.layers.size());
+    if (bytes > 0) bufs.push_back({static_cast<int64_t>(id), t.producer, last, bytes});
+  }
+  // Lower bound: the largest sum of sizes live at one step.
+  uint64_t lower = 0;
+  for (size_t step = 0; step <= plan.layers.size(); ++step) {
+    uint64_t live = 0;
+    for (const auto& b : bufs) {
+      if (b.first <= static_cast<int64_t>(step) && static_cast<int64_t>(step) <= b.last) live += b.size;
+    }
+    lower = std::max(lower, live);
+  }
+  // Best fit: largest first; each buffer goes into the smallest gap among the buffers it overlaps in time.
+  std::vector<size_t> order(bufs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bufs[a].size > bufs[b].size; });
+  std::vector<size_t> placed;
+  uint64_t arena = 0;
+  for (size_t oi : order) {
+    const Buf& b = bufs[oi];
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (size_t pi : placed) {
+      const Buf& p = bufs[pi];
+      if (p.first <= b.last && b.first <= p.last) busy.push_back({prof.offsets[p.id], prof.offsets[p.id] + p.size});
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t best = -1, best_gap = INT64_MAX, cursor = 0;
+    for (const auto& [s, e] : busy) {
+      if (s > cursor && s - cursor >= b.size && s - cursor < best_gap) {
+        best = cursor;
+        best_gap = s - cursor;
+      }
+      cursor = std::max(cursor, e);
+    }
+    if (best < 0) best = cursor;
+    prof.offsets[b.id] = best;
+    arena = std::max<uint64_t>(arena, static_cast<uint64_t>(best + b.size));
+    placed.push_back(oi);
+  }
+  prof.arena_bytes = arena;
+  prof.live_lower_bound = lower;
+}
+
+namespace {
+/// Writes params as text (for signatures and plan listings).
+struct TextVisitor {
+  std::ostringstream& out;
+  template <typename T>
+  void operator()(const char* name, const T& v) {
+    out << name << "=";
+    write(v);
+    out << ";";
+  }
+  void write(int64_t v) { out << v; }
+  void write(double v) { out << v; }
+  void write(bool v) { out << (v ? 1 : 0); }
+  void write(DType v) { out << dtype_name(v); }
+  void write(const std::string& v) { out << v; }
+  template <typename E>
+    requires std::is_enum_v<E>
+  void write(E v) { out << static_cast<int64_t>(v); }
+  template <typename T>
+  void write(const std::vector<T>& v) {
+    out << "[";
+    for (const auto& x : v) { write(x); out << ","; }
+    out << "]";
+  }
+  template <typename S>
+    requires requires(S s, TextVisitor& t) { s.visit(t); }
+  void write(const S& s) {
+    out << "{";
+    const_cast<S&>(s).visit(*this);
+    out << "}";
+  }
+};
+}  // namespace
+
+std::string params_text(const LayerParams& params) {
+  std::ostringstream out;
+  TextVisitor v{out};
+  std::visit([&](const auto& p) { const_cast<std::decay_t<decltype(p)>&>(p).visit(v); }, params);
+  return out.str();
+}
+
+std::string layer_signature(const Plan::Impl& plan, int64_t i) {
+  const Layer& l = plan.layers[i].layer;
+  std::ostringstream out;
+  out << layer_kind_name(l.kind) << "|" << params_text(l.params) << "|";
+  LayerInfo info = plan.layer_info(i);
+  auto dims = [&](const Dims& d) { for (int64_t x : d) out << x << ","; out << ";"; };
+  for (const auto* list : {&info.inputs, &info.outputs}) {
+    for (const auto& t : *list) {
+      out << dtype_name(t.dtype) << ":";
+      dims(t.min); dims(t.opt); dims(t.max);
+    }
+    out << "|";
+  }
+  for (const auto& w : l.weights) {
+    out << (w.defined() ? dtype_name(w.value.dtype()) : "none") << ":";
+    if (w.defined()) dims(w.value.sizes());
+  }
+  return out.str();
+}
+
+}  // namespace kiln::engine

@@ -1,0 +1,97 @@
+#pragma once
+// Plan::Impl: the built network as the builder leaves it, the plan file holds it, and contexts run it.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/engine/backend.h"
+#include "kiln/engine/plan.h"
+
+namespace kiln::engine {
+
+struct PlanTensor {
+  std::string name;
+  DType dtype = DType::Float32;
+  Dims dims;  // -1 for dynamic
+  bool is_input = false;
+  bool is_output = false;
+  int64_t producer = -1;  // layer index, -1 for inputs
+};
+
+struct PlanLayer {
+  Layer layer;
+  std::string tactic;  // empty for host and constant layers
+  bool host = false;   // evaluated on the host during shape inference (shape-tensor arithmetic)
+};
+
+/// Per profile: the input ranges, every tensor's dims range, and the memory plan.
+struct PlanProfile {
+  OptimizationProfile profile;
+  std::vector<Dims> min, opt, max;  // per tensor
+  std::vector<int64_t> offsets;     // per tensor: arena offset, -1 when not in the arena
+  std::vector<int64_t> capacity;    // per tensor: bytes reserved (max shape)
+  uint64_t arena_bytes = 0;
+  uint64_t live_lower_bound = 0;
+};
+
+/// Where a named weight lives in the plan and what it was before the builder transformed it.
+struct RefitEntry {
+  std::string name;
+  int64_t layer = 0;
+  int64_t slot = 0;
+  DType original_dtype = DType::Float32;
+  Dims original_dims;
+};
+
+struct Plan::Impl {
+  std::string backend_name;
+  std::string device;
+  bool refittable = false;
+  bool strip_weights = false;
+  std::vector<PlanTensor> tensors;
+  std::vector<PlanLayer> layers;
+  std::vector<int64_t> inputs, outputs;  // tensor ids, binding order: inputs then outputs
+  std::vector<PlanProfile> profiles;
+  std::vector<RefitEntry> refit;
+  uint64_t workspace_bytes = 0;
+
+  // Derived at build / load (not serialized).
+  std::vector<Binding> bindings;
+  std::vector<std::unique_ptr<Kernel>> kernels;  // per layer; null for host / constant layers
+  std::unique_ptr<Backend> backend;
+  std::vector<std::vector<int64_t>> consumers;  // per tensor
+
+  /// Fills bindings and consumers from tensors/layers.
+  void derive();
+  /// LayerInfo of layer i over profile 0.
+  LayerInfo layer_info(int64_t i) const;
+  /// Whether a layer runs as a backend kernel.
+  bool is_kernel_layer(int64_t i) const {
+    return !layers[i].host && layers[i].layer.kind != LayerKind::Constant;
+  }
+  /// (Re)creates kernels (all, or only layer `only`). Layers with missing weights get none.
+  void create_kernels(int64_t only = -1);
+  bool weights_missing() const;
+};
+
+/// Concrete shape inference over a plan for given input dims. Host layers are evaluated (values filled);
+/// data-dependent dims are 0 (Min), the input numel (Max) or -1 (Unknown).
+struct ConcreteShapes {
+  std::vector<Dims> dims;
+  std::vector<std::optional<HostTensor>> values;
+};
+enum class DataDependentGuess { Unknown, Min, Max };
+ConcreteShapes infer_concrete(const Plan::Impl& plan, const std::vector<Dims>& input_dims, DataDependentGuess guess);
+
+/// Activation memory planning for one profile (fills offsets, capacity, arena_bytes, live_lower_bound).
+void plan_memory(const Plan::Impl& plan, PlanProfile& profile);
+
+/// Params as one line of text ("axis=1;log=0;").
+std::string params_text(const LayerParams& params);
+
+/// A stable signature of layer i (kind, params, dtypes, dims range, weight shapes) for timing caches.
+std::string layer_signature(const Plan::Impl& plan, int64_t i);
+
+}  // namespace kiln::engine

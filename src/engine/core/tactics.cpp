@@ -1,0 +1,179 @@
+#include "engine/core/tactics.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "engine/reference/common.h"
+#include "kiln/support/error.h"
+#include "kiln/support/hash.h"
+#include "kiln/support/logging.h"
+
+namespace kiln::engine {
+namespace {
+
+std::string hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+/// The timing cache: "key<TAB>tactic" lines; the key hashes device and layer signature.
+class TimingCache {
+ public:
+  explicit TimingCache(std::string path) : path_(std::move(path)) {
+    if (path_.empty()) return;
+    std::ifstream in(path_);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto tab = line.find('\t');
+      if (tab == std::string::npos || tab == 0 || tab + 1 >= line.size()) continue;
+      entries_[line.substr(0, tab)] = line.substr(tab + 1);
+    }
+    KILN_DEBUG("engine: timing cache '", path_, "': ", entries_.size(), " entries");
+  }
+  const std::string* find(const std::string& key) const {
+    auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  void put(const std::string& key, const std::string& tactic) {
+    entries_[key] = tactic;
+    dirty_ = true;
+  }
+  void save() const {
+    if (path_.empty() || !dirty_) return;
+    std::ofstream out(path_, std::ios::trunc);
+    if (!out) {
+      KILN_WARN("engine: cannot write timing cache '", path_, "'");
+      return;
+    }
+    for (const auto& [k, v] : entries_) out << k << '\t' << v << '\n';
+  }
+  int hits = 0;
+
+ private:
+  std::string path_;
+  std::map<std::string, std::string> entries_;
+  bool dirty_ = false;
+};
+
+/// Buffers for one timing run of a layer at the opt shape.
+struct TimingBuffers {
+  std::vector<std::vector<uint8_t>> storage;
+  KernelArgs args;
+};
+
+TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes& opt) {
+  TimingBuffers b;
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const Layer& l = g.layers[li].layer;
+  auto alloc = [&](int64_t id, bool random) {
+    const Dims& d = opt.dims[id];
+    int64_t n = 1;
+    for (int64_t x : d) n *= x;
+    DType dt = g.tensors[id].dtype;
+    b.storage.emplace_back(static_cast<size_t>(n) * dtype_size(dt) + 64, 0);
+    TensorView v{b.storage.back().data(), dt, d};
+    if (opt.values[id]) {
+      std::memcpy(v.data, opt.values[id]->data(), opt.values[id]->nbytes());
+    } else if (random && is_floating(dt)) {
+      for (int64_t i = 0; i < n; ++i) ref::store(v, i, dist(rng));
+    } else if (random && g.tensors[id].producer >= 0 && g.layers[g.tensors[id].producer].layer.kind == LayerKind::Constant) {
+      const HostTensor& w = g.layers[g.tensors[id].producer].layer.weights[0].value;
+      std::memcpy(v.data, w.data(), std::min(w.nbytes(), v.nbytes()));
+    }
+    return v;
+  };
+  for (int64_t id : l.inputs) b.args.inputs.push_back(alloc(id, true));
+  for (int64_t id : l.outputs) b.args.outputs.push_back(alloc(id, false));
+  return b;
+}
+
+}  // namespace
+
+void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
+  TimingCache cache(config.timing_cache_path);
+  g.kernels.clear();
+  g.kernels.resize(g.layers.size());
+  g.workspace_bytes = 0;
+  std::optional<ConcreteShapes> opt;
+  for (size_t i = 0; i < g.layers.size(); ++i) {
+    if (!g.is_kernel_layer(static_cast<int64_t>(i))) continue;
+    const Layer& l = g.layers[i].layer;
+    LayerInfo info = g.layer_info(static_cast<int64_t>(i));
+    std::string why;
+    KILN_CHECK(g.backend->supports(info, &why), Unsupported, "layer '", l.name, "' (", layer_kind_name(l.kind),
+               ") is not supported by backend ", g.backend_name, ": ", why);
+    std::vector<Tactic> tactics = g.backend->tactics(info);
+    KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '", l.name, "'");
+    std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" +
+                      hex64([&] { std::string s = layer_signature(g, static_cast<int64_t>(i)); return fnv1a64(s.data(), s.size()); }());
+    std::string chosen;
+    std::unique_ptr<Kernel> kernel;
+    if (const std::string* hit = cache.find(key);
+        hit && std::any_of(tactics.begin(), tactics.end(), [&](const Tactic& t) { return t.name == *hit; })) {
+      chosen = *hit;
+      ++cache.hits;
+      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen, "' from timing cache");
+    } else if (tactics.size() == 1 || config.timing_iterations <= 0) {
+      chosen = tactics[0].name;
+      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen, "' (only candidate)");
+    } else {
+      if (!opt) {
+        std::vector<Dims> in;
+        for (int64_t id : g.inputs) in.push_back(g.profiles[0].profile.get(g.tensors[id].name).opt);
+        opt = infer_concrete(g, in, DataDependentGuess::Max);
+      }
+      double best = 1e300;
+      std::string report;
+      for (const Tactic& t : tactics) {
+        try {
+          auto k = g.backend->create_kernel(info, t.name);
+          if (k->workspace_size() > config.workspace_limit) {
+            report += " " + t.name + "=skipped(workspace)";
+            continue;
+          }
+          TimingBuffers buf = make_buffers(g, static_cast<int64_t>(i), *opt);
+          std::vector<uint8_t> ws(k->workspace_size());
+          auto state = k->create_state();
+          buf.args.workspace = ws.data();
+          buf.args.workspace_size = ws.size();
+          buf.args.pool = g.backend->thread_pool();
+          buf.args.state = state.get();
+          k->execute(buf.args);  // warm-up
+          double t_min = 1e300;
+          for (int it = 0; it < config.timing_iterations; ++it) {
+            auto t0 = std::chrono::steady_clock::now();
+            k->execute(buf.args);
+            double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            t_min = std::min(t_min, ms);
+          }
+          std::ostringstream s;
+          s << " " << t.name << "=" << t_min << "ms";
+          report += s.str();
+          if (t_min < best) {
+            best = t_min;
+            chosen = t.name;
+            kernel = std::move(k);
+          }
+        } catch (const Error& e) {
+          report += " " + t.name + "=failed(" + e.message() + ")";
+        }
+      }
+      if (chosen.empty()) chosen = tactics[0].name;
+      cache.put(key, chosen);
+      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen, "'; timed:", report);
+    }
+    g.layers[i].tactic = chosen;
+    if (!kernel) kernel = g.backend->create_kernel(info, chosen);
+    g.workspace_bytes = std::max<uint64_t>(g.workspace_bytes, kernel->workspace_size());
+    g.kernels[i] = std::move(kernel);
+  }
+  cache.save();
+}
+
+}  // namespace kiln::engine
