@@ -1,0 +1,59 @@
+#pragma once
+// The partitioned graph's form, shared by partitioning, the runtime and the coverage report.
+//
+// A partitioned graph is an ir::Graph whose nodes are
+//   - engine segments: nodes with target kiln.engine_segment.default, named "_run_on_acc_<k>" (or
+//     "_run_on_acc_<backend>_<k>" from the hierarchical partitioner). Their subgraph() holds the segment's nodes.
+//     The node's arguments "input_0", "input_1", ... are the segment's inputs in order and equal the subgraph's
+//     inputs (same value names); the node's outputs are the subgraph's outputs in order (same names as in the
+//     original graph). Weights used by the segment are constants of the subgraph (a weight used by several
+//     segments is duplicated, sharing its storage). Metadata "kiln.backend" names the backend.
+//   - torch nodes: the original nodes, unchanged, with metadata "kiln.segment" = "_run_on_gpu_<k>" naming the
+//     run of consecutive torch nodes they belong to.
+// Segments are numbered in program order, engine and torch runs sharing one counter.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+
+namespace kiln::partitioning {
+
+/// "kiln.engine_segment.default".
+ir::OpName engine_segment_op();
+/// Metadata keys on partitioned nodes.
+inline constexpr const char* kBackendKey = "kiln.backend";
+inline constexpr const char* kSegmentKey = "kiln.segment";
+
+/// True for an engine segment node.
+bool is_engine_segment(const ir::Node& node);
+/// The backend recorded on an engine segment ("" when none).
+std::string segment_backend(const ir::Node& node);
+
+/// One segment of a partitioned graph, in order.
+struct SegmentInfo {
+  std::string name;
+  bool engine = false;
+  /// The backend for engine segments; "torch" for torch runs.
+  std::string backend;
+  /// Node names in order (for engine segments, the subgraph's nodes).
+  std::vector<std::string> nodes;
+  /// Boundary values: read from outside the segment (inputs) and used outside it or graph outputs (outputs).
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  /// Bytes of the constants the segment holds (engine segments).
+  int64_t weight_bytes = 0;
+};
+
+/// Lists the segments of a partitioned graph in order (a graph without engine segments gives one torch run).
+std::vector<SegmentInfo> describe_segments(const ir::Graph& graph);
+
+/// Inlines every engine segment back into one flat graph: the result has the original nodes and value names
+/// and computes the same function. Used to check partitions and by resource partitioning.
+std::unique_ptr<ir::Graph> flatten_partitions(const ir::Graph& graph);
+
+/// Bytes of a constant value's data (or of its static meta when the data is absent).
+int64_t constant_bytes(const ir::Value& constant);
+
+}  // namespace kiln::partitioning

@@ -1,0 +1,108 @@
+// Parsing the shared compilation-settings flags.
+
+#include "kiln/partitioning/settings_flags.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "kiln/support/error.h"
+
+namespace kiln::partitioning {
+namespace {
+
+std::string normalize_key(std::string_view key) {
+  while (!key.empty() && key.front() == '-') key.remove_prefix(1);
+  std::string k(key);
+  std::replace(k.begin(), k.end(), '_', '-');
+  return k;
+}
+
+bool parse_switch(const std::string& flag, std::string_view value) {
+  std::string v(value);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (v.empty() || v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  KILN_FAIL(InvalidInput, "--", flag, ": expected true or false, got '", value, "'");
+}
+
+int64_t parse_int(const std::string& flag, std::string_view value, bool allow_suffix) {
+  int64_t multiplier = 1;
+  std::string_view digits = value;
+  if (allow_suffix && !digits.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(digits.back()))) {
+      case 'K': multiplier = int64_t{1} << 10; break;
+      case 'M': multiplier = int64_t{1} << 20; break;
+      case 'G': multiplier = int64_t{1} << 30; break;
+      default: break;
+    }
+    if (multiplier != 1) digits.remove_suffix(1);
+  }
+  int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  KILN_CHECK(!digits.empty() && ec == std::errc() && ptr == digits.data() + digits.size() && n >= 0, InvalidInput,
+             "--", flag, ": expected a non-negative integer, got '", value, "'");
+  KILN_CHECK(n <= INT64_MAX / multiplier, InvalidInput, "--", flag, ": value '", value, "' is too large");
+  return n * multiplier;
+}
+
+}  // namespace
+
+bool is_settings_switch(std::string_view key) {
+  const std::string k = normalize_key(key);
+  return k == "require-full-compilation" || k == "assume-dynamic-shape-support" ||
+         k == "enable-resource-partitioning";
+}
+
+bool apply_settings_flag(compiler::CompilationSettings& settings, std::string_view key, std::string_view value) {
+  const std::string k = normalize_key(key);
+  if (k == "min-block-size") {
+    settings.min_block_size = parse_int(k, value, false);
+  } else if (k == "torch-executed-ops") {
+    std::string_view rest = value;
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      std::string op(rest.substr(0, comma));
+      op.erase(std::remove_if(op.begin(), op.end(), [](unsigned char c) { return std::isspace(c); }), op.end());
+      if (!op.empty()) settings.torch_executed_ops.insert(op);
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  } else if (k == "require-full-compilation") {
+    settings.require_full_compilation = parse_switch(k, value);
+  } else if (k == "assume-dynamic-shape-support") {
+    settings.assume_dynamic_shape_support = parse_switch(k, value);
+  } else if (k == "enable-resource-partitioning") {
+    settings.enable_resource_partitioning = parse_switch(k, value);
+  } else if (k == "partitioner") {
+    KILN_CHECK(value == "fast" || value == "global", InvalidInput, "--partitioner: expected fast or global, got '",
+               value, "'");
+    settings.use_fast_partitioner = value == "fast";
+  } else if (k == "cpu-memory-budget") {
+    const int64_t bytes = parse_int(k, value, true);
+    KILN_CHECK(bytes > 0, InvalidInput, "--cpu-memory-budget: must be positive, got '", value, "'");
+    settings.cpu_memory_budget = bytes;
+    settings.enable_resource_partitioning = true;
+  } else if (k == "backend") {
+    KILN_CHECK(value == "cpu" || value == "cuda", InvalidInput, "--backend: expected cpu or cuda, got '", value, "'");
+    settings.backend = std::string(value);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::pair<std::string, std::string>> settings_flags_help() {
+  return {
+      {"--min-block-size N", "engine segments with fewer compute ops go back to PyTorch (default 5)"},
+      {"--torch-executed-ops a,b", "operators (overloads or packets) forced to run in PyTorch"},
+      {"--require-full-compilation", "fail unless the whole graph runs in one engine"},
+      {"--partitioner fast|global", "adjacency (fast, default) or global partitioning"},
+      {"--assume-dynamic-shape-support", "treat every converter as supporting dynamic shapes"},
+      {"--enable-resource-partitioning", "split engines whose weights exceed the memory budget"},
+      {"--cpu-memory-budget BYTES", "per-engine weight budget (K/M/G suffixes); enables resource partitioning"},
+      {"--backend cpu|cuda", "engine backend (default cpu)"},
+  };
+}
+
+}  // namespace kiln::partitioning
