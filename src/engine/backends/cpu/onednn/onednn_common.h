@@ -1,0 +1,41 @@
+#pragma once
+// Helpers shared by the CPU backend's oneDNN kernels: the process-wide oneDNN engine, mapping of Kiln
+// post-ops onto oneDNN attributes, thread count control and small dims utilities.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kiln/engine/backend.h"
+
+namespace kiln::engine::cpu::onednn {
+
+/// The CPU oneDNN engine (created once, shared by every kernel).
+const dnnl::engine& cpu_engine();
+
+/// Converts Kiln dims to oneDNN dims.
+dnnl::memory::dims to_dnnl_dims(const Dims& dims);
+
+/// Row-major strides of `dims` as oneDNN dims.
+dnnl::memory::dims dense_strides(const dnnl::memory::dims& dims);
+
+/// Whether every activation in `post_ops` maps onto a oneDNN eltwise post-op and the Sum post-ops are
+/// usable (at most one); `why` says what is not.
+bool post_ops_supported(const std::vector<PostOp>& post_ops, std::string* why = nullptr);
+
+/// The oneDNN primitive attributes for `post_ops` (which must be supported). A Sum post-op becomes oneDNN's
+/// sum post-op: the destination must hold the residual before the primitive runs.
+dnnl::primitive_attr make_attr(const std::vector<PostOp>& post_ops);
+
+/// Sets the number of OpenMP threads oneDNN uses on the calling thread to the pool's size (1 without pool).
+void use_pool_threads(const ThreadPool* pool);
+
+/// A weight tensor as contiguous fp32 values (converting fp16/bf16/fp64).
+std::vector<float> weights_as_floats(const HostTensor& tensor);
+
+/// Whether `dtype` is handled by the oneDNN kernels (fp32 only for now).
+inline bool onednn_dtype_ok(DType dtype) { return dtype == DType::Float32; }
+
+}  // namespace kiln::engine::cpu::onednn

@@ -1,0 +1,13 @@
+#pragma once
+// Registration of the CPU backend's oneDNN kernels (called from ../kernels/register.cpp).
+
+#include "engine/backends/cpu/kernel_registry.h"
+
+namespace kiln::engine::cpu::onednn {
+
+/// Rows "onednn" and "onednn_blocked" for Convolution (plain and deconvolution).
+void register_onednn_convolution(CpuKernelRegistry& registry);
+/// Row "onednn" for MatrixMultiply.
+void register_onednn_matmul(CpuKernelRegistry& registry);
+
+}  // namespace kiln::engine::cpu::onednn

@@ -1,0 +1,112 @@
+// The oneDNN matrix multiply tactic against the reference kernel.
+//
+// Tolerance: fp32 allclose(rtol=1e-4, atol=1e-5). oneDNN blocks the K reduction and uses FMA, so its sums
+// are reassociated relative to the reference's sequential loop; operands in [-1, 1) with K <= 768 keep
+// the partial sums small enough that the difference stays within that bound.
+
+#include "engine/backends/cpu/kernels/kernel_test_util.h"
+
+namespace kiln::engine::cpu::testing {
+namespace {
+
+constexpr double kRtol = 1e-4, kAtol = 1e-5;
+
+OneLayer matmul_layer(MatrixMultiplyParams p, const Dims* b_const, int64_t bias_n, uint32_t seed) {
+  OneLayer l;
+  l.layer.name = "mm";
+  l.layer.kind = LayerKind::MatrixMultiply;
+  l.layer.weights.push_back(b_const ? Weights("b", random_tensor(*b_const, seed)) : Weights());
+  l.layer.weights.push_back(bias_n > 0 ? Weights("bias", random_tensor({bias_n}, seed + 1)) : Weights());
+  l.layer.params = p;
+  return l;
+}
+
+PostOp act(ActivationKind k) {
+  PostOp op;
+  op.kind = PostOp::Activation;
+  op.activation.kind = k;
+  return op;
+}
+
+/// Runs with operand dims `runs` (each: a dims, plus b dims when b is an input); residual dims appended.
+void check(const OneLayer& l, std::vector<std::vector<Dims>> runs, const std::string& what) {
+  int64_t sums = count_sum_post_ops(l.layer.get<MatrixMultiplyParams>().post_ops);
+  for (auto& in : runs) {
+    OneLayer plain = l;  // shape inference without residual inputs
+    plain.layer.get<MatrixMultiplyParams>().post_ops.clear();
+    Dims y = plain.output_dims(in);
+    for (int64_t i = 0; i < sums; ++i) in.push_back(y);
+  }
+  check_against_reference(l, "onednn", runs[0], runs, kRtol, kAtol, what);
+}
+
+TEST(OnednnMatmul, LinearWithConstantWeightsFoldsBatch) {
+  MatrixMultiplyParams p;
+  p.transpose_b = true;  // torch linear: x [.., K] @ W[N, K]^T
+  Dims w{48, 32};
+  check(matmul_layer(p, &w, 48, 1), {{{2, 7, 32}}, {{1, 128, 32}}, {{5, 32}}}, "linear rank 3/2");
+  MatrixMultiplyParams q;
+  Dims w2{33, 17};
+  check(matmul_layer(q, &w2, 0, 2), {{{3, 33}}, {{1, 2, 4, 33}}}, "constant B no bias odd sizes");
+}
+
+TEST(OnednnMatmul, BatchedBothInputsWithTransposesAndBroadcast) {
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      MatrixMultiplyParams p;
+      p.transpose_a = ta;
+      p.transpose_b = tb;
+      auto dims = [](int64_t rows, int64_t cols, bool t, Dims batch) {
+        batch.push_back(t ? cols : rows);
+        batch.push_back(t ? rows : cols);
+        return batch;
+      };
+      std::string what = std::string("ta=") + (ta ? "1" : "0") + " tb=" + (tb ? "1" : "0");
+      check(matmul_layer(p, nullptr, 0, 3),
+            {{dims(5, 9, ta, {2, 3}), dims(9, 11, tb, {2, 3})},
+             {dims(4, 9, ta, {2, 1}), dims(9, 6, tb, {1, 3})},
+             {dims(1, 9, ta, {}), dims(9, 6, tb, {4})}},
+            what);
+    }
+  }
+}
+
+TEST(OnednnMatmul, TransposedAWithConstantB) {
+  MatrixMultiplyParams p;
+  p.transpose_a = true;
+  Dims w{2, 10, 6};
+  check(matmul_layer(p, &w, 6, 4), {{{2, 10, 5}}, {{3, 1, 10, 4}}}, "batched constant B, transposed A");
+}
+
+TEST(OnednnMatmul, PostOpsAndResidual) {
+  for (ActivationKind k : {ActivationKind::Relu, ActivationKind::GeluErf, ActivationKind::GeluTanh,
+                           ActivationKind::Silu, ActivationKind::Sigmoid, ActivationKind::Tanh}) {
+    MatrixMultiplyParams p;
+    p.transpose_b = true;
+    p.post_ops = {act(k)};
+    Dims w{24, 40};
+    check(matmul_layer(p, &w, 24, 5), {{{1, 9, 40}}}, activation_kind_name(k));
+  }
+  MatrixMultiplyParams r;
+  PostOp sum;
+  sum.kind = PostOp::Sum;
+  r.post_ops = {act(ActivationKind::GeluErf), sum};
+  Dims w{64, 20};
+  check(matmul_layer(r, &w, 20, 6), {{{3, 5, 64}}, {{1, 64}}}, "gelu then residual");
+  MatrixMultiplyParams s;
+  PostOp half = sum;
+  half.scale = -0.5;
+  s.post_ops = {half, act(ActivationKind::Relu)};
+  check(matmul_layer(s, nullptr, 0, 7), {{{2, 6, 8}, {2, 8, 7}}}, "input B, scaled residual then relu");
+}
+
+TEST(OnednnMatmul, DoesNotApplyToSoftsign) {
+  MatrixMultiplyParams p;
+  p.post_ops = {act(ActivationKind::Softsign)};
+  Dims w{4, 4};
+  OneLayer l = matmul_layer(p, &w, 0, 8);
+  EXPECT_FALSE(row(LayerKind::MatrixMultiply, "onednn").applies(l.info({{2, 4}})));
+}
+
+}  // namespace
+}  // namespace kiln::engine::cpu::testing
