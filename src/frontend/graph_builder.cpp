@@ -359,7 +359,12 @@ class Builder {
       ir::NamedArgument named;
       named.name = input.at("name").as_string();
       named.value = convert_argument(input.at("arg"), node_name);
-      if (auto kind = input.find("kind")) named.kwarg_only = kind->as_int() == 2;
+      if (auto kind = input.find("kind")) {
+        // schema.py ArgumentKind: 0 unknown, 1 positional, 2 keyword.
+        int64_t k = kind->as_int();
+        if (k < 0 || k > 2) throw kind->error("unknown argument kind code " + std::to_string(k));
+        named.kwarg_only = k == 2;
+      }
       args.push_back(std::move(named));
     }
 
@@ -413,6 +418,7 @@ class Builder {
         throw outputs[i].unsupported("graph output of kind '" + kind + "' is not supported");
       }
       auto [spec_kind, spec] = specs[i].union_member();
+      check_output_spec(spec_kind, spec, values.back());
       static const std::unordered_map<std::string, OutputKind> kKinds = {
           {"user_output", OutputKind::UserOutput},
           {"loss_output", OutputKind::LossOutput},
@@ -427,6 +433,23 @@ class Builder {
       program_.output_kinds.push_back(it->second);
     }
     graph_->set_outputs(std::move(values));
+  }
+
+  // The output spec must name the graph output it describes.
+  void check_output_spec(const std::string& kind, const JsonRef& spec, const ir::Value* output) const {
+    const JsonRef arg = spec.at("arg");
+    std::string name;
+    if (kind == "user_output") {
+      auto [ak, av] = arg.union_member();
+      if (ak == "as_tensor") name = av.at("name").as_string();
+      else if (ak == "as_sym_int" || ak == "as_sym_float" || ak == "as_sym_bool") name = av.union_member().second.as_string();
+      else throw arg.unsupported("user output of kind '" + ak + "' is not supported");
+    } else {
+      name = arg.at("name").as_string();
+    }
+    if (name != output->name()) {
+      throw arg.error("output spec names '" + name + "' but the graph output is '" + output->name() + "'");
+    }
   }
 
   static int64_t range_bound(const std::optional<JsonRef>& bound, int64_t if_null) {

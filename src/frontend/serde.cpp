@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "kiln/support/host_tensor.h"
+
 namespace kiln::frontend {
 
 DType decode_dtype(const JsonRef& code) {
@@ -42,7 +44,15 @@ ir::SymExpr decode_sym_int(const JsonRef& sym_int, SymbolHints* hints) {
   if (hints != nullptr && expr.kind() == ir::SymExpr::Kind::Symbol) {
     if (auto hint = value.find("hint")) {
       auto [hint_kind, hint_value] = hint->union_member();
-      if (hint_kind == "as_int") (*hints)[expr.symbol_name()] = hint_value.as_int();
+      if (hint_kind == "as_int") {
+        int64_t h = hint_value.as_int();
+        if (h < 0 || h > (int64_t{1} << 40)) throw hint_value.error("implausible hint " + std::to_string(h));
+        auto [it, inserted] = hints->emplace(expr.symbol_name(), h);
+        if (!inserted && it->second != h) {
+          throw hint_value.error("hint " + std::to_string(h) + " for symbol '" + expr.symbol_name() +
+                                 "' contradicts the earlier hint " + std::to_string(it->second));
+        }
+      }
     }
   }
   return expr;
@@ -62,26 +72,46 @@ ir::MemoryFormat decode_memory_format(const JsonRef& code) {
   return static_cast<ir::MemoryFormat>(c);
 }
 
+namespace {
+// Sizes, strides and offsets beyond this are corrupt (no tensor has 2^40 elements along one dimension), and
+// rejecting them keeps later shape arithmetic free of int64 overflow.
+constexpr int64_t kMaxExtent = int64_t{1} << 40;
+
+void check_extent(const ir::SymExpr& e, const JsonRef& where, const char* what) {
+  if (auto v = e.as_int(); v && (*v < 0 || *v > kMaxExtent)) {
+    throw where.error(std::string("implausible ") + what + " " + std::to_string(*v));
+  }
+}
+}  // namespace
+
 ir::TensorMeta decode_tensor_meta(const JsonRef& meta, SymbolHints* hints) {
   ir::TensorMeta out;
   out.dtype = decode_dtype(meta.at("dtype"));
-  for (const JsonRef& s : meta.at("sizes").elements()) out.sizes.push_back(decode_sym_int(s, hints));
-  if (auto strides = meta.find("strides")) {
-    for (const JsonRef& s : strides->elements()) out.strides.push_back(decode_sym_int(s, hints));
-    if (out.strides.size() != out.sizes.size()) {
-      throw strides->error("has " + std::to_string(out.strides.size()) + " strides for " +
-                           std::to_string(out.sizes.size()) + " sizes");
-    }
+  const JsonRef sizes = meta.at("sizes");
+  for (const JsonRef& s : sizes.elements()) {
+    out.sizes.push_back(decode_sym_int(s, hints));
+    check_extent(out.sizes.back(), s, "size");
   }
-  if (auto offset = meta.find("storage_offset")) out.storage_offset = decode_sym_int(*offset, hints);
-  if (auto device = meta.find("device")) out.device = decode_device(*device);
-  if (auto requires_grad = meta.find("requires_grad")) out.requires_grad = requires_grad->as_bool();
-  if (auto layout = meta.find("layout")) {
-    ir::Layout l = decode_layout(*layout);
-    if (l != ir::Layout::Strided) {
-      throw layout->unsupported("tensor layout code " + std::to_string(static_cast<int>(l)) +
-                                " is not supported (Kiln handles strided tensors only)");
-    }
+  if (auto static_sizes = out.static_sizes()) (void)checked_numel(*static_sizes);
+  const JsonRef strides = meta.at("strides");
+  for (const JsonRef& s : strides.elements()) {
+    out.strides.push_back(decode_sym_int(s, hints));
+    check_extent(out.strides.back(), s, "stride");
+  }
+  if (out.strides.size() != out.sizes.size()) {
+    throw strides.error("has " + std::to_string(out.strides.size()) + " strides for " +
+                        std::to_string(out.sizes.size()) + " sizes");
+  }
+  const JsonRef offset = meta.at("storage_offset");
+  out.storage_offset = decode_sym_int(offset, hints);
+  check_extent(out.storage_offset, offset, "storage offset");
+  out.device = decode_device(meta.at("device"));
+  out.requires_grad = meta.at("requires_grad").as_bool();
+  const JsonRef layout = meta.at("layout");
+  ir::Layout l = decode_layout(layout);
+  if (l != ir::Layout::Strided) {
+    throw layout.unsupported("tensor layout code " + std::to_string(static_cast<int>(l)) +
+                             " is not supported (Kiln handles strided tensors only)");
   }
   return out;
 }
