@@ -1,6 +1,7 @@
 // The fast CPU kernels' registration: one line per family (see ../kernel_registry.h for the contract).
 
 #include "engine/backends/cpu/kernel_registry.h"
+#include "engine/backends/cpu/kernels/fast_kernels.h"
 #include "engine/backends/cpu/onednn/register.h"
 
 namespace kiln::engine::cpu {
@@ -8,6 +9,10 @@ namespace kiln::engine::cpu {
 void register_fast_kernels(CpuKernelRegistry& registry) {
   onednn::register_onednn_convolution(registry);
   onednn::register_onednn_matmul(registry);
+  fast::register_normalization(registry);
+  fast::register_softmax(registry);
+  fast::register_reduce(registry);
+  fast::register_pointwise(registry);
 }
 
 }  // namespace kiln::engine::cpu

@@ -1,0 +1,17 @@
+#pragma once
+// Registration functions of the CPU backend's own vectorized kernels (one per file in this folder).
+
+#include "engine/backends/cpu/kernel_registry.h"
+
+namespace kiln::engine::cpu::fast {
+
+/// Row "vec" for Normalization (layer / group / instance norm, fp32).
+void register_normalization(CpuKernelRegistry& registry);
+/// Row "vec" for Softmax (softmax / log-softmax, fp32).
+void register_softmax(CpuKernelRegistry& registry);
+/// Row "vec" for Reduce (sum / mean / max / min over trailing dims, fp32).
+void register_reduce(CpuKernelRegistry& registry);
+/// Rows "vec" for FusedPointwise, Activation and Elementwise (fp32).
+void register_pointwise(CpuKernelRegistry& registry);
+
+}  // namespace kiln::engine::cpu::fast

@@ -1,0 +1,301 @@
+// Vectorized fp32 pointwise kernels: FusedPointwise programs, and single Activation / Elementwise layers
+// run as one-instruction programs. The output is processed in blocks of kBlock elements; each instruction
+// runs as one vectorizable loop over the block, so a chain of N operations reads its inputs once and never
+// writes intermediates to memory. Broadcast operands are gathered through offsets cached per output shape.
+
+#include <cmath>
+#include <map>
+#include <mutex>
+
+#include "engine/backends/cpu/kernels/fast_kernels.h"
+#include "engine/backends/cpu/kernels/vec_math.h"
+#include "engine/reference/common.h"
+
+namespace kiln::engine::cpu::fast {
+namespace {
+
+constexpr int64_t kBlock = 512;
+
+bool activation_ok(ActivationKind) { return true; }
+
+bool unary_ok(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Sqrt: case UnaryOp::Rsqrt: case UnaryOp::Abs:
+    case UnaryOp::Neg: case UnaryOp::Recip: case UnaryOp::Erf: case UnaryOp::Floor: case UnaryOp::Ceil:
+    case UnaryOp::Expm1: case UnaryOp::Log1p: case UnaryOp::Sin: case UnaryOp::Cos:
+      return true;
+    default: return false;
+  }
+}
+
+bool elementwise_ok(ElementwiseOp op) {
+  switch (op) {
+    case ElementwiseOp::Add: case ElementwiseOp::Sub: case ElementwiseOp::Mul: case ElementwiseOp::Div:
+    case ElementwiseOp::Pow: case ElementwiseOp::Max: case ElementwiseOp::Min:
+      return true;
+    default: return false;
+  }
+}
+
+KILN_SIMD_CLONES
+void run_activation(const ActivationParams& p, const float* x, float* y, int64_t n) {
+  float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
+  switch (p.kind) {
+    case ActivationKind::Relu:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0.0f;
+      return;
+    case ActivationKind::Sigmoid:
+      for (int64_t i = 0; i < n; ++i) y[i] = vec::sigmoid(x[i]);
+      return;
+    case ActivationKind::Tanh:
+      for (int64_t i = 0; i < n; ++i) y[i] = vec::tanh(x[i]);
+      return;
+    case ActivationKind::GeluErf:
+      for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + vec::erf(x[i] * 0.70710678118654752f));
+      return;
+    case ActivationKind::GeluTanh:
+      for (int64_t i = 0; i < n; ++i) {
+        float v = x[i];
+        y[i] = 0.5f * v * (1.0f + vec::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+      }
+      return;
+    case ActivationKind::Silu:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] * vec::sigmoid(x[i]);
+      return;
+    case ActivationKind::HardSwish:
+      for (int64_t i = 0; i < n; ++i) {
+        float t = x[i] + 3.0f;
+        t = t < 0 ? 0.0f : (t > 6.0f ? 6.0f : t);
+        y[i] = x[i] * t / 6.0f;
+      }
+      return;
+    case ActivationKind::HardSigmoid:
+      for (int64_t i = 0; i < n; ++i) {
+        float t = alpha * x[i] + beta;
+        y[i] = t < 0 ? 0.0f : (t > 1.0f ? 1.0f : t);
+      }
+      return;
+    case ActivationKind::LeakyRelu:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] >= 0 ? x[i] : alpha * x[i];
+      return;
+    case ActivationKind::Elu:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : alpha * (vec::exp(x[i]) - 1.0f);
+      return;
+    case ActivationKind::Selu:
+      for (int64_t i = 0; i < n; ++i)
+        y[i] = 1.0507009873554805f * (x[i] > 0 ? x[i] : 1.6732632423543772f * (vec::exp(x[i]) - 1.0f));
+      return;
+    case ActivationKind::Clip:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] < alpha ? alpha : (x[i] > beta ? beta : x[i]);
+      return;
+    case ActivationKind::Softsign:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::fabs(x[i]));
+      return;
+    case ActivationKind::Softplus: {
+      float b = p.beta == 0 ? 1.0f : beta, th = p.alpha == 0 ? 20.0f : alpha;
+      for (int64_t i = 0; i < n; ++i) y[i] = b * x[i] > th ? x[i] : std::log1p(std::exp(b * x[i])) / b;
+      return;
+    }
+    case ActivationKind::Mish:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] * std::tanh(std::log1p(std::exp(x[i])));
+      return;
+  }
+}
+
+KILN_SIMD_CLONES
+void run_unary(UnaryOp op, const float* x, float* y, int64_t n) {
+  switch (op) {
+    case UnaryOp::Exp: for (int64_t i = 0; i < n; ++i) y[i] = vec::exp(x[i]); return;
+    case UnaryOp::Sqrt: for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]); return;
+    case UnaryOp::Rsqrt: for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / std::sqrt(x[i]); return;
+    case UnaryOp::Abs: for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]); return;
+    case UnaryOp::Neg: for (int64_t i = 0; i < n; ++i) y[i] = -x[i]; return;
+    case UnaryOp::Recip: for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / x[i]; return;
+    case UnaryOp::Erf: for (int64_t i = 0; i < n; ++i) y[i] = vec::erf(x[i]); return;
+    case UnaryOp::Floor: for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]); return;
+    case UnaryOp::Ceil: for (int64_t i = 0; i < n; ++i) y[i] = std::ceil(x[i]); return;
+    case UnaryOp::Log: for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]); return;
+    case UnaryOp::Expm1: for (int64_t i = 0; i < n; ++i) y[i] = std::expm1(x[i]); return;
+    case UnaryOp::Log1p: for (int64_t i = 0; i < n; ++i) y[i] = std::log1p(x[i]); return;
+    case UnaryOp::Sin: for (int64_t i = 0; i < n; ++i) y[i] = std::sin(x[i]); return;
+    case UnaryOp::Cos: for (int64_t i = 0; i < n; ++i) y[i] = std::cos(x[i]); return;
+    default: return;
+  }
+}
+
+KILN_SIMD_CLONES
+void run_binary(ElementwiseOp op, const float* a, const float* b, float* y, int64_t n) {
+  switch (op) {
+    case ElementwiseOp::Add: for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i]; return;
+    case ElementwiseOp::Sub: for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i]; return;
+    case ElementwiseOp::Mul: for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i]; return;
+    case ElementwiseOp::Div: for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i]; return;
+    case ElementwiseOp::Pow: for (int64_t i = 0; i < n; ++i) y[i] = std::pow(a[i], b[i]); return;
+    case ElementwiseOp::Max:
+      for (int64_t i = 0; i < n; ++i) y[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (a[i] > b[i] ? a[i] : b[i]);
+      return;
+    case ElementwiseOp::Min:
+      for (int64_t i = 0; i < n; ++i) y[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (a[i] < b[i] ? a[i] : b[i]);
+      return;
+    default: return;
+  }
+}
+
+/// Gathers n values at offsets.
+KILN_SIMD_CLONES
+void gather(const float* src, const int64_t* off, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[off[i]];
+}
+
+/// Offsets of broadcast operands for one output shape (shared by the kernel's users; built once per shape).
+struct Offsets {
+  std::vector<std::vector<int64_t>> inputs, weights;  // empty vector: operand has the output's dims
+};
+
+struct PointwiseState : KernelState {
+  std::map<std::vector<Dims>, Offsets> by_shape;
+};
+
+class PointwiseKernel : public Kernel {
+ public:
+  PointwiseKernel(std::vector<PointwiseInstr> program, const Layer& layer) : program_(std::move(program)) {
+    for (const auto& w : layer.weights) {
+      weight_dims_.push_back(w.value.sizes());
+      weights_.push_back(ref::host_floats(w.value));
+    }
+  }
+
+  std::unique_ptr<KernelState> create_state() const override { return std::make_unique<PointwiseState>(); }
+
+  void execute(KernelArgs& args) const override {
+    const TensorView& y = args.outputs[0];
+    std::vector<Dims> key;
+    for (const auto& in : args.inputs) key.push_back(in.dims);
+    key.push_back(y.dims);
+    auto* state = static_cast<PointwiseState*>(args.state);
+    auto it = state->by_shape.find(key);
+    if (it == state->by_shape.end()) {
+      Offsets o;
+      for (const auto& in : args.inputs)
+        o.inputs.push_back(in.dims == y.dims ? std::vector<int64_t>{} : ref::broadcast_offsets(in.dims, y.dims));
+      for (const auto& wd : weight_dims_)
+        o.weights.push_back(wd == y.dims ? std::vector<int64_t>{} : ref::broadcast_offsets(wd, y.dims));
+      it = state->by_shape.emplace(key, std::move(o)).first;
+    }
+    const Offsets& off = it->second;
+    float* out = y.as<float>();
+    size_t steps = program_.size();
+    ref::parallel(args.pool, (y.numel() + kBlock - 1) / kBlock, 16, [&](int64_t b, int64_t e) {
+      // Temps per instruction plus gather buffers per operand slot.
+      std::vector<float> temps(steps * kBlock), gathered(2 * steps * kBlock);
+      for (int64_t blk = b; blk < e; ++blk) {
+        int64_t start = blk * kBlock, n = std::min<int64_t>(kBlock, y.numel() - start);
+        for (size_t s = 0; s < steps; ++s) {
+          const PointwiseInstr& in = program_[s];
+          const float* ops[2] = {nullptr, nullptr};
+          for (size_t k = 0; k < in.operands.size() && k < 2; ++k) {
+            int64_t r = in.operands[k];
+            float* buf = &gathered[(2 * s + k) * kBlock];
+            if (r >= PointwiseInstr::kTemp) {
+              ops[k] = &temps[static_cast<size_t>(r - PointwiseInstr::kTemp) * kBlock];
+            } else if (r >= PointwiseInstr::kWeight) {
+              size_t w = static_cast<size_t>(r - PointwiseInstr::kWeight);
+              if (off.weights[w].empty()) {
+                ops[k] = weights_[w].data() + start;
+              } else {
+                gather(weights_[w].data(), off.weights[w].data() + start, buf, n);
+                ops[k] = buf;
+              }
+            } else {
+              const float* src = args.inputs[static_cast<size_t>(r)].as<float>();
+              if (off.inputs[r].empty()) {
+                ops[k] = src + start;
+              } else {
+                gather(src, off.inputs[r].data() + start, buf, n);
+                ops[k] = buf;
+              }
+            }
+          }
+          float* dst = s + 1 == steps ? out + start : &temps[s * kBlock];
+          switch (in.kind) {
+            case LayerKind::Elementwise: run_binary(static_cast<ElementwiseOp>(in.op), ops[0], ops[1], dst, n); break;
+            case LayerKind::Activation: run_activation(in.activation, ops[0], dst, n); break;
+            case LayerKind::Unary: run_unary(static_cast<UnaryOp>(in.op), ops[0], dst, n); break;
+            default:
+              if (dst != ops[0]) std::copy(ops[0], ops[0] + n, dst);
+              break;
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  std::vector<PointwiseInstr> program_;
+  std::vector<Dims> weight_dims_;
+  std::vector<std::vector<float>> weights_;
+};
+
+bool all_fp32(const LayerInfo& info) {
+  for (const auto& t : info.inputs)
+    if (t.dtype != DType::Float32) return false;
+  for (const auto& w : info.layer->weights)
+    if (!w.defined() || w.value.dtype() != DType::Float32) return false;
+  return info.outputs[0].dtype == DType::Float32;
+}
+
+bool program_ok(const std::vector<PointwiseInstr>& program) {
+  if (program.empty()) return false;
+  for (const auto& in : program) {
+    switch (in.kind) {
+      case LayerKind::Elementwise:
+        if (!elementwise_ok(static_cast<ElementwiseOp>(in.op)) || in.operands.size() != 2) return false;
+        break;
+      case LayerKind::Activation:
+        if (!activation_ok(in.activation.kind) || in.operands.size() != 1) return false;
+        break;
+      case LayerKind::Unary:
+        if (!unary_ok(static_cast<UnaryOp>(in.op)) || in.operands.size() != 1) return false;
+        break;
+      case LayerKind::Cast:
+        if (in.operands.size() != 1) return false;
+        break;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+/// The program a layer runs: its own for FusedPointwise, one instruction otherwise.
+std::vector<PointwiseInstr> program_of(const Layer& layer) {
+  if (layer.kind == LayerKind::FusedPointwise) return layer.get<FusedPointwiseParams>().program;
+  PointwiseInstr in;
+  in.kind = layer.kind;
+  if (layer.kind == LayerKind::Elementwise) {
+    in.op = static_cast<int64_t>(layer.get<ElementwiseParams>().op);
+    in.operands = {PointwiseInstr::kInput, PointwiseInstr::kInput + 1};
+  } else if (layer.kind == LayerKind::Activation) {
+    in.activation = layer.get<ActivationParams>();
+    in.operands = {PointwiseInstr::kInput};
+  } else {
+    in.op = static_cast<int64_t>(layer.get<UnaryParams>().op);
+    in.operands = {PointwiseInstr::kInput};
+  }
+  return {in};
+}
+
+bool applies(const LayerInfo& info) { return all_fp32(info) && program_ok(program_of(*info.layer)); }
+
+std::unique_ptr<Kernel> create(const LayerInfo& info) {
+  return std::make_unique<PointwiseKernel>(program_of(*info.layer), *info.layer);
+}
+
+}  // namespace
+
+void register_pointwise(CpuKernelRegistry& registry) {
+  for (LayerKind k : {LayerKind::FusedPointwise, LayerKind::Activation, LayerKind::Elementwise, LayerKind::Unary}) {
+    registry.add(CpuKernelFactory{"vec", k, applies, create});
+  }
+}
+
+}  // namespace kiln::engine::cpu::fast

@@ -1,0 +1,113 @@
+// The vectorized pointwise kernels (fused programs, activations, binary elementwise) against the reference.
+//
+// Tolerance: fp32 allclose(rtol=1e-4, atol=1e-5). The kernel evaluates in float with polynomial exp/erf/
+// tanh (a few ulp); the reference evaluates each step in double and rounds once at the end.
+
+#include "engine/backends/cpu/kernels/kernel_test_util.h"
+
+namespace kiln::engine::cpu::testing {
+namespace {
+
+constexpr double kRtol = 1e-4, kAtol = 1e-5;
+constexpr int64_t kIn = PointwiseInstr::kInput, kW = PointwiseInstr::kWeight, kT = PointwiseInstr::kTemp;
+
+PointwiseInstr binary(ElementwiseOp op, int64_t a, int64_t b) {
+  PointwiseInstr in;
+  in.kind = LayerKind::Elementwise;
+  in.op = static_cast<int64_t>(op);
+  in.operands = {a, b};
+  return in;
+}
+
+PointwiseInstr activation(ActivationKind k, int64_t a, double alpha = 0, double beta = 0) {
+  PointwiseInstr in;
+  in.kind = LayerKind::Activation;
+  in.activation = ActivationParams{k, alpha, beta};
+  in.operands = {a};
+  return in;
+}
+
+PointwiseInstr unary(UnaryOp op, int64_t a) {
+  PointwiseInstr in;
+  in.kind = LayerKind::Unary;
+  in.op = static_cast<int64_t>(op);
+  in.operands = {a};
+  return in;
+}
+
+OneLayer fused(std::vector<PointwiseInstr> program, std::vector<Weights> weights = {}) {
+  OneLayer l;
+  l.layer.name = "fused";
+  l.layer.kind = LayerKind::FusedPointwise;
+  l.layer.params = FusedPointwiseParams{std::move(program)};
+  l.layer.weights = std::move(weights);
+  return l;
+}
+
+TEST(VecPointwise, FusedChainWithBroadcastInputsAndWeights) {
+  // gelu(x0 * w0 + x1) + x2, with w0 per channel, x1 full, x2 broadcast over rows.
+  OneLayer l = fused({binary(ElementwiseOp::Mul, kIn, kW), binary(ElementwiseOp::Add, kT, kIn + 1),
+                      activation(ActivationKind::GeluErf, kT + 1), binary(ElementwiseOp::Add, kT + 2, kIn + 2)},
+                     {Weights("w", random_tensor({3, 1, 1}, 7))});
+  check_against_reference(l, "vec", {{2, 3, 5, 7}, {2, 3, 5, 7}, {5, 7}},
+                          {{{2, 3, 5, 7}, {2, 3, 5, 7}, {5, 7}}, {{1, 3, 40, 31}, {1, 3, 40, 31}, {40, 31}}}, kRtol,
+                          kAtol, "fused chain");
+}
+
+TEST(VecPointwise, EachUnaryOpInAChain) {
+  for (UnaryOp op : {UnaryOp::Exp, UnaryOp::Log, UnaryOp::Sqrt, UnaryOp::Rsqrt, UnaryOp::Abs, UnaryOp::Neg,
+                     UnaryOp::Recip, UnaryOp::Erf, UnaryOp::Floor, UnaryOp::Ceil, UnaryOp::Expm1, UnaryOp::Log1p,
+                     UnaryOp::Sin, UnaryOp::Cos}) {
+    // op(|x| * 3 + 0.25): positive arguments of a few units, valid for every op.
+    OneLayer l = fused({unary(UnaryOp::Abs, kIn), binary(ElementwiseOp::Mul, kT, kW),
+                        binary(ElementwiseOp::Add, kT + 1, kW + 1), unary(op, kT + 2)},
+                       {Weights(HostTensor::from_floats({3.0f}, {1})), Weights(HostTensor::from_floats({0.25f}, {1}))});
+    check_against_reference(l, "vec", {{3, 1000}}, {{{3, 1000}}, {{7}}}, kRtol, kAtol, unary_op_name(op));
+  }
+}
+
+TEST(VecPointwise, EachActivationLayer) {
+  struct Case {
+    ActivationKind kind;
+    double alpha, beta;
+  };
+  for (Case c : std::vector<Case>{{ActivationKind::Relu, 0, 0},       {ActivationKind::Sigmoid, 0, 0},
+                                  {ActivationKind::Tanh, 0, 0},       {ActivationKind::GeluErf, 0, 0},
+                                  {ActivationKind::GeluTanh, 0, 0},   {ActivationKind::Silu, 0, 0},
+                                  {ActivationKind::HardSwish, 0, 0},  {ActivationKind::HardSigmoid, 0.2, 0.5},
+                                  {ActivationKind::LeakyRelu, 0.01, 0}, {ActivationKind::Elu, 1.2, 0},
+                                  {ActivationKind::Selu, 0, 0},       {ActivationKind::Softplus, 2.0, 1.5},
+                                  {ActivationKind::Softsign, 0, 0},   {ActivationKind::Clip, -0.5, 0.25},
+                                  {ActivationKind::Mish, 0, 0}}) {
+    OneLayer l;
+    l.layer.name = "act";
+    l.layer.kind = LayerKind::Activation;
+    l.layer.params = ActivationParams{c.kind, c.alpha, c.beta};
+    // Scale inputs to [-6, 6) so the saturating parts of each function are exercised too.
+    OneLayer scaled = fused({binary(ElementwiseOp::Mul, kIn, kW), activation(c.kind, kT, c.alpha, c.beta)},
+                            {Weights(HostTensor::from_floats({6.0f}, {1}))});
+    check_against_reference(l, "vec", {{4, 301}}, {{{4, 301}}}, kRtol, kAtol, activation_kind_name(c.kind));
+    check_against_reference(scaled, "vec", {{4, 301}}, {{{4, 301}}}, kRtol, kAtol,
+                            std::string(activation_kind_name(c.kind)) + " x6");
+  }
+}
+
+TEST(VecPointwise, ElementwiseBroadcast) {
+  for (ElementwiseOp op : {ElementwiseOp::Add, ElementwiseOp::Sub, ElementwiseOp::Mul, ElementwiseOp::Div,
+                           ElementwiseOp::Max, ElementwiseOp::Min}) {
+    OneLayer l;
+    l.layer.name = "ew";
+    l.layer.kind = LayerKind::Elementwise;
+    l.layer.params = ElementwiseParams{op};
+    check_against_reference(l, "vec", {{2, 1, 9}, {5, 1}}, {{{2, 1, 9}, {5, 1}}, {{3, 4}, {3, 4}}}, kRtol, kAtol,
+                            elementwise_op_name(op));
+  }
+}
+
+TEST(VecPointwise, DoesNotApplyToComparisons) {
+  OneLayer l = fused({binary(ElementwiseOp::Less, kIn, kIn + 1)});
+  EXPECT_FALSE(row(LayerKind::FusedPointwise, "vec").applies(l.info({{4}, {4}})));
+}
+
+}  // namespace
+}  // namespace kiln::engine::cpu::testing
