@@ -83,8 +83,9 @@ class Builder {
     }
     for (size_t i = 0; i < specs.size(); ++i) {
       auto [kind, spec] = specs[i].union_member();
+      std::string spec_name;  // the placeholder this spec describes, for tensors
       if (kind == "user_input") {
-        read_user_input(spec.at("arg"));
+        spec_name = read_user_input(spec.at("arg"));
       } else if (kind == "parameter" || kind == "buffer" || kind == "tensor_constant") {
         const char* fqn_field = kind == "parameter" ? "parameter_name"
                                 : kind == "buffer"  ? "buffer_name"
@@ -93,7 +94,8 @@ class Builder {
                               : kind == "buffer"  ? ir::ConstantKind::Buffer
                                                   : ir::ConstantKind::Tensor;
         const JsonRef arg_name = spec.at("arg").at("name");
-        read_constant(arg_name.as_string(), spec.at(fqn_field).as_string(), ck, arg_name);
+        spec_name = arg_name.as_string();
+        read_constant(spec_name, spec.at(fqn_field).as_string(), ck, arg_name);
       } else if (kind == "custom_obj" || kind == "token" || kind == "constant_input") {
         throw specs[i].unsupported("input kind '" + kind + "' is not supported");
       } else {
@@ -101,20 +103,22 @@ class Builder {
       }
       // The graph's placeholder list must agree with the signature.
       auto [in_kind, in_value] = inputs[i].union_member();
-      if (in_kind == "as_tensor") {
+      if (in_kind == "as_tensor" && !spec_name.empty()) {
         const std::string& name = in_value.at("name").as_string();
-        if (graph_->find_value(name) == nullptr) {
-          throw inputs[i].error("graph input '" + name + "' does not match the signature");
+        if (name != spec_name) {
+          throw inputs[i].error("graph input '" + name + "' does not match input spec '" + spec_name + "'");
         }
       }
     }
   }
 
-  void read_user_input(const JsonRef& arg) {
+  // Adds a user input; returns its name for tensors (empty for symbolic inputs).
+  std::string read_user_input(const JsonRef& arg) {
     auto [kind, value] = arg.union_member();
     if (kind == "as_tensor") {
       const std::string& name = value.at("name").as_string();
       add_input(name, ir::ValueKind::Tensor, tensor_meta(name, value), value);
+      return name;
     } else if (kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") {
       auto [sk, sv] = value.union_member();
       if (sk != "as_name") throw value.unsupported("constant symbolic user inputs are not supported");
@@ -127,9 +131,9 @@ class Builder {
         auto it = sym_int_values_.find(name);
         if (it != sym_int_values_.end()) v->set_sym_value(it->second);
       }
-    } else {
-      throw arg.unsupported("user input of kind '" + kind + "' (a constant input) is not supported");
+      return "";
     }
+    throw arg.unsupported("user input of kind '" + kind + "' (a constant input) is not supported");
   }
 
   ir::Value* add_input(const std::string& name, ir::ValueKind kind, ir::TensorMeta meta, const JsonRef& where) {
