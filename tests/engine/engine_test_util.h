@@ -13,6 +13,7 @@
 #include "kiln/engine/builder.h"
 #include "kiln/engine/execution_context.h"
 #include "kiln/engine/network.h"
+#include "kiln/support/error.h"
 
 namespace kiln::engine::testing {
 
@@ -71,15 +72,100 @@ inline void expect_close(const HostTensor& got, const std::vector<double>& want,
                          const std::string& what) {
   ASSERT_EQ(static_cast<size_t>(got.numel()), want.size()) << what;
   int bad = 0;
+  std::string first;
   for (size_t i = 0; i < want.size(); ++i) {
     double g = got.get_as_double(static_cast<int64_t>(i));
     if (std::isnan(want[i]) && std::isnan(g)) continue;
     if (std::isinf(want[i]) && g == want[i]) continue;
     if (!(std::fabs(g - want[i]) <= atol + rtol * std::fabs(want[i]))) {
-      if (++bad <= 5) ADD_FAILURE() << what << ": element " << i << " got " << g << " want " << want[i];
+      if (++bad <= 5) first += " [" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(want[i]);
     }
   }
-  EXPECT_EQ(bad, 0) << what;
+  if (bad) ADD_FAILURE() << what << ": " << bad << " of " << want.size() << " elements differ:" << first;
+}
+
+}  // namespace kiln::engine::testing
+
+namespace kiln::engine::testing {
+
+using BuildFn = std::function<Tensor*(Network&, const std::vector<Tensor*>&)>;
+using RefFn = std::function<std::vector<double>(const std::vector<HostTensor>&)>;
+
+/// Precisions a layer test runs at; reduced ones are compared to the fp32 reference with
+/// rtol = atol = 1e-2 (fp16 has 11 significant bits, bf16 8: a few roundings stay within 1e-2 for
+/// values of order 1).
+enum class TestPrecision { FP32, FP16, BF16 };
+
+/// Builds `build_fn` over inputs with the dtypes/dims of `inputs` (input i named "in<i>"; inputs listed in
+/// `dynamic` get all dims -1 with a profile min = dims/2..max = dims*2 around them), runs it, and compares
+/// output 0 with `ref_fn(inputs)`. fp32: rtol 1e-4, atol 1e-5 (float accumulation order differs from
+/// the double reference).
+inline void check_layer(const std::string& what, const std::vector<HostTensor>& inputs, const BuildFn& build_fn,
+                        const RefFn& ref_fn, std::vector<TestPrecision> precisions = {TestPrecision::FP32},
+                        std::vector<int> dynamic = {}) {
+  std::vector<double> want = ref_fn(inputs);
+  for (TestPrecision p : precisions) {
+    SCOPED_TRACE(what + (p == TestPrecision::FP32 ? " fp32" : p == TestPrecision::FP16 ? " fp16" : " bf16"));
+    Network net;
+    std::vector<Tensor*> ins;
+    BuilderConfig config;
+    OptimizationProfile profile;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Dims d = inputs[i].sizes();
+      std::string name = "in" + std::to_string(i);
+      bool dyn = std::find(dynamic.begin(), dynamic.end(), static_cast<int>(i)) != dynamic.end();
+      if (dyn) {
+        Dims mn = d, mx = d;
+        for (auto& x : mn) x = std::max<int64_t>(1, x / 2);
+        for (auto& x : mx) x = x * 2;
+        profile.set_dimensions(name, mn, d, mx);
+        d.assign(d.size(), -1);
+      }
+      ins.push_back(net.add_input(name, inputs[i].dtype(), d));
+    }
+    if (!dynamic.empty()) config.profiles.push_back(profile);
+    Tensor* out = build_fn(net, ins);
+    out->set_name("out");
+    net.mark_output(out);
+    if (p == TestPrecision::FP16) config.precisions = {Precision::FP32, Precision::FP16};
+    if (p == TestPrecision::BF16) config.precisions = {Precision::FP32, Precision::BF16};
+    auto plan = build(net, config);
+    std::map<std::string, HostTensor> feed;
+    for (size_t i = 0; i < inputs.size(); ++i) feed["in" + std::to_string(i)] = inputs[i];
+    auto outs = run(plan, feed);
+    double rtol = p == TestPrecision::FP32 ? 1e-4 : 1e-2, atol = p == TestPrecision::FP32 ? 1e-5 : 1e-2;
+    expect_close(outs[0], want, rtol, atol, what);
+  }
+}
+
+inline const std::vector<TestPrecision> kAllPrecisions = {TestPrecision::FP32, TestPrecision::FP16, TestPrecision::BF16};
+
+/// Row-major strides.
+inline std::vector<int64_t> strides(const Dims& d) {
+  std::vector<int64_t> s(d.size(), 1);
+  for (int64_t i = static_cast<int64_t>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
+  return s;
+}
+
+/// Multi-index of flat index i.
+inline std::vector<int64_t> unravel(int64_t i, const Dims& d) {
+  std::vector<int64_t> idx(d.size());
+  for (int64_t k = static_cast<int64_t>(d.size()) - 1; k >= 0; --k) {
+    idx[k] = d[k] ? i % d[k] : 0;
+    i = d[k] ? i / d[k] : 0;
+  }
+  return idx;
+}
+
+/// Flat index of a multi-index into dims `d`, broadcasting (dims of size 1 read index 0; leading dims dropped).
+inline int64_t ravel_broadcast(const std::vector<int64_t>& idx, const Dims& d) {
+  int64_t off = 0, s = 1;
+  for (int64_t k = static_cast<int64_t>(d.size()) - 1; k >= 0; --k) {
+    int64_t i = idx[idx.size() - d.size() + k];
+    off += (d[k] == 1 ? 0 : i) * s;
+    s *= d[k];
+  }
+  return off;
 }
 
 }  // namespace kiln::engine::testing

@@ -253,13 +253,6 @@ void ExecutionContext::State::run(bool execute) {
       if (bytes) std::memcpy(dst, args.outputs[o].data, static_cast<size_t>(bytes));
     }
   }
-  if (!execute) {
-    for (size_t id = 0; id < nt; ++id) {
-      if (unknown[id]) {
-        for (auto& d : dims[id]) d = -1;
-      }
-    }
-  }
 }
 
 }  // namespace kiln::engine
