@@ -180,7 +180,8 @@ std::vector<int64_t> Argument::as_ints() const {
   if (kind_ == Kind::SymInts) {
     std::vector<int64_t> out;
     for (const auto& s : sym_ints_) {
-      KILN_CHECK(!s.is_value(), InvalidInput, "argument kind mismatch: expected Ints, got SymInts with the symbolic entry %",
+      KILN_CHECK(!s.is_value(), InvalidInput,
+                 "argument kind mismatch: expected Ints, got SymInts with the symbolic entry %",
                  s.value->name(), " (", to_string(), ")");
       out.push_back(s.constant);
     }

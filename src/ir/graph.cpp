@@ -50,9 +50,10 @@ const Argument& Node::arg(const std::string& name) const {
 
 const Argument& Node::arg(size_t index) const {
   if (index >= args_.size()) {
-    throw Error(ErrorKind::InvalidInput,
-                detail::concat("argument index ", index, " out of range (node has ", args_.size(), " arguments)"),
-                ErrorContext{"", name_, target_.to_string(), ""});
+    throw Error(
+        ErrorKind::InvalidInput,
+        detail::concat("argument index ", index, " out of range (node has ", args_.size(), " arguments)"),
+        ErrorContext{"", name_, target_.to_string(), ""});
   }
   return args_[index].value;
 }
@@ -69,8 +70,9 @@ void Node::set_arg(const std::string& name, Argument value, bool kwarg_only) {
 }
 
 void Node::remove_arg(const std::string& name) {
-  args_.erase(std::remove_if(args_.begin(), args_.end(), [&](const NamedArgument& a) { return a.name == name; }),
-              args_.end());
+  args_.erase(
+      std::remove_if(args_.begin(), args_.end(), [&](const NamedArgument& a) { return a.name == name; }),
+      args_.end());
 }
 
 Value* Node::output(size_t i) const {
@@ -121,8 +123,8 @@ Value* Graph::add_input(const std::string& name, ValueKind kind, TensorMeta meta
   return v;
 }
 
-Value* Graph::add_constant(const std::string& name, const std::string& fqn, ConstantKind kind, HostTensor data,
-                           TensorMeta meta) {
+Value* Graph::add_constant(const std::string& name, const std::string& fqn, ConstantKind kind,
+                           HostTensor data, TensorMeta meta) {
   Value* v = new_value(name);
   v->kind_ = ValueKind::Tensor;
   v->role_ = ValueRole::Constant;
@@ -182,7 +184,8 @@ Node* Graph::create_node(OpName target, std::vector<NamedArgument> args, std::ve
     if (out_name.empty()) {
       // Reserve every explicitly named output first: a derived name must not take one of them.
       std::string candidate = unique_name(node_name);
-      for (size_t k = 1; fresh.count(candidate); ++k) candidate = unique_name(node_name + "_" + std::to_string(k));
+      for (size_t k = 1; fresh.count(candidate); ++k)
+        candidate = unique_name(node_name + "_" + std::to_string(k));
       out_name = candidate;
     }
     Value* v = new_value(out_name);
@@ -267,8 +270,8 @@ void Graph::topological_sort() {
         consumers[index.at(p)].push_back(i);
         ++pending[i];
       }
-      KILN_CHECK(p != order[i], InvalidInput, "node '", order[i]->name(), "' reads its own output '", v->name(),
-                 "' (cycle)");
+      KILN_CHECK(p != order[i], InvalidInput, "node '", order[i]->name(), "' reads its own output '",
+                 v->name(), "' (cycle)");
     }
   }
   // Kahn's algorithm, always taking the earliest ready node, so an already sorted graph keeps its order.
@@ -332,7 +335,8 @@ size_t Graph::index_of(const Node* node) const {
     if (n.get() == node) return i;
     ++i;
   }
-  KILN_FAIL(Internal, "node '", node ? node->name() : std::string("<null>"), "' does not belong to this graph");
+  KILN_FAIL(Internal, "node '", node ? node->name() : std::string("<null>"),
+            "' does not belong to this graph");
 }
 
 std::unique_ptr<Graph> Graph::clone() const {

@@ -49,7 +49,9 @@ bool is_q(const SymExpr& e, Q* q = nullptr) {
   return ok;
 }
 
-bool is_int_const(const SymExpr& e, int64_t v) { return e.kind() == SymExpr::Kind::Integer && *e.as_int() == v; }
+bool is_int_const(const SymExpr& e, int64_t v) {
+  return e.kind() == SymExpr::Kind::Integer && *e.as_int() == v;
+}
 
 void sort_ops(std::vector<SymExpr>& ops) {
   std::stable_sort(ops.begin(), ops.end(),
@@ -184,7 +186,8 @@ SymExpr make_pow(const SymExpr& base, const SymExpr& exp) {
     if (base.kind() == SymExpr::Kind::Pow && base.operands()[1].kind() == SymExpr::Kind::Integer) {
       int64_t inner = *base.operands()[1].as_int();
       int64_t prod;
-      KILN_CHECK(!__builtin_mul_overflow(inner, e, &prod), InvalidInput, "integer overflow in symbolic exponent");
+      KILN_CHECK(!__builtin_mul_overflow(inner, e, &prod), InvalidInput,
+                 "integer overflow in symbolic exponent");
       return make_pow(base.operands()[0], SymExpr(prod));
     }
     if (base.kind() == SymExpr::Kind::Mul) {
@@ -199,7 +202,8 @@ SymExpr make_pow(const SymExpr& base, const SymExpr& exp) {
 }
 
 // Splits the integer-valued terms of `a` whose coefficients are multiples of `c` from the others.
-void split_divisible(const SymExpr& a, int64_t c, std::vector<SymExpr>* divisible, std::vector<SymExpr>* rest) {
+void split_divisible(const SymExpr& a, int64_t c, std::vector<SymExpr>* divisible,
+                     std::vector<SymExpr>* rest) {
   std::vector<SymExpr> terms;
   if (a.kind() == SymExpr::Kind::Add) {
     terms = a.operands();
@@ -339,7 +343,8 @@ Q q_add(Q a, Q b) {
   return q_make(n, da * b.d);
 }
 Q q_sub(Q a, Q b) {
-  KILN_CHECK(b.n != std::numeric_limits<int64_t>::min(), InvalidInput, "integer overflow in symbolic expression");
+  KILN_CHECK(b.n != std::numeric_limits<int64_t>::min(), InvalidInput,
+             "integer overflow in symbolic expression");
   return q_add(a, Q{-b.n, b.d});
 }
 Q q_mul(Q a, Q b) {
@@ -356,7 +361,8 @@ Q q_pow(Q a, int64_t e) {
   if (e < 0) {
     KILN_CHECK(a.n != 0, InvalidInput, "division by zero: 0 raised to a negative power");
     a = q_make(a.d, a.n);
-    KILN_CHECK(e != std::numeric_limits<int64_t>::min(), InvalidInput, "integer overflow in symbolic exponent");
+    KILN_CHECK(e != std::numeric_limits<int64_t>::min(), InvalidInput,
+               "integer overflow in symbolic exponent");
     e = -e;
   }
   Q r{1, 1};
@@ -425,8 +431,7 @@ bool is_integer_valued(const SymExpr& e) {
     case SymExpr::Kind::Mul:
     case SymExpr::Kind::Mod:
     case SymExpr::Kind::Max:
-    case SymExpr::Kind::Min:
-      return std::all_of(e.operands().begin(), e.operands().end(), is_integer_valued);
+    case SymExpr::Kind::Min: return std::all_of(e.operands().begin(), e.operands().end(), is_integer_valued);
   }
   return false;
 }
@@ -473,7 +478,9 @@ SymExpr SymExpr::make(Kind kind, std::vector<SymExpr> operands) {
     case Kind::Add: return make_add(std::move(operands));
     case Kind::Mul: return make_mul(std::move(operands));
     case Kind::Pow: check_arity(kind, operands.size(), 2); return make_pow(operands[0], operands[1]);
-    case Kind::FloorDiv: check_arity(kind, operands.size(), 2); return make_floordiv(operands[0], operands[1]);
+    case Kind::FloorDiv:
+      check_arity(kind, operands.size(), 2);
+      return make_floordiv(operands[0], operands[1]);
     case Kind::Mod: check_arity(kind, operands.size(), 2); return make_mod(operands[0], operands[1]);
     case Kind::CeilToInt: {
       check_arity(kind, operands.size(), 1);

@@ -213,7 +213,8 @@ int64_t saturate(LD v) {
 
 int64_t SymExpr::evaluate(const SymBindings& bindings) const {
   Q q = eval_q(*this, bindings);
-  KILN_CHECK(q.is_int(), InvalidInput, "expression ", to_string(), " evaluates to the non-integer ", q.n, "/", q.d);
+  KILN_CHECK(q.is_int(), InvalidInput, "expression ", to_string(), " evaluates to the non-integer ", q.n, "/",
+             q.d);
   return q.n;
 }
 

@@ -11,8 +11,8 @@ namespace kiln::ir {
 
 struct SymExpr::Rep {
   Kind kind = Kind::Integer;
-  int64_t num = 0;  // Integer value, or Rational numerator
-  int64_t den = 1;  // Rational denominator (> 1 for Rational)
+  int64_t num = 0;   // Integer value, or Rational numerator
+  int64_t den = 1;   // Rational denominator (> 1 for Rational)
   std::string name;  // Symbol name
   std::vector<SymExpr> ops;
   size_t hash = 0;

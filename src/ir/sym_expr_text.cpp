@@ -57,8 +57,8 @@ class Lexer {
     char c = text_[pos_];
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       size_t start = pos_;
-      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
-                                     text_[pos_] == '.')) {
+      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
+                                     text_[pos_] == '_' || text_[pos_] == '.')) {
         ++pos_;
       }
       tok_.kind = Tok::Ident;
@@ -118,7 +118,8 @@ int64_t parse_int_literal(Lexer& lex, const Token& t, bool negative) {
     }
   }
   if (!negative) {
-    if (v == std::numeric_limits<int64_t>::min()) lex.fail("integer literal " + t.text + " does not fit in 64 bits");
+    if (v == std::numeric_limits<int64_t>::min())
+      lex.fail("integer literal " + t.text + " does not fit in 64 bits");
     v = -v;
   }
   return v;
@@ -128,7 +129,8 @@ int64_t parse_int_literal(Lexer& lex, const Token& t, bool negative) {
 constexpr int kMaxDepth = 256;
 struct DepthGuard {
   DepthGuard(int& depth, Lexer& lex) : depth_(depth) {
-    if (++depth_ > kMaxDepth) lex.fail("expression nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (++depth_ > kMaxDepth)
+      lex.fail("expression nested deeper than " + std::to_string(kMaxDepth) + " levels");
   }
   ~DepthGuard() { --depth_; }
   int& depth_;
@@ -163,7 +165,8 @@ class SreprParser {
         return SymExpr(parse_int_literal(lex_, t, true));
       }
       SymExpr e = parse_expr();
-      if (e.kind() == K::Integer && *e.as_int() == SymRange::kUnbounded) return SymExpr(SymRange::kNegUnbounded);
+      if (e.kind() == K::Integer && *e.as_int() == SymRange::kUnbounded)
+        return SymExpr(SymRange::kNegUnbounded);
       return negate(e);
     }
     if (lex_.peek().kind == Tok::Int) {
@@ -182,7 +185,8 @@ class SreprParser {
       lex_.expect(Tok::LParen, "'('");
       lex_.expect(Tok::RParen, "')'");
       if (name == "Infinity" || name == "IntInfinity") return SymExpr(SymRange::kUnbounded);
-      if (name == "NegativeInfinity" || name == "NegativeIntInfinity") return SymExpr(SymRange::kNegUnbounded);
+      if (name == "NegativeInfinity" || name == "NegativeIntInfinity")
+        return SymExpr(SymRange::kNegUnbounded);
       if (name == "One") return SymExpr(1);
       if (name == "Zero") return SymExpr(0);
       if (name == "NegativeOne") return SymExpr(-1);
@@ -241,7 +245,8 @@ class SreprParser {
     lex_.expect(Tok::Equals, "'='");
     lex_.accept(Tok::Minus);
     Token v = lex_.take();
-    if (v.kind != Tok::Ident && v.kind != Tok::Int && v.kind != Tok::String) lex_.fail("expected a keyword value");
+    if (v.kind != Tok::Ident && v.kind != Tok::Int && v.kind != Tok::String)
+      lex_.fail("expected a keyword value");
   }
   void skip_kwargs() {
     while (lex_.accept(Tok::Comma)) {
@@ -252,7 +257,8 @@ class SreprParser {
 
   SymExpr build(const std::string& name, std::vector<SymExpr> a) {
     auto want = [&](size_t n) {
-      if (a.size() != n) lex_.fail(name + " takes " + std::to_string(n) + " arguments, got " + std::to_string(a.size()));
+      if (a.size() != n)
+        lex_.fail(name + " takes " + std::to_string(n) + " arguments, got " + std::to_string(a.size()));
     };
     if (name == "Add" || name == "Mul" || name == "Max" || name == "Min") {
       if (a.empty()) lex_.fail(name + " with no arguments");
@@ -424,7 +430,8 @@ std::string str(const SymExpr& e, int ctx) {
 
 bool is_negative_term(const SymExpr& e) {
   if (e.kind() == K::Integer || e.kind() == K::Rational) return e.numerator() < 0;
-  return e.kind() == K::Mul && (e.operands()[0].kind() == K::Integer || e.operands()[0].kind() == K::Rational) &&
+  return e.kind() == K::Mul &&
+         (e.operands()[0].kind() == K::Integer || e.operands()[0].kind() == K::Rational) &&
          e.operands()[0].numerator() < 0;
 }
 

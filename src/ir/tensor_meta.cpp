@@ -16,13 +16,15 @@ Device Device::parse(const std::string& text) {
   d.type = text.substr(0, colon);
   KILN_CHECK(!d.type.empty(), InvalidInput, "malformed device '", text, "'");
   for (char c : d.type) {
-    KILN_CHECK(std::islower(static_cast<unsigned char>(c)) || c == '_', InvalidInput, "malformed device '", text, "'");
+    KILN_CHECK(std::islower(static_cast<unsigned char>(c)) || c == '_', InvalidInput, "malformed device '",
+               text, "'");
   }
   if (colon != std::string::npos) {
     std::string idx = text.substr(colon + 1);
     KILN_CHECK(!idx.empty() && idx.size() <= 6, InvalidInput, "malformed device index in '", text, "'");
     for (char c : idx) {
-      KILN_CHECK(std::isdigit(static_cast<unsigned char>(c)), InvalidInput, "malformed device index in '", text, "'");
+      KILN_CHECK(std::isdigit(static_cast<unsigned char>(c)), InvalidInput, "malformed device index in '",
+                 text, "'");
     }
     d.index = std::stoi(idx);
   }

@@ -39,7 +39,9 @@ std::string quote(std::string_view s) {
   return out + "\"";
 }
 
-std::string value_ref(const std::string& name) { return is_plain_name(name) ? "%" + name : "%" + quote(name); }
+std::string value_ref(const std::string& name) {
+  return is_plain_name(name) ? "%" + name : "%" + quote(name);
+}
 
 namespace {
 std::string finish_float(std::string s) {
@@ -69,14 +71,15 @@ std::string format_float32(float v) {
 
 namespace {
 constexpr std::pair<Layout, const char*> kLayouts[] = {
-    {Layout::Unknown, "unknown"},       {Layout::SparseCoo, "sparse_coo"}, {Layout::SparseCsr, "sparse_csr"},
-    {Layout::SparseCsc, "sparse_csc"},  {Layout::SparseBsr, "sparse_bsr"}, {Layout::SparseBsc, "sparse_bsc"},
-    {Layout::Mkldnn, "mkldnn"},         {Layout::Strided, "strided"}};
-constexpr std::pair<MemoryFormat, const char*> kFormats[] = {{MemoryFormat::Unknown, "unknown"},
-                                                             {MemoryFormat::Contiguous, "contiguous"},
-                                                             {MemoryFormat::ChannelsLast, "channels_last"},
-                                                             {MemoryFormat::ChannelsLast3d, "channels_last_3d"},
-                                                             {MemoryFormat::Preserve, "preserve"}};
+    {Layout::Unknown, "unknown"},      {Layout::SparseCoo, "sparse_coo"}, {Layout::SparseCsr, "sparse_csr"},
+    {Layout::SparseCsc, "sparse_csc"}, {Layout::SparseBsr, "sparse_bsr"}, {Layout::SparseBsc, "sparse_bsc"},
+    {Layout::Mkldnn, "mkldnn"},        {Layout::Strided, "strided"}};
+constexpr std::pair<MemoryFormat, const char*> kFormats[] = {
+    {MemoryFormat::Unknown, "unknown"},
+    {MemoryFormat::Contiguous, "contiguous"},
+    {MemoryFormat::ChannelsLast, "channels_last"},
+    {MemoryFormat::ChannelsLast3d, "channels_last_3d"},
+    {MemoryFormat::Preserve, "preserve"}};
 }  // namespace
 
 const char* layout_name(Layout l) {
@@ -115,7 +118,9 @@ std::string list(const std::vector<T>& xs, F f) {
   return s + "]";
 }
 std::string ref_or_none(const Value* v) { return v ? value_ref(v->name()) : "None"; }
-std::string sym_int_text(const SymIntArg& s) { return s.value ? value_ref(s.value->name()) : std::to_string(s.constant); }
+std::string sym_int_text(const SymIntArg& s) {
+  return s.value ? value_ref(s.value->name()) : std::to_string(s.constant);
+}
 }  // namespace
 
 std::string format_argument(const Argument& a) {

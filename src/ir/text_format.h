@@ -22,7 +22,8 @@ std::optional<Layout> layout_from_name(std::string_view name);
 const char* memory_format_name(MemoryFormat m);
 std::optional<MemoryFormat> memory_format_from_name(std::string_view name);
 std::string format_argument(const Argument& arg);
-/// A value's type as printed after "%name: " ("f32[s0, 3]", "sym_int(s0)", "sym_float", "sym_bool", "opaque").
+/// A value's type as printed after "%name: " ("f32[s0, 3]", "sym_int(s0)", "sym_float", "sym_bool",
+/// "opaque").
 std::string value_type(const Value& v);
 /// "parameter", "buffer" or "constant".
 const char* constant_kind_keyword(ConstantKind k);

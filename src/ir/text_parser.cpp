@@ -1,6 +1,6 @@
-// The IR text parser. Phase 1 reads the text into a small syntax tree (so that values may be referenced before
-// the line that defines them, as a graph that is not topologically sorted prints); phase 2 builds the Graph and
-// resolves argument kinds from the kinds of the values they name.
+// The IR text parser. Phase 1 reads the text into a small syntax tree (so that values may be referenced
+// before the line that defines them, as a graph that is not topologically sorted prints); phase 2 builds the
+// Graph and resolves argument kinds from the kinds of the values they name.
 
 #include <cctype>
 #include <cmath>
@@ -155,7 +155,9 @@ class Parser {
   void expect(char c, const char* what) {
     if (!accept(c)) fail(std::string("expected ") + what);
   }
-  static bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+  static bool ident_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  }
   bool at_word(const char* w) {
     ws();
     size_t n = std::strlen(w);
@@ -271,8 +273,9 @@ class Parser {
       return e;
     }
     bool is_float = false;
-    while (j < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[j])) || t_[j] == '.' || t_[j] == 'e' ||
-                             t_[j] == 'E' || ((t_[j] == '-' || t_[j] == '+') && (t_[j - 1] == 'e' || t_[j - 1] == 'E')))) {
+    while (j < t_.size() &&
+           (std::isdigit(static_cast<unsigned char>(t_[j])) || t_[j] == '.' || t_[j] == 'e' || t_[j] == 'E' ||
+            ((t_[j] == '-' || t_[j] == '+') && (t_[j - 1] == 'e' || t_[j - 1] == 'E')))) {
       if (t_[j] == '.' || t_[j] == 'e' || t_[j] == 'E') is_float = true;
       ++j;
     }
@@ -339,7 +342,9 @@ class Parser {
       return t;
     }
     if (word == "sym_float" || word == "sym_bool" || word == "opaque") {
-      t.kind = word == "sym_float" ? ValueKind::SymFloat : word == "sym_bool" ? ValueKind::SymBool : ValueKind::Opaque;
+      t.kind = word == "sym_float"  ? ValueKind::SymFloat
+               : word == "sym_bool" ? ValueKind::SymBool
+                                    : ValueKind::Opaque;
       return t;
     }
     auto dt = dtype_from_name(word);
@@ -520,7 +525,8 @@ class Parser {
 
   // --- Lines ------------------------------------------------------------------------------------------
   std::shared_ptr<GraphAst> parse_graph_block() {
-    // Bounds recursion so that hostile, deeply nested subgraphs fail with an error instead of a stack overflow.
+    // Bounds recursion so that hostile, deeply nested subgraphs fail with an error instead of a stack
+    // overflow.
     if (++depth_ > 64) fail("subgraphs nested deeper than 64 levels");
     struct Leave {
       int& d;
@@ -712,7 +718,8 @@ class Builder {
         if (name.empty() && !n.outputs.empty()) name = n.outputs[0].name;
         node = g_->create_node(n.target, {}, std::move(specs), nullptr, name);
       });
-      for (size_t i = 0; i < n.outputs.size(); ++i) node->output(i)->set_sym_value(n.outputs[i].type.sym_value);
+      for (size_t i = 0; i < n.outputs.size(); ++i)
+        node->output(i)->set_sym_value(n.outputs[i].type.sym_value);
       if (n.subgraph) node->set_subgraph(std::shared_ptr<Graph>(Builder().build(*n.subgraph)));
       nodes.push_back(node);
     }
@@ -755,8 +762,8 @@ class Builder {
     HostTensor t;
     guard(c.data_pos, [&] { t = HostTensor(m.dtype, *sizes); });
     if (static_cast<size_t>(t.numel()) != c.data.size()) {
-      fail_at(c.data_pos, "data has " + std::to_string(c.data.size()) + " values but the type " + m.to_string() +
-                              " holds " + std::to_string(t.numel()));
+      fail_at(c.data_pos, "data has " + std::to_string(c.data.size()) + " values but the type " +
+                              m.to_string() + " holds " + std::to_string(t.numel()));
     }
     for (size_t i = 0; i < c.data.size(); ++i) {
       const Elem& e = c.data[i];
@@ -827,7 +834,8 @@ class Builder {
             vs.push_back(nullptr);
             continue;
           }
-          if (e.kind != Elem::Ref) fail_at(e.pos, "expected a tensor value or None in an optional tensor list");
+          if (e.kind != Elem::Ref)
+            fail_at(e.pos, "expected a tensor value or None in an optional tensor list");
           vs.push_back(tensor_ref(e));
         }
         return Argument::optional_tensors(std::move(vs));

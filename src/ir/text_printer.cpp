@@ -78,7 +78,8 @@ void print_graph_into(const Graph& g, const PrintOptions& opt, const std::string
 void print_node(const Node& node, const PrintOptions& opt, const std::string& indent, std::string& out) {
   out += indent;
   bool default_name = !node.outputs().empty() && node.outputs()[0]->name() == node.name();
-  if (!default_name) out += "node " + (textfmt::is_plain_name(node.name()) ? node.name() : textfmt::quote(node.name())) + ": ";
+  if (!default_name)
+    out += "node " + (textfmt::is_plain_name(node.name()) ? node.name() : textfmt::quote(node.name())) + ": ";
   for (size_t i = 0; i < node.outputs().size(); ++i) {
     if (i) out += ", ";
     const Value* v = node.outputs()[i];
@@ -122,8 +123,8 @@ void print_graph_into(const Graph& g, const PrintOptions& opt, const std::string
     out += inner + "symbol " + name;
     if (info.first) {
       const SymRange& r = *info.first;
-      out += " in [" + (r.min <= SymRange::kNegUnbounded ? std::string("-inf") : std::to_string(r.min)) + ", " +
-             (r.max >= SymRange::kUnbounded ? std::string("inf") : std::to_string(r.max)) + "]";
+      out += " in [" + (r.min <= SymRange::kNegUnbounded ? std::string("-inf") : std::to_string(r.min)) +
+             ", " + (r.max >= SymRange::kUnbounded ? std::string("inf") : std::to_string(r.max)) + "]";
     }
     if (info.second) out += " hint " + std::to_string(*info.second);
     out += "\n";

@@ -36,12 +36,14 @@ void verify_graph(const Graph& g, const std::string& where) {
   auto define = [&](const Value* v, const Node* node) {
     if (v == nullptr) fail(where, node, "null value");
     if (!value_names.insert(v->name()).second) fail(where, node, "duplicate value name '" + v->name() + "'");
-    if (g.find_value(v->name()) != v) fail(where, node, "value '" + v->name() + "' is not owned by the graph");
+    if (g.find_value(v->name()) != v)
+      fail(where, node, "value '" + v->name() + "' is not owned by the graph");
     defined.insert(v);
   };
   for (const Value* v : g.inputs()) {
     define(v, nullptr);
-    if (v->role() != ValueRole::Input) fail(where, nullptr, "graph input '" + v->name() + "' does not have the Input role");
+    if (v->role() != ValueRole::Input)
+      fail(where, nullptr, "graph input '" + v->name() + "' does not have the Input role");
   }
   for (const Value* v : g.constants()) {
     define(v, nullptr);
@@ -52,7 +54,8 @@ void verify_graph(const Graph& g, const std::string& where) {
   std::unordered_set<std::string> node_names;
   for (const Node* node : g.nodes()) {
     if (node->owner() != &g) fail(where, node, "node is not owned by the graph");
-    if (!node_names.insert(node->name()).second) fail(where, node, "duplicate node name '" + node->name() + "'");
+    if (!node_names.insert(node->name()).second)
+      fail(where, node, "duplicate node name '" + node->name() + "'");
     for (const auto& a : node->args()) {
       for (const Value* v : a.value.values()) {
         if (!defined.count(v)) {
@@ -63,8 +66,8 @@ void verify_graph(const Graph& g, const std::string& where) {
         }
         if (!value_kind_ok(a.value.kind(), v->kind())) {
           fail(where, node,
-               "argument '" + a.name + "' of kind " + to_string(a.value.kind()) + " refers to value '" + v->name() +
-                   "' of kind " + to_string(v->kind()));
+               "argument '" + a.name + "' of kind " + to_string(a.value.kind()) + " refers to value '" +
+                   v->name() + "' of kind " + to_string(v->kind()));
         }
       }
     }
@@ -72,16 +75,19 @@ void verify_graph(const Graph& g, const std::string& where) {
       const Value* v = node->outputs()[i];
       define(v, node);
       if (v->producer() != node || v->output_index() != i || v->role() != ValueRole::NodeOutput) {
-        fail(where, node, "output '" + v->name() + "' does not point back at its node as output " + std::to_string(i));
+        fail(where, node,
+             "output '" + v->name() + "' does not point back at its node as output " + std::to_string(i));
       }
     }
-    if (node->subgraph()) verify_graph(*node->subgraph(), where + " (subgraph of node '" + node->name() + "')");
+    if (node->subgraph())
+      verify_graph(*node->subgraph(), where + " (subgraph of node '" + node->name() + "')");
   }
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     const Value* v = g.outputs()[i];
     if (v == nullptr) fail(where, nullptr, "graph output " + std::to_string(i) + " is null");
     if (!defined.count(v)) {
-      fail(where, nullptr, "graph output " + std::to_string(i) + " '" + v->name() + "' is not defined in the graph");
+      fail(where, nullptr,
+           "graph output " + std::to_string(i) + " '" + v->name() + "' is not defined in the graph");
     }
   }
 }

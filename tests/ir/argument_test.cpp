@@ -1,4 +1,5 @@
-// Argument: constructors, typed accessors (compatible kinds and clear mismatch errors), values, replace, text.
+// Argument: constructors, typed accessors (compatible kinds and clear mismatch errors), values, replace,
+// text.
 
 #include <gtest/gtest.h>
 
@@ -19,7 +20,8 @@ struct Fixture {
   Value* t = g.add_input("t", ValueKind::SymBool);
 };
 
-void expect_mismatch(const std::function<void()>& fn, const std::string& expected, const std::string& actual) {
+void expect_mismatch(const std::function<void()>& fn, const std::string& expected,
+                     const std::string& actual) {
   try {
     fn();
     FAIL() << "expected a kind mismatch";

@@ -1,4 +1,5 @@
-// Graph building and editing: create, unique names, replace uses, erase, move, topological sort, clone, UseMap.
+// Graph building and editing: create, unique names, replace uses, erase, move, topological sort, clone,
+// UseMap.
 
 #include "kiln/ir/graph.h"
 
@@ -22,12 +23,14 @@ struct Chain {
   Node* add;
   Chain() {
     x = g.add_input("x", ValueKind::Tensor, f32({2, 3}));
-    relu = g.create_node(op("aten.relu.default"), {{"self", Argument::tensor(x)}}, {{"relu", ValueKind::Tensor, f32({2, 3})}});
+    relu = g.create_node(op("aten.relu.default"), {{"self", Argument::tensor(x)}},
+                         {{"relu", ValueKind::Tensor, f32({2, 3})}});
     neg = g.create_node(op("aten.neg.default"), {{"self", Argument::tensor(relu->output())}},
                         {{"neg", ValueKind::Tensor, f32({2, 3})}});
-    add = g.create_node(op("aten.add.Tensor"),
-                        {{"self", Argument::tensor(neg->output())}, {"other", Argument::tensor(relu->output())}},
-                        {{"add", ValueKind::Tensor, f32({2, 3})}});
+    add = g.create_node(
+        op("aten.add.Tensor"),
+        {{"self", Argument::tensor(neg->output())}, {"other", Argument::tensor(relu->output())}},
+        {{"add", ValueKind::Tensor, f32({2, 3})}});
     g.set_outputs({add->output()});
   }
 };
@@ -54,12 +57,14 @@ TEST(Graph, NamesAreUniqueAndDerived) {
   Chain c;
   EXPECT_EQ(c.g.unique_name("relu"), "relu_1");
   EXPECT_EQ(c.g.unique_name("fresh"), "fresh");
-  Node* r2 = c.g.create_node(op("aten.relu.default"), {{"self", Argument::tensor(c.x)}}, {{"", ValueKind::Tensor, f32({2, 3})}});
+  Node* r2 = c.g.create_node(op("aten.relu.default"), {{"self", Argument::tensor(c.x)}},
+                             {{"", ValueKind::Tensor, f32({2, 3})}});
   EXPECT_EQ(r2->name(), "relu_1");
   EXPECT_EQ(r2->output()->name(), "relu_1_1") << "an output without a name is derived from the node name";
-  Node* multi = c.g.create_node(op("aten.max.dim"), {{"self", Argument::tensor(c.x)}, {"dim", Argument::int_(0)}},
-                                {{"", ValueKind::Tensor, f32({3})}, {"", ValueKind::Tensor, TensorMeta::make(DType::Int64, {3})}},
-                                nullptr, "max");
+  Node* multi = c.g.create_node(
+      op("aten.max.dim"), {{"self", Argument::tensor(c.x)}, {"dim", Argument::int_(0)}},
+      {{"", ValueKind::Tensor, f32({3})}, {"", ValueKind::Tensor, TensorMeta::make(DType::Int64, {3})}},
+      nullptr, "max");
   EXPECT_EQ(multi->outputs().size(), 2u);
   EXPECT_NE(multi->output(0)->name(), multi->output(1)->name());
   EXPECT_EQ(multi->output(1)->output_index(), 1u);
@@ -100,7 +105,8 @@ TEST(Graph, EraseWithUsersFails) {
   EXPECT_THROW(c.g.erase_node(c.add), Error) << "a graph output";
   EXPECT_THROW(c.g.erase_value(c.x), Error) << "an input with users";
   EXPECT_THROW(c.g.erase_value(c.relu->output()), Error) << "a node output";
-  Value* unused = c.g.add_constant("w", "fc.weight", ConstantKind::Parameter, HostTensor::from_floats({1, 2}, {2}));
+  Value* unused =
+      c.g.add_constant("w", "fc.weight", ConstantKind::Parameter, HostTensor::from_floats({1, 2}, {2}));
   EXPECT_EQ(unused->meta(), f32({2}));
   c.g.erase_value(unused);
   EXPECT_TRUE(c.g.constants().empty());
@@ -109,8 +115,10 @@ TEST(Graph, EraseWithUsersFails) {
 
 TEST(Graph, MoveAndTopologicalSortIsStable) {
   Chain c;
-  Node* s1 = c.g.create_node(op("aten.sin.default"), {{"self", Argument::tensor(c.x)}}, {{"s1", ValueKind::Tensor, f32({2, 3})}});
-  Node* s2 = c.g.create_node(op("aten.cos.default"), {{"self", Argument::tensor(c.x)}}, {{"s2", ValueKind::Tensor, f32({2, 3})}});
+  Node* s1 = c.g.create_node(op("aten.sin.default"), {{"self", Argument::tensor(c.x)}},
+                             {{"s1", ValueKind::Tensor, f32({2, 3})}});
+  Node* s2 = c.g.create_node(op("aten.cos.default"), {{"self", Argument::tensor(c.x)}},
+                             {{"s2", ValueKind::Tensor, f32({2, 3})}});
   c.g.move_before(c.relu, nullptr);  // relu now after its users
   c.g.move_before(s2, c.neg);
   EXPECT_THROW(verify(c.g), Error);
@@ -161,7 +169,8 @@ TEST(Graph, CloneIsDeep) {
   EXPECT_EQ(c->find_node("m")->arg("self").as_tensor(), c->find_value("x"));
   EXPECT_EQ(c->find_node("v")->arg("size").as_sym_ints()[0].value, c->find_value("n"));
   EXPECT_EQ(c->find_node("m")->metadata().at("nn_module_stack"), "fc");
-  EXPECT_EQ(c->find_value("w")->data().data(), g->find_value("w")->data().data()) << "constants share storage";
+  EXPECT_EQ(c->find_value("w")->data().data(), g->find_value("w")->data().data())
+      << "constants share storage";
   ASSERT_NE(c->find_node("seg")->subgraph(), nullptr);
   EXPECT_NE(c->find_node("seg")->subgraph().get(), g->find_node("seg")->subgraph().get());
   EXPECT_EQ(c->symbol_hints().at("s0"), 4);
@@ -232,7 +241,8 @@ TEST(TensorMeta, StridesDevicesAndText) {
   EXPECT_EQ(TensorMeta::make(DType::Int64, {2, 3}).static_sizes(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(Device::parse("cpu").to_string(), "cpu");
   EXPECT_EQ(Device::parse("cuda").index, -1);
-  for (const char* bad : {"", "cuda:", "cuda:x", ":0", "CUDA"}) EXPECT_THROW(Device::parse(bad), Error) << bad;
+  for (const char* bad : {"", "cuda:", "cuda:x", ":0", "CUDA"})
+    EXPECT_THROW(Device::parse(bad), Error) << bad;
 }
 
 }  // namespace

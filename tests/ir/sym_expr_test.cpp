@@ -32,7 +32,8 @@ TEST(SymExprSrepr, FixtureStrings) {
   EXPECT_EQ(a.kind(), K::Symbol);
   EXPECT_EQ(a.symbol_name(), "s77");
   SymExpr b = SymExpr::parse_srepr(
-      "Mul(Integer(64), Symbol('s28', positive=True, integer=True), Symbol('s98', positive=True, integer=True))");
+      "Mul(Integer(64), Symbol('s28', positive=True, integer=True), Symbol('s98', positive=True, "
+      "integer=True))");
   EXPECT_EQ(b, 64 * S("s28") * S("s98"));
   EXPECT_EQ(b.to_string(), "64*s28*s98");
   SymExpr c =
@@ -72,9 +73,10 @@ TEST(SymExprSrepr, EveryHead) {
 }
 
 TEST(SymExprSrepr, Malformed) {
-  for (const char* bad : {"", "Integer(", "Integer(1", "Symbol()", "Symbol('')", "Foo(Integer(1))",
-                          "Add(Integer(1),)", "Mul()", "Integer(1) junk", "Rational(1, 0)", "FloorDiv(Integer(1))",
-                          "Integer(99999999999999999999)", "Symbol('s0", "Pow(Integer(2))", "Integer(1.5)"}) {
+  for (const char* bad :
+       {"", "Integer(", "Integer(1", "Symbol()", "Symbol('')", "Foo(Integer(1))", "Add(Integer(1),)", "Mul()",
+        "Integer(1) junk", "Rational(1, 0)", "FloorDiv(Integer(1))", "Integer(99999999999999999999)",
+        "Symbol('s0", "Pow(Integer(2))", "Integer(1.5)"}) {
     EXPECT_THROW(SymExpr::parse_srepr(bad), Error) << bad;
   }
   expect_invalid([] { SymExpr::parse_srepr("Foo(Integer(1))"); }, "Foo(Integer(1))");
@@ -189,14 +191,30 @@ TEST(SymExprBound, Intervals) {
 
 TEST(SymExprText, RoundTrip) {
   SymExpr s0 = S("s0"), s1 = S("s1");
-  std::vector<SymExpr> cases = {
-      SymExpr(0), SymExpr(-7), s0, s0 + 1, s0 - 1, 1 - s0, -1 * s0, 64 * s0 * s1, -3 * s0 + 2 * s1 - 5,
-      SymExpr::rational(1, 2), SymExpr::rational(-3, 4) * s0, SymExpr::make(K::TrueDiv, {s0, s1}),
-      SymExpr::make(K::Pow, {s0, 3}), SymExpr::make(K::Pow, {s0, -1}), SymExpr::make(K::Pow, {s0 + 1, 2}),
-      SymExpr::make(K::Pow, {2, s0}), SymExpr::floordiv(s0 - 1, 2) + 1, SymExpr::ceildiv(s0, 3),
-      SymExpr::mod(s0, s1), SymExpr::max(1, s0), SymExpr::make(K::Min, {s0, s1, 4}) * 2,
-      2 * SymExpr::make(K::TrueDiv, {s0, s1}), SymExpr::make(K::TrueDiv, {s0 + 1, s1 * 2}),
-      SymExpr::make(K::Mul, {s0, SymExpr::make(K::Pow, {s1, -2})})};
+  std::vector<SymExpr> cases = {SymExpr(0),
+                                SymExpr(-7),
+                                s0,
+                                s0 + 1,
+                                s0 - 1,
+                                1 - s0,
+                                -1 * s0,
+                                64 * s0 * s1,
+                                -3 * s0 + 2 * s1 - 5,
+                                SymExpr::rational(1, 2),
+                                SymExpr::rational(-3, 4) * s0,
+                                SymExpr::make(K::TrueDiv, {s0, s1}),
+                                SymExpr::make(K::Pow, {s0, 3}),
+                                SymExpr::make(K::Pow, {s0, -1}),
+                                SymExpr::make(K::Pow, {s0 + 1, 2}),
+                                SymExpr::make(K::Pow, {2, s0}),
+                                SymExpr::floordiv(s0 - 1, 2) + 1,
+                                SymExpr::ceildiv(s0, 3),
+                                SymExpr::mod(s0, s1),
+                                SymExpr::max(1, s0),
+                                SymExpr::make(K::Min, {s0, s1, 4}) * 2,
+                                2 * SymExpr::make(K::TrueDiv, {s0, s1}),
+                                SymExpr::make(K::TrueDiv, {s0 + 1, s1 * 2}),
+                                SymExpr::make(K::Mul, {s0, SymExpr::make(K::Pow, {s1, -2})})};
   for (const auto& e : cases) {
     std::string text = e.to_string();
     SymExpr back = SymExpr::parse(text);

@@ -25,7 +25,8 @@ std::string round_trip(const std::string& text, const PrintOptions& opt = {}) {
   return printed;
 }
 
-const char* kEveryKind = R"(graph(%x: f32[s0, 3, 16, 16], %n: sym_int, %f: sym_float, %b: sym_bool, %o: opaque) {
+const char* kEveryKind =
+    R"(graph(%x: f32[s0, 3, 16, 16], %n: sym_int, %f: sym_float, %b: sym_bool, %o: opaque) {
   symbol s0 in [1, 64] hint 2
   symbol s1 in [-inf, inf]
   symbol s2 hint 7
@@ -50,11 +51,14 @@ TEST(IrText, EveryArgumentKindRoundTrips) {
   ASSERT_NE(k, nullptr);
   using AK = Argument::Kind;
   std::map<std::string, AK> want = {
-      {"a", AK::Float},   {"b", AK::Float},           {"c", AK::Float},   {"d", AK::Float},    {"e", AK::Floats},
-      {"f", AK::Bools},   {"g", AK::String},          {"h", AK::Strings}, {"i", AK::OptionalTensors},
-      {"j", AK::Tensors}, {"k", AK::SymInt},          {"l", AK::SymInt},  {"m", AK::SymFloat}, {"n", AK::SymBool},
-      {"o", AK::Floats},  {"p", AK::Bools},           {"q", AK::Strings}, {"r", AK::Tensors},  {"s", AK::OptionalTensors},
-      {"t", AK::SymInts}, {"u", AK::Ints},            {"v", AK::Tensor},  {"w", AK::Float},    {"x", AK::Float},
+      {"a", AK::Float},           {"b", AK::Float},   {"c", AK::Float},
+      {"d", AK::Float},           {"e", AK::Floats},  {"f", AK::Bools},
+      {"g", AK::String},          {"h", AK::Strings}, {"i", AK::OptionalTensors},
+      {"j", AK::Tensors},         {"k", AK::SymInt},  {"l", AK::SymInt},
+      {"m", AK::SymFloat},        {"n", AK::SymBool}, {"o", AK::Floats},
+      {"p", AK::Bools},           {"q", AK::Strings}, {"r", AK::Tensors},
+      {"s", AK::OptionalTensors}, {"t", AK::SymInts}, {"u", AK::Ints},
+      {"v", AK::Tensor},          {"w", AK::Float},   {"x", AK::Float},
       {"y", AK::SymInts}};
   for (const auto& [name, kind] : want) EXPECT_EQ(k->arg(name).kind(), kind) << name;
   EXPECT_EQ(k->arg("b").as_float(), 1e-05);
@@ -108,10 +112,11 @@ TEST(IrText, PrintedFormIsStable) {
 )";
   EXPECT_EQ(round_trip(text), text);
   // Blank lines, comments and spacing are not significant.
-  const char* loose = "\n# leading comment\ngraph( %x : f32[s77,3] ) {   # c\n\n  symbol s77 in [1, 64] hint 2\n"
-                      "  %relu: f32[s77, 3] = aten.relu.default( self = %x )\n"
-                      "  %add: f32[s77,3] = aten.add.Tensor(self=%relu, other=%x, alpha=1)  # trailing\n"
-                      "  return (%add)\n}\n\n";
+  const char* loose =
+      "\n# leading comment\ngraph( %x : f32[s77,3] ) {   # c\n\n  symbol s77 in [1, 64] hint 2\n"
+      "  %relu: f32[s77, 3] = aten.relu.default( self = %x )\n"
+      "  %add: f32[s77,3] = aten.add.Tensor(self=%relu, other=%x, alpha=1)  # trailing\n"
+      "  return (%add)\n}\n\n";
   EXPECT_EQ(print_graph(*parse_graph(loose)), text);
 }
 
@@ -202,7 +207,8 @@ TEST(IrText, MetadataCommentsAreIgnoredByTheParser) {
   PrintOptions opt;
   opt.metadata = true;
   std::string text = print_graph(*g, opt);
-  EXPECT_NE(text.find("# nn_module_stack=\"L['self'].fc: Linear # not a comment\""), std::string::npos) << text;
+  EXPECT_NE(text.find("# nn_module_stack=\"L['self'].fc: Linear # not a comment\""), std::string::npos)
+      << text;
   EXPECT_EQ(text.find("stack_trace"), std::string::npos);
   EXPECT_EQ(print_graph(*parse_graph(text)), print_graph(*g));
 }
@@ -257,27 +263,35 @@ TEST(IrText, ParserErrorsNameLineAndColumn) {
                      "line 2, column 7", "unknown type 'q32'");
   expect_parse_error("graph(%x: f32[2]) {\n  %y: f32[2] = aten.relu.default(self=%x\n  return (%y)\n}\n",
                      "line 2, column 41", "expected ',' or ')'");
-  expect_parse_error("graph(%x: f32[2 +]) {\n  return (%x)\n}\n", "line 1, column 15", "bad symbolic expression");
-  expect_parse_error("graph(%x: f32[2]) {\n  %y: f32[2] = aten.relu.default(self=%x)\n", "line 3", "expected 'return");
-  expect_parse_error("graph(%x: f32[2]) {\n  return (%x)\n}\nextra\n", "line 4, column 1", "expected end of text");
-  expect_parse_error("graph(%x: f32[2]) {\n  %y: f32[2] = aten.f.default(a=[1, 2.0, \"s\"])\n  return (%y)\n}\n",
-                     "line 2", "list mixes");
+  expect_parse_error("graph(%x: f32[2 +]) {\n  return (%x)\n}\n", "line 1, column 15",
+                     "bad symbolic expression");
+  expect_parse_error("graph(%x: f32[2]) {\n  %y: f32[2] = aten.relu.default(self=%x)\n", "line 3",
+                     "expected 'return");
+  expect_parse_error("graph(%x: f32[2]) {\n  return (%x)\n}\nextra\n", "line 4, column 1",
+                     "expected end of text");
+  expect_parse_error(
+      "graph(%x: f32[2]) {\n  %y: f32[2] = aten.f.default(a=[1, 2.0, \"s\"])\n  return (%y)\n}\n", "line 2",
+      "list mixes");
   expect_parse_error("graph(%x: f32[2]) {\n  %y: f32[2] = aten.f.default(a=\"abc)\n  return (%y)\n}\n",
                      "line 2, column 33", "unterminated string");
-  expect_parse_error("graph(%x: f32[2], %x: f32[2]) {\n  return (%x)\n}\n", "line 1, column 19", "duplicate value name");
-  expect_parse_error("graph(%x: f32[2]) {\n  %c: f32[3] = constant(\"c\", data=[1.0, 2.0])\n  return (%c)\n}\n",
-                     "line 2", "data has 2 values");
+  expect_parse_error("graph(%x: f32[2], %x: f32[2]) {\n  return (%x)\n}\n", "line 1, column 19",
+                     "duplicate value name");
+  expect_parse_error(
+      "graph(%x: f32[2]) {\n  %c: f32[3] = constant(\"c\", data=[1.0, 2.0])\n  return (%c)\n}\n", "line 2",
+      "data has 2 values");
   expect_parse_error("graph(%x: f32[2]) {\n  %y: f32[2] = aten.f.default(a=dtype.f99)\n  return (%y)\n}\n",
                      "line 2, column 33", "unknown dtype 'f99'");
   expect_parse_error("graph(%x: f32[2]) {\n  %y: f32[2] = aten.f.default(a=[%x, None])\n  return (%y)\n}\n",
                      "line 2", "?[...]");
   expect_parse_error("graph(%x: f32[2]) {\n  %y: f32[2] = aten.f.default(a=sym[%x])\n  return (%y)\n}\n",
                      "line 2", "not a SymInt");
-  expect_parse_error("graph(%x: f32[2]) {\n  %y: f32[2] = aten.f.default(a=1, a=2)\n  return (%y)\n}\n", "line 2",
-                     "duplicate argument 'a'");
-  expect_parse_error("graph(%x: f32[2]) {\n  symbol s0 in [5, 1]\n  return (%x)\n}\n", "line 2", "empty range");
-  expect_parse_error("graph(%x: f32[2]) {\n  %y: f32[2] = aten.f.default(a=99999999999999999999)\n  return (%y)\n}\n",
-                     "line 2, column 33", "does not fit");
+  expect_parse_error("graph(%x: f32[2]) {\n  %y: f32[2] = aten.f.default(a=1, a=2)\n  return (%y)\n}\n",
+                     "line 2", "duplicate argument 'a'");
+  expect_parse_error("graph(%x: f32[2]) {\n  symbol s0 in [5, 1]\n  return (%x)\n}\n", "line 2",
+                     "empty range");
+  expect_parse_error(
+      "graph(%x: f32[2]) {\n  %y: f32[2] = aten.f.default(a=99999999999999999999)\n  return (%y)\n}\n",
+      "line 2, column 33", "does not fit");
 }
 
 TEST(IrText, TruncatedAndMutatedTextNeverCrashes) {

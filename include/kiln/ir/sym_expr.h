@@ -36,12 +36,22 @@ class SymExpr {
   SymExpr();
   /// A constant (implicit, so `SymExpr e = 3;` and std::vector<SymExpr>{1, 2} work).
   SymExpr(int64_t value);  // NOLINT(google-explicit-constructor)
+  /// A symbol; the name must be an identifier ([A-Za-z_][A-Za-z0-9_]*), else kiln::Error(InvalidInput).
   static SymExpr symbol(std::string name);
   static SymExpr rational(int64_t numerator, int64_t denominator);
-  /// Builds an operation node; constant operands are folded where the result is exact.
+  /// Builds an operation node in canonical form: nested Add/Mul/Max/Min flatten, constants fold, like terms and
+  /// equal factors combine (s0 + s0 = 2*s0, s0*s0 = s0**2), 0 in Add and 1 in Mul drop, x*0 = 0, a number
+  /// times a sum distributes, a/c with constant c becomes (1/c)*a, floordiv/mod by a positive constant take out
+  /// divisible terms, and operands sort in a stable structural order. Structurally equal results compare equal.
+  /// Kinds: Pow(base, exp), FloorDiv(a, b), Mod(a, b), CeilToInt(x), TrueDiv(a, b), Add/Mul/Max/Min(n operands).
   static SymExpr make(Kind kind, std::vector<SymExpr> operands);
 
   /// Parses sympy srepr text, e.g. "Mul(Integer(2), Symbol('s77', positive=True, integer=True))".
+  /// Heads: Integer, Rational, Symbol (keyword arguments ignored), Add, Mul, Pow/PowByNatural (Pow(s0, -1) is
+  /// 1/s0), FloorDiv/CleanDiv/IntDiv, CeilDiv, ModularIndexing(x, d, m) = mod(floordiv(x, d), m), Mod/PythonMod
+  /// (Python semantics), CeilToInt/ceiling, FloorToInt/floor, TrueDiv/IntTrueDiv/FloatTrueDiv, Max, Min, Identity,
+  /// One/Zero/NegativeOne/Half. oo, int_oo, Infinity(), IntInfinity() parse as the constant SymRange::kUnbounded
+  /// and their negations as SymRange::kNegUnbounded. Nesting deeper than 256 levels is rejected.
   /// Throws kiln::Error(InvalidInput) quoting the text on anything it does not understand.
   static SymExpr parse_srepr(std::string_view text);
   /// Parses the infix form that to_string() prints ("2*s77 + 1", "floordiv(s0, 2)", "max(s0, 1)").
