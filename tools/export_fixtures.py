@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Regenerates Kiln's .pt2 test fixtures (needs torch >= 2.9; torchvision / transformers for those models).
+
+Each fixture is a folder:
+  model.pt2            torch.export.export(...) then torch.export.save (training IR, high-level ops)
+  model_core_aten.pt2  the same after ep.run_decompositions() (with --core-aten, or for models that ask for it)
+  io_N.npz             input_K (user-input order) and output_K (output order), computed by eager PyTorch
+  meta.json            {"name", "torch", "cases": [{"inputs": [shapes], "outputs": [shapes]}], "ops": [...]}
+
+Weights are random from fixed seeds, float32, CPU. Usage:
+  python3 tools/export_fixtures.py --out tests/data tiny_convnet tiny_mlp
+  python3 tools/export_fixtures.py --out /tmp/models --core-aten resnet50 bert
+  python3 tools/export_fixtures.py --list
+"""
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+try:
+    import numpy as np
+    import torch
+    from torch import nn
+    from torch.export import Dim
+except ImportError as error:  # pragma: no cover - the script needs torch
+    sys.exit(f"export_fixtures: {error}; run this where torch >= 2.9 and numpy are installed")
+
+SEED = 0
+
+
+@dataclass
+class Fixture:
+    """How to build one fixture: the module, its example inputs per case, and dynamic shapes."""
+
+    build: Callable[[], nn.Module]
+    cases: List[Callable[[torch.Generator], Tuple[torch.Tensor, ...]]]
+    dynamic_shapes: Optional[Callable[[], object]] = None
+    core_aten: bool = False
+    description: str = ""
+    needs: List[str] = field(default_factory=list)
+
+
+def randn(gen: torch.Generator, *shape: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=gen, dtype=torch.float32)
+
+
+def randint(gen: torch.Generator, high: int, *shape: int) -> torch.Tensor:
+    return torch.randint(0, high, shape, generator=gen, dtype=torch.int64)
+
+
+# --- the tiny fixtures (as in fixtures/public/README.md) -------------------------------------------------------
+
+
+class TinyConvNet(nn.Module):
+    """conv3x3(3->8)+bias, batch norm with non-trivial running stats, relu, mean over H,W, linear(8->4),
+    log_softmax; second output lgamma(mean)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1, bias=True)
+        self.bn = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor):
+        y = torch.relu(self.bn(self.conv(x)))
+        pooled = y.mean(dim=(2, 3))
+        return torch.log_softmax(self.fc(pooled), dim=1), torch.lgamma(pooled + 1.0)
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(y)) + x)
+
+
+class TinyResNet(nn.Module):
+    """Stem conv(3->16, s2)+bn+relu+maxpool(3,2,1); basic block at 16; 1x1 conv s2 to 32; basic block at 32;
+    adaptive avg pool; flatten; linear(32->10)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(16),
+                                  nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        self.block1 = BasicBlock(16)
+        self.down = nn.Conv2d(16, 32, 1, stride=2)
+        self.block2 = BasicBlock(32)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.block2(self.down(self.block1(self.stem(x))))
+        return self.fc(torch.flatten(self.pool(y), 1))
+
+
+class TinyMlp(nn.Module):
+    """linear(32->64), gelu, linear(64->64), gelu(tanh), layer norm, linear(64->8)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(32, 64)
+        self.fc2 = nn.Linear(64, 64)
+        self.norm = nn.LayerNorm(64)
+        self.fc3 = nn.Linear(64, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = nn.functional.gelu(self.fc1(x))
+        y = nn.functional.gelu(self.fc2(y), approximate="tanh")
+        return self.fc3(self.norm(y))
+
+
+def tiny_encoder() -> nn.Module:
+    return nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0, batch_first=True)
+
+
+def randomize_batch_norm_stats(module: nn.Module, gen: torch.Generator) -> None:
+    """Gives every batch norm non-trivial running statistics and affine parameters."""
+    for m in module.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            with torch.no_grad():
+                m.running_mean.copy_(randn(gen, m.num_features) * 0.5)
+                m.running_var.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
+                if m.affine:
+                    m.weight.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
+                    m.bias.copy_(randn(gen, m.num_features) * 0.1)
+
+
+# --- torchvision and transformers models (small inputs) --------------------------------------------------------
+
+
+def torchvision_model(name: str) -> Callable[[], nn.Module]:
+    def build() -> nn.Module:
+        import torchvision
+
+        return getattr(torchvision.models, name)(weights=None)
+
+    return build
+
+
+def image_cases(size: int, batches: Sequence[int]) -> List[Callable[[torch.Generator], Tuple[torch.Tensor, ...]]]:
+    return [(lambda gen, b=b: (randn(gen, b, 3, size, size),)) for b in batches]
+
+
+def batch_dynamic(max_batch: int = 16) -> Callable[[], object]:
+    return lambda: ({0: Dim("batch", min=1, max=max_batch)},)
+
+
+class HiddenState(nn.Module):
+    """Wraps a transformers model so that the exported program returns plain tensors."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+def transformers_model(kind: str) -> Callable[[], nn.Module]:
+    def build() -> nn.Module:
+        import transformers
+
+        small = dict(num_hidden_layers=2, hidden_size=128, num_attention_heads=4, intermediate_size=256)
+        if kind == "bert":
+            config = transformers.BertConfig(vocab_size=1000, max_position_embeddings=128, **small)
+            model = transformers.BertModel(config, add_pooling_layer=False)
+        elif kind == "gpt2":
+            config = transformers.GPT2Config(vocab_size=1000, n_positions=128, n_embd=128, n_layer=2, n_head=4)
+            model = transformers.GPT2Model(config)
+        elif kind == "t5_encoder":
+            config = transformers.T5Config(vocab_size=1000, d_model=128, d_kv=32, d_ff=256, num_layers=2,
+                                           num_heads=4)
+            model = transformers.T5EncoderModel(config)
+        else:
+            raise ValueError(kind)
+        model.config.use_cache = False
+        return HiddenState(model)
+
+    return build
+
+
+def token_cases(shapes: Sequence[Tuple[int, int]]) -> List[Callable[[torch.Generator], Tuple[torch.Tensor, ...]]]:
+    def case(gen: torch.Generator, b: int, s: int) -> Tuple[torch.Tensor, ...]:
+        ids = randint(gen, 1000, b, s)
+        mask = torch.ones(b, s, dtype=torch.int64)
+        mask[0, s - 2:] = 0  # some padding, so the mask path is exercised
+        return ids, mask
+
+    return [(lambda gen, b=b, s=s: case(gen, b, s)) for b, s in shapes]
+
+
+def token_dynamic() -> object:
+    batch = Dim("batch", min=1, max=8)
+    seq = Dim("seq", min=4, max=64)
+    return ({0: batch, 1: seq}, {0: batch, 1: seq})
+
+
+FIXTURES: Dict[str, Fixture] = {
+    "tiny_convnet": Fixture(TinyConvNet, [lambda g: (randn(g, 2, 3, 16, 16),), lambda g: (randn(g, 7, 3, 16, 16),)],
+                            lambda: ({0: Dim("batch", min=1, max=64)},), core_aten=True),
+    "tiny_resnet": Fixture(TinyResNet, image_cases(32, [2]), None, core_aten=True),
+    "tiny_encoder": Fixture(tiny_encoder, [lambda g: (randn(g, 2, 10, 64),), lambda g: (randn(g, 3, 23, 64),)],
+                            lambda: ({0: Dim("batch", min=1, max=16), 1: Dim("seq", min=2, max=64)},)),
+    "tiny_mlp": Fixture(TinyMlp, [lambda g: (randn(g, 5, 32),), lambda g: (randn(g, 100, 32),)],
+                        lambda: ({0: Dim("rows", min=1, max=1024)},)),
+    "resnet18": Fixture(torchvision_model("resnet18"), image_cases(64, [1, 2]), batch_dynamic(), needs=["torchvision"]),
+    "resnet50": Fixture(torchvision_model("resnet50"), image_cases(64, [1, 2]), batch_dynamic(), needs=["torchvision"]),
+    "mobilenet_v3_large": Fixture(torchvision_model("mobilenet_v3_large"), image_cases(64, [1, 2]), batch_dynamic(),
+                                  needs=["torchvision"]),
+    "efficientnet_b0": Fixture(torchvision_model("efficientnet_b0"), image_cases(64, [1, 2]), batch_dynamic(),
+                               needs=["torchvision"]),
+    "vit_b_16": Fixture(torchvision_model("vit_b_16"), image_cases(224, [1]), None, needs=["torchvision"]),
+    "swin_t": Fixture(torchvision_model("swin_t"), image_cases(224, [1]), None, needs=["torchvision"]),
+    "convnext_tiny": Fixture(torchvision_model("convnext_tiny"), image_cases(64, [1, 2]), batch_dynamic(),
+                             needs=["torchvision"]),
+    "bert": Fixture(transformers_model("bert"), token_cases([(2, 16), (3, 37)]), token_dynamic,
+                    needs=["transformers"]),
+    "gpt2": Fixture(transformers_model("gpt2"), token_cases([(2, 16), (3, 37)]), token_dynamic,
+                    needs=["transformers"]),
+    "t5_encoder": Fixture(transformers_model("t5_encoder"), token_cases([(2, 16), (3, 37)]), token_dynamic,
+                          needs=["transformers"]),
+}
+
+
+def op_names(ep: "torch.export.ExportedProgram") -> List[str]:
+    """The distinct call targets, as str() prints them ("aten.conv2d.default", "<built-in function mul>")."""
+    return sorted({str(node.target) for node in ep.graph.nodes if node.op == "call_function"})
+
+
+def flatten_outputs(result) -> List[torch.Tensor]:
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        out: List[torch.Tensor] = []
+        for item in result:
+            out.extend(flatten_outputs(item))
+        return out
+    raise TypeError(f"unsupported output type {type(result).__name__}")
+
+
+def export_fixture(name: str, fixture: Fixture, out_dir: str, core_aten: bool) -> None:
+    torch.manual_seed(SEED)
+    gen = torch.Generator().manual_seed(SEED)
+    module = fixture.build().eval()
+    randomize_batch_norm_stats(module, gen)
+    input_gen = torch.Generator().manual_seed(SEED + 1)
+    cases = [case(input_gen) for case in fixture.cases]
+
+    dynamic = fixture.dynamic_shapes() if fixture.dynamic_shapes else None
+    with torch.no_grad():
+        ep = torch.export.export(module, cases[0], dynamic_shapes=dynamic, strict=False)
+    folder = os.path.join(out_dir, name)
+    os.makedirs(folder, exist_ok=True)
+    torch.export.save(ep, os.path.join(folder, "model.pt2"))
+    if core_aten or fixture.core_aten:
+        torch.export.save(ep.run_decompositions(), os.path.join(folder, "model_core_aten.pt2"))
+
+    meta = {"name": name, "torch": torch.__version__, "cases": [], "ops": op_names(ep)}
+    for index, inputs in enumerate(cases):
+        with torch.no_grad():
+            outputs = flatten_outputs(module(*inputs))
+        arrays = {f"input_{k}": t.detach().contiguous().numpy() for k, t in enumerate(inputs)}
+        arrays.update({f"output_{k}": t.detach().contiguous().numpy() for k, t in enumerate(outputs)})
+        np.savez(os.path.join(folder, f"io_{index}.npz"), **arrays)
+        meta["cases"].append({"inputs": [list(t.shape) for t in inputs], "outputs": [list(t.shape) for t in outputs]})
+    with open(os.path.join(folder, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    print(f"{name}: {len(cases)} cases, {len(meta['ops'])} distinct ops -> {folder}")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", help="fixtures to export (default: the four tiny ones)")
+    parser.add_argument("--out", default="tests/data", help="output folder (one subfolder per fixture)")
+    parser.add_argument("--core-aten", action="store_true", help="also write model_core_aten.pt2 for every fixture")
+    parser.add_argument("--list", action="store_true", help="list the fixtures and exit")
+    args = parser.parse_args(argv)
+
+    if args.list:
+        for name, fixture in FIXTURES.items():
+            needs = f" (needs {', '.join(fixture.needs)})" if fixture.needs else ""
+            print(f"{name}{needs}")
+        return 0
+    names = args.names or ["tiny_convnet", "tiny_resnet", "tiny_encoder", "tiny_mlp"]
+    unknown = [n for n in names if n not in FIXTURES]
+    if unknown:
+        parser.error(f"unknown fixture(s) {', '.join(unknown)}; see --list")
+    failed = []
+    for name in names:
+        try:
+            export_fixture(name, FIXTURES[name], args.out, args.core_aten)
+        except Exception as error:  # report and go on with the others
+            print(f"{name}: FAILED: {type(error).__name__}: {error}", file=sys.stderr)
+            failed.append(name)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
