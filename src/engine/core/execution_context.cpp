@@ -217,7 +217,13 @@ void ExecutionContext::State::run(bool execute) {
     const Kernel* kernel = g->kernels[li].get();
     KILN_CHECK(kernel != nullptr, Internal, "layer '", l.name, "' has no kernel");
     if (state_owner[li] != kernel) {
-      states[li] = kernel->create_state();
+      try {
+        states[li] = kernel->create_state();
+      } catch (const Error&) {
+        throw;
+      } catch (const std::exception& e) {
+        KILN_FAIL(Internal, "layer '", l.name, "': kernel '", pl.tactic, "' failed: ", e.what());
+      }
       state_owner[li] = kernel;
     }
     KernelArgs args;
@@ -232,7 +238,13 @@ void ExecutionContext::State::run(bool execute) {
     args.workspace_size = g->workspace_bytes;
     args.pool = g->backend->thread_pool();
     args.state = states[li].get();
-    kernel->execute(args);
+    try {
+      kernel->execute(args);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      KILN_FAIL(Internal, "layer '", l.name, "': kernel '", pl.tactic, "' failed: ", e.what());
+    }
     for (size_t o = 0; o < outs.size(); ++o) {
       int64_t id = l.outputs[o];
       if (!outs[o].data_dependent) continue;

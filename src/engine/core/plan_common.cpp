@@ -69,7 +69,13 @@ void Plan::Impl::create_kernels(int64_t only) {
       if (e.layer == static_cast<int64_t>(i) && !layers[i].layer.weights[e.slot].defined()) missing = true;
     }
     if (missing) continue;
-    kernels[i] = backend->create_kernel(layer_info(static_cast<int64_t>(i)), layers[i].tactic);
+    try {
+      kernels[i] = backend->create_kernel(layer_info(static_cast<int64_t>(i)), layers[i].tactic);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      KILN_FAIL(Internal, "layer '", layers[i].layer.name, "': kernel '", layers[i].tactic, "' failed to build: ", e.what());
+    }
   }
 }
 

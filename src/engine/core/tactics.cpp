@@ -162,6 +162,8 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
           }
         } catch (const Error& e) {
           report += " " + t.name + "=failed(" + e.message() + ")";
+        } catch (const std::exception& e) {
+          report += " " + t.name + "=failed(" + e.what() + ")";
         }
       }
       if (chosen.empty()) chosen = tactics[0].name;

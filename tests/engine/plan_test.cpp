@@ -1,0 +1,223 @@
+// Plan round trip (bit-identical outputs), plan-loader fuzzing (truncations and byte flips, with and
+// without a repaired checksum: never a crash), stripped weights, refit, and concurrent contexts.
+
+#include <zlib.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "engine_test_util.h"
+#include "kiln/engine/plan.h"
+#include "kiln/engine/refitter.h"
+
+namespace kiln::engine {
+namespace {
+using namespace testing;
+
+/// A small network touching several layer kinds, with a dynamic batch; named weights for refit.
+struct Model {
+  Network net;
+  HostTensor k, w;
+  BuilderConfig config;
+  explicit Model(std::mt19937& rng, bool refittable = false, bool strip = false) {
+    k = random_tensor(DType::Float32, {4, 3, 3, 3}, rng);
+    w = random_tensor(DType::Float32, {36, 5}, rng);
+    Tensor* x = net.add_input("x", DType::Float32, {-1, 3, 6, 6});
+    ConvolutionParams p;
+    p.pre_padding = p.post_padding = {1, 1};
+    Tensor* y = net.add_convolution("conv", x, Weights("conv.weight", k), Weights(), p);
+    y = net.add_activation("relu", y, ActivationKind::Relu);
+    PoolingParams pp;
+    pp.window = {2, 2};
+    pp.stride = {2, 2};
+    y = net.add_pooling("pool", y, pp);                                            // [B, 4, 3, 3]
+    y = net.add_shuffle("flat", y, ShuffleParams{{}, true, {0, 4, 9}, {0, 2, 1}});  // [B, 9, 4]
+    y = net.add_slice("sl", y, SliceParams{{0, 0, 0}, {0, 9, 4}, {1, 1, 1}},
+                      net.add_constant("st", HostTensor::from_int64s({0, 0, 0}, {3})),
+                      net.add_elementwise("sz", net.add_shape("shp", y), net.add_constant("z", HostTensor::from_int64s({0, 0, 0}, {3})), ElementwiseOp::Add));
+    Tensor* m = net.add_matrix_multiply("fc", net.add_shuffle("r", y, ShuffleParams{{}, true, {0, 36}, {}}), false,
+                                        net.add_constant("fc.w", Weights("fc.weight", w)), false);
+    m = net.add_softmax("sm", m, 1);
+    m->set_name("probs");
+    net.mark_output(m);
+    OptimizationProfile prof;
+    prof.set_dimensions("x", {1, 3, 6, 6}, {2, 3, 6, 6}, {3, 3, 6, 6});
+    config.profiles = {prof};
+    config.refittable = refittable;
+    config.strip_weights = strip;
+  }
+};
+
+HostTensor run_one(const std::shared_ptr<const Plan>& plan, const HostTensor& x) { return run(plan, {{"x", x}})[0]; }
+
+TEST(EnginePlan, RoundTripIsBitIdentical) {
+  std::mt19937 rng(61);
+  Model m(rng);
+  auto plan = build(m.net, m.config);
+  std::vector<uint8_t> bytes = plan->serialize();
+  auto loaded = Plan::deserialize(bytes);
+  EXPECT_EQ(loaded->serialize(), bytes);
+  EXPECT_EQ(loaded->bindings().size(), plan->bindings().size());
+  for (int64_t batch : {1, 3}) {
+    HostTensor x = random_tensor(DType::Float32, {batch, 3, 6, 6}, rng);
+    HostTensor a = run_one(plan, x), b = run_one(loaded, x);
+    ASSERT_EQ(a.nbytes(), b.nbytes());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.nbytes()), 0) << "batch " << batch;
+  }
+}
+
+/// Rewrites the trailing CRC so that a mutation reaches the field parser.
+void repair_checksum(std::vector<uint8_t>& b) {
+  if (b.size() < 24) return;
+  size_t payload = b.size() - 24;
+  uint32_t crc = static_cast<uint32_t>(crc32(0L, b.data() + 20, static_cast<uInt>(payload)));
+  std::memcpy(b.data() + b.size() - 4, &crc, 4);
+}
+
+/// Loads (and when that works, runs) a mutated plan; only kiln::Error may come out.
+int try_load(const std::vector<uint8_t>& bytes, const HostTensor& x) {
+  try {
+    auto p = Plan::deserialize(bytes);
+    try {
+      run_one(p, x);
+    } catch (const kiln::Error&) {
+    }
+    return 1;
+  } catch (const kiln::Error&) {
+    return 0;
+  }
+}
+
+TEST(EnginePlan, LoaderFuzzNeverCrashes) {
+  std::mt19937 rng(62);
+  Model m(rng);
+  m.config.timing_iterations = 0;
+  auto plan = build(m.net, m.config);
+  std::vector<uint8_t> bytes = plan->serialize();
+  HostTensor x = random_tensor(DType::Float32, {2, 3, 6, 6}, rng);
+  auto start = std::chrono::steady_clock::now();
+  // Every truncation fails cleanly.
+  for (size_t cut = 0; cut < bytes.size(); cut += std::max<size_t>(1, bytes.size() / 400)) {
+    std::vector<uint8_t> t(bytes.begin(), bytes.begin() + cut);
+    EXPECT_THROW(Plan::deserialize(t), kiln::Error) << "cut at " << cut;
+  }
+  // Byte flips: caught by the checksum; and with the checksum repaired they reach every field check.
+  int loaded = 0, tried = 0;
+  std::uniform_int_distribution<size_t> pos(0, bytes.size() - 1);
+  std::uniform_int_distribution<int> bit(0, 7);
+  for (int i = 0; i < 600; ++i) {
+    std::vector<uint8_t> f = bytes;
+    size_t at = i < 300 ? (i * bytes.size()) / 300 : pos(rng);
+    f[at] ^= static_cast<uint8_t>(1u << bit(rng));
+    if (at >= 20 && at < bytes.size() - 4) EXPECT_THROW(Plan::deserialize(f), kiln::Error) << "flip at " << at;
+    repair_checksum(f);
+    loaded += try_load(f, x);
+    ++tried;
+  }
+  // Random garbage with a valid header.
+  for (int i = 0; i < 50; ++i) {
+    std::vector<uint8_t> g = bytes;
+    for (size_t k = 20 + (i * 37) % 200; k < g.size() - 4; k += 13) g[k] = static_cast<uint8_t>(rng());
+    repair_checksum(g);
+    loaded += try_load(g, x);
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("plan fuzz: %zu-byte plan, %d mutated plans, %d loaded despite mutation (benign fields), %.2f s\n",
+              bytes.size(), tried + 50, loaded, seconds);
+  EXPECT_LT(seconds, 60.0);
+  std::vector<uint8_t> foreign = bytes;
+  foreign[0] = 'X';
+  EXPECT_THROW(Plan::deserialize(foreign), kiln::Error);
+  std::vector<uint8_t> version = bytes;
+  version[8] = 99;
+  EXPECT_THROW(Plan::deserialize(version), kiln::Error);
+}
+
+TEST(EnginePlan, StrippedWeightsAreRefitAfterLoading) {
+  std::mt19937 rng(63);
+  Model m(rng, false, true);
+  auto plan = build(m.net, m.config);
+  HostTensor x = random_tensor(DType::Float32, {2, 3, 6, 6}, rng);
+  HostTensor want = run_one(plan, x);
+  std::vector<uint8_t> bytes = plan->serialize();
+  auto loaded = Plan::deserialize(bytes);
+  EXPECT_TRUE(loaded->weights_missing());
+  EXPECT_THROW(run_one(loaded, x), kiln::Error);
+  Refitter refitter(loaded);
+  auto missing = refitter.missing_weights();
+  EXPECT_EQ(missing.size(), 2u);
+  refitter.set_weights("conv.weight", m.k);
+  refitter.set_weights("fc.weight", m.w.reshaped({36, 5}));
+  EXPECT_TRUE(refitter.missing_weights().empty());
+  EXPECT_EQ(refitter.refit(), 2);
+  EXPECT_FALSE(loaded->weights_missing());
+  HostTensor got = run_one(loaded, x);
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), want.nbytes()), 0);
+}
+
+TEST(EnginePlan, RefitReplacesWeightsWithoutRebuilding) {
+  for (bool fp16 : {false, true}) {
+    SCOPED_TRACE(fp16 ? "fp16" : "fp32");
+    std::mt19937 rng(64);
+    Model m(rng, true);
+    m.config.timing_iterations = 0;  // both builds take the same (first) tactics: outputs must match exactly
+    if (fp16) m.config.precisions = {Precision::FP32, Precision::FP16};
+    auto plan = build(m.net, m.config);
+    std::mt19937 rng2(65);
+    Model m2(rng2, true);
+    m2.config.timing_iterations = 0;
+    if (fp16) m2.config.precisions = m.config.precisions;
+    auto fresh = build(m2.net, m2.config);
+    HostTensor x = random_tensor(DType::Float32, {2, 3, 6, 6}, rng);
+    Refitter refitter(plan);
+    EXPECT_THROW(refitter.set_weights("nope", m2.k), kiln::Error);
+    EXPECT_THROW(refitter.set_weights("conv.weight", m2.w), kiln::Error);                    // wrong shape
+    EXPECT_THROW(refitter.set_weights("conv.weight", m2.k.to(DType::Float16)), kiln::Error);  // wrong dtype
+    refitter.set_weights("conv.weight", m2.k);
+    refitter.set_weights("fc.weight", m2.w.reshaped({36, 5}));
+    EXPECT_GE(refitter.refit(), 2);
+    // Same kernels, same weights after the recorded transforms: identical to a fresh build.
+    HostTensor a = run_one(plan, x), b = run_one(fresh, x);
+    expect_close(a, values(b), 0, 0, "refit equals rebuild");
+  }
+  std::mt19937 rng(66);
+  Model plain(rng);
+  auto p = build(plain.net, plain.config);
+  EXPECT_THROW(Refitter{p}, kiln::Error);  // not refittable
+}
+
+TEST(EnginePlan, ConcurrentContextsOnOnePlan) {
+  std::mt19937 rng(67);
+  Model m(rng);
+  auto plan = build(m.net, m.config);
+  const int threads = 4, iters = 15;
+  std::vector<std::vector<HostTensor>> inputs(threads), expected(threads);
+  for (int t = 0; t < threads; ++t) {
+    for (int i = 0; i < iters; ++i) {
+      inputs[t].push_back(random_tensor(DType::Float32, {1 + (t + i) % 3, 3, 6, 6}, rng));
+      expected[t].push_back(run_one(plan, inputs[t].back()));
+    }
+  }
+  std::vector<int> mismatches(threads, 0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      ExecutionContext ctx(plan);
+      for (int i = 0; i < iters; ++i) {
+        const HostTensor& x = inputs[t][i];
+        HostTensor out(DType::Float32, {x.sizes()[0], 5});
+        ctx.set_input_shape("x", x.sizes());
+        ctx.set_tensor_address("x", const_cast<uint8_t*>(x.data()));
+        ctx.set_tensor_address("probs", out.mutable_data());
+        ctx.execute();
+        if (std::memcmp(out.data(), expected[t][i].data(), out.nbytes()) != 0) ++mismatches[t];
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+}  // namespace
+}  // namespace kiln::engine
