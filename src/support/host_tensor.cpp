@@ -30,8 +30,11 @@ HostTensor::HostTensor(DType dtype, std::vector<int64_t> sizes, std::shared_ptr<
     : dtype_(dtype), sizes_(std::move(sizes)), bytes_(std::move(bytes)) {
   int64_t n = checked_numel(sizes_);
   KILN_CHECK(bytes_ != nullptr, Internal, "HostTensor given null storage");
-  KILN_CHECK(bytes_->size() == static_cast<size_t>(n) * dtype_size(dtype_), InvalidInput, "tensor storage holds ",
-             bytes_->size(), " bytes but ", dtype_name(dtype_), " shape needs ", n * dtype_size(dtype_));
+  // Compare element counts rather than multiplying, so a huge shape cannot wrap around to a small byte count.
+  const size_t item = dtype_size(dtype_);
+  KILN_CHECK(bytes_->size() % item == 0 && bytes_->size() / item == static_cast<uint64_t>(n), InvalidInput,
+             "tensor storage holds ", bytes_->size(), " bytes but the ", dtype_name(dtype_), " shape has ", n,
+             " elements");
 }
 
 HostTensor HostTensor::from_floats(const std::vector<float>& values, std::vector<int64_t> sizes) {
@@ -51,6 +54,7 @@ HostTensor HostTensor::from_int64s(const std::vector<int64_t>& values, std::vect
 }
 
 int64_t HostTensor::numel() const {
+  if (!bytes_) return 0;  // an undefined tensor has no elements (not the 1 of a 0-d tensor)
   int64_t n = 1;
   for (int64_t s : sizes_) n *= s;
   return n;

@@ -14,7 +14,8 @@ class Sha256 {
   Sha256();
   void update(const void* data, size_t size);
   void update(std::string_view text) { update(text.data(), text.size()); }
-  /// The 32-byte digest; the hasher must not be updated afterwards.
+  /// The 32-byte digest of the bytes given so far. The hasher is left as it was: calling digest() again gives
+  /// the same digest, and further updates extend the message.
   std::vector<uint8_t> digest();
   /// The digest as 64 lowercase hex characters.
   std::string hex_digest();
