@@ -16,4 +16,5 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr;$prefix/usr/lib/x86_64-linux-gnu/cmake" \
   -DCMAKE_INCLUDE_PATH="$prefix/usr/include" -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
   -DKILN_BUILD_BENCH=OFF "$@"
-ninja -C "$build_dir" -j"$(nproc)"
+# KILN_TARGETS (space-separated) limits what is built; default: everything.
+ninja -C "$build_dir" -j"$(nproc)" ${KILN_TARGETS:-}
