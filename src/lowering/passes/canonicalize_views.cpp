@@ -64,6 +64,10 @@ bool run_canonicalize_views(ir::Graph& graph, const PassContext&) {
     } else {
       continue;
     }
+    // Reshaping a reshape: read the first input directly.
+    if (ir::Node* inner = self->producer(); inner != nullptr && detail::is_op(*inner, "aten.reshape.default")) {
+      self = detail::tensor_arg(*inner, "self");
+    }
     ir::Value* reshape = emit_reshape(graph, node, self, *shape, out_meta);
     detail::replace_node(graph, node, {reshape});
     changed = true;

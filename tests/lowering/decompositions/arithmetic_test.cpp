@@ -1,0 +1,59 @@
+#include "lowering/decompositions/decomposition_test_util.h"
+
+namespace kiln::lowering {
+namespace {
+
+// Elementwise rewrites: fp32 rounding (rtol 1e-5, atol 1e-6); division by N(0,1) values can give large
+// quotients, hence relative tolerance.
+TEST(DecomposeArithmetic, AddcmulAddcdiv) {
+  testing::expect_decomposition(R"(graph(%s: f32[2, 3], %a: f32[2, 3], %b: f32[3]) {
+  %y: f32[2, 3] = aten.addcmul.default(self=%s, tensor1=%a, tensor2=%b, *, value=0.5)
+  %z: f32[2, 3] = aten.addcdiv.default(self=%s, tensor1=%a, tensor2=%b, *, value=1)
+  return (%y, %z)
+})", R"(graph(%s: f32[2, 3], %a: f32[2, 3], %b: f32[3]) {
+  %mul: f32[2, 3] = aten.mul.Tensor(self=%a, other=%b)
+  %mul_1: f32[2, 3] = aten.mul.Scalar(self=%mul, other=0.5)
+  %add: f32[2, 3] = aten.add.Tensor(self=%s, other=%mul_1, *, alpha=1)
+  %div: f32[2, 3] = aten.div.Tensor(self=%a, other=%b)
+  %add_1: f32[2, 3] = aten.add.Tensor(self=%s, other=%div, *, alpha=1)
+  return (%add, %add_1)
+})");
+}
+
+// bmm sums 4 products: rtol 1e-5, atol 1e-5.
+TEST(DecomposeArithmetic, BaddbmmAddbmm) {
+  testing::PassCheck check;
+  check.atol = 1e-5;
+  testing::expect_decomposition(R"(graph(%s: f32[2, 3, 5], %t: f32[3, 5], %a: f32[2, 3, 4], %b: f32[2, 4, 5]) {
+  %y: f32[2, 3, 5] = aten.baddbmm.default(self=%s, batch1=%a, batch2=%b, *, beta=0.5, alpha=2)
+  %z: f32[3, 5] = aten.addbmm.default(self=%t, batch1=%a, batch2=%b, *, beta=1, alpha=1)
+  return (%y, %z)
+})", R"(graph(%s: f32[2, 3, 5], %t: f32[3, 5], %a: f32[2, 3, 4], %b: f32[2, 4, 5]) {
+  %bmm: f32[2, 3, 5] = aten.bmm.default(self=%a, mat2=%b)
+  %mul: f32[2, 3, 5] = aten.mul.Scalar(self=%bmm, other=2.0)
+  %mul_1: f32[2, 3, 5] = aten.mul.Scalar(self=%s, other=0.5)
+  %add: f32[2, 3, 5] = aten.add.Tensor(self=%mul_1, other=%mul, *, alpha=1)
+  %bmm_1: f32[2, 3, 5] = aten.bmm.default(self=%a, mat2=%b)
+  %sum: f32[3, 5] = aten.sum.dim_IntList(self=%bmm_1, dim=[0], keepdim=False, *, dtype=None)
+  %add_1: f32[3, 5] = aten.add.Tensor(self=%t, other=%sum, *, alpha=1)
+  return (%add, %add_1)
+})", check);
+}
+
+TEST(DecomposeArithmetic, RsubAndSquare) {
+  testing::expect_decomposition(R"(graph(%x: f32[2, 3], %o: f32[2, 3]) {
+  %y: f32[2, 3] = aten.rsub.Tensor(self=%x, other=%o, *, alpha=2)
+  %z: f32[2, 3] = aten.rsub.Scalar(self=%x, other=1, alpha=1)
+  %w: f32[2, 3] = aten.square.default(self=%x)
+  return (%y, %z, %w)
+})", R"(graph(%x: f32[2, 3], %o: f32[2, 3]) {
+  %sub: f32[2, 3] = aten.sub.Tensor(self=%o, other=%x, *, alpha=2)
+  %mul: f32[2, 3] = aten.mul.Scalar(self=%x, other=-1.0)
+  %add: f32[2, 3] = aten.add.Scalar(self=%mul, other=1.0, alpha=1)
+  %mul_1: f32[2, 3] = aten.mul.Tensor(self=%x, other=%x)
+  return (%sub, %add, %mul_1)
+})");
+}
+
+}  // namespace
+}  // namespace kiln::lowering

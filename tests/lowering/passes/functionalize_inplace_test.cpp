@@ -1,0 +1,58 @@
+#include "kiln/lowering/passes.h"
+#include "kiln/support/error.h"
+#include "lowering/lowering_test_util.h"
+
+namespace kiln::lowering {
+namespace {
+
+// Elementwise ops in the same order: outputs match to fp32 rounding (rtol 1e-5, atol 1e-6).
+TEST(FunctionalizeInplace, RewritesInplaceOpsAndLaterReaders) {
+  auto pass = make_functionalize_inplace_pass();
+  testing::expect_pass(*pass, R"(graph(%x: f32[2, 3], %y: f32[2, 3]) {
+  %m: f32[2, 3] = aten.mul.Tensor(self=%x, other=%y)
+  %a: f32[2, 3] = aten.add_.Tensor(self=%m, other=%y, *, alpha=1)
+  %r: f32[2, 3] = aten.relu_.default(self=%m)
+  %s: f32[2, 3] = aten.sub.Tensor(self=%m, other=%a, *, alpha=1)
+  return (%s, %m)
+})", R"(graph(%x: f32[2, 3], %y: f32[2, 3]) {
+  %m: f32[2, 3] = aten.mul.Tensor(self=%x, other=%y)
+  %add: f32[2, 3] = aten.add.Tensor(self=%m, other=%y, *, alpha=1)
+  %relu: f32[2, 3] = aten.relu.default(self=%add)
+  %s: f32[2, 3] = aten.sub.Tensor(self=%relu, other=%relu, *, alpha=1)
+  return (%s, %relu)
+})");
+}
+
+TEST(FunctionalizeInplace, CopyBecomesCastAndExpand) {
+  auto pass = make_functionalize_inplace_pass();
+  testing::expect_pass(*pass, R"(graph(%x: f32[2, 3], %y: i64[3]) {
+  %m: f32[2, 3] = aten.neg.default(self=%x)
+  %c: f32[2, 3] = aten.copy_.default(self=%m, src=%y, non_blocking=False)
+  %r: f32[2, 3] = aten.add.Tensor(self=%m, other=%x, *, alpha=1)
+  return (%r)
+})", R"(graph(%x: f32[2, 3], %y: i64[3]) {
+  %m: f32[2, 3] = aten.neg.default(self=%x)
+  %_to_copy: f32[3] = aten._to_copy.default(self=%y, *, dtype=dtype.f32, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None)
+  %expand: f32[2, 3] = aten.expand.default(self=%_to_copy, size=[2, 3], *, implicit=False)
+  %r: f32[2, 3] = aten.add.Tensor(self=%expand, other=%x, *, alpha=1)
+  return (%r)
+})");
+}
+
+TEST(FunctionalizeInplace, MutatingAGraphInputFailsClearly) {
+  auto pass = make_functionalize_inplace_pass();
+  auto g = ir::parse_graph(R"(graph(%x: f32[2, 3]) {
+  %a: f32[2, 3] = aten.relu_.default(self=%x)
+  return (%a)
+})");
+  try {
+    pass->run(*g, {});
+    FAIL() << "expected kiln::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("graph input 'x'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::lowering
