@@ -2,6 +2,8 @@
 
 #include "kiln/conversion/registry.h"
 
+#include "kiln/conversion/converter_table.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -263,7 +265,12 @@ size_t ConverterRegistry::erase(const ir::OpName& target) {
 }
 
 ConverterRegistry& converters() {
-  static ConverterRegistry registry;
+  // Filled with the built-in converter families on first use (src/conversion/converters/converter_table.cpp).
+  static ConverterRegistry registry = [] {
+    ConverterRegistry r;
+    register_builtin_converters(r);
+    return r;
+  }();
   return registry;
 }
 

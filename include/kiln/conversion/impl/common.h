@@ -1,0 +1,31 @@
+#pragma once
+// Building blocks shared by every converter: constants, casts, type promotion, dim normalization.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/conversion/conversion_context.h"
+#include "kiln/engine/network.h"
+
+namespace kiln::conversion::impl {
+
+/// A constant layer holding `value`; when `refit_name` is non-empty the weight is named so and recorded in the
+/// context's refit map.
+engine::Tensor* constant(ConversionContext& ctx, const HostTensor& value, const std::string& refit_name = "");
+/// A 0-d constant of `dtype` holding `value`.
+engine::Tensor* scalar(ConversionContext& ctx, double value, DType dtype);
+/// A 1-D Int64 constant.
+engine::Tensor* int64s(ConversionContext& ctx, const std::vector<int64_t>& values);
+/// `t` cast to `dtype` (t itself when it already has it).
+engine::Tensor* cast(ConversionContext& ctx, engine::Tensor* t, DType dtype);
+/// `t` unchanged but as a new tensor (for outputs that alias inputs or other outputs).
+engine::Tensor* identity(ConversionContext& ctx, engine::Tensor* t);
+
+/// torch's result type of two tensors (bool < integral < floating; within a category the wider type;
+/// f16 with bf16 gives f32). A 0-d operand whose category is not higher than the other's does not widen it.
+DType promote_types(DType a, int64_t rank_a, DType b, int64_t rank_b);
+/// A dim index in [0, rank) from a possibly negative one; throws kiln::Error naming `what` when out of range.
+int64_t normalize_dim(int64_t dim, int64_t rank, const std::string& what);
+
+}  // namespace kiln::conversion::impl

@@ -1,0 +1,55 @@
+#pragma once
+// Converting a partitioned graph's engine segments into built engine Plans (what the compiler calls after
+// partitioning). Each engine segment node (kiln.engine_segment.default) holds its nodes in subgraph(); it is
+// converted by the Interpreter, then built by engine::Builder with a config derived from the
+// CompilationSettings; the result names the bindings in the order of the segment's inputs and outputs.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/compiler/compilation_settings.h"
+#include "kiln/conversion/interpreter.h"
+#include "kiln/engine/builder.h"
+#include "kiln/engine/plan.h"
+#include "kiln/ir/graph.h"
+
+namespace kiln::conversion {
+
+/// One built engine segment.
+struct BuiltSegment {
+  /// The segment node's name ("_run_on_acc_0").
+  std::string name;
+  std::shared_ptr<engine::Plan> plan;
+  /// Binding names per segment input / output, in order ("" for SymInt inputs: the engine derives them).
+  std::vector<std::string> input_bindings;
+  std::vector<std::string> output_bindings;
+  /// Weight name -> weight for refit (the names are the state-dict names of the program's constants).
+  std::map<std::string, HostTensor> weight_refit_map;
+  bool requires_output_allocator = false;
+  /// Layers of the network before building (for logs).
+  int64_t network_layers = 0;
+};
+
+/// The BuilderConfig the settings ask for: backend, precisions (enabled_precisions), strongly typed
+/// (use_explicit_typing), workspace, timing cache, refittable (!immutable_weights), strip weights, timing
+/// iterations, verbose (debug).
+engine::BuilderConfig builder_config_from_settings(const compiler::CompilationSettings& settings);
+
+/// True for an engine segment node.
+bool is_engine_segment_node(const ir::Node& node);
+
+/// Converts and builds one engine segment node. Errors are rethrown with the segment's name in the message.
+BuiltSegment convert_segment(const ir::Node& segment, const compiler::CompilationSettings& settings,
+                             const InterpreterOptions& options = {}, const ConverterRegistry* registry = nullptr);
+
+/// Converts and builds every engine segment of a partitioned graph: segment name -> BuiltSegment. The options'
+/// symbol ranges/hints apply to every segment (derive them from user input specs with symbol_ranges_from_specs);
+/// their input_ranges apply by segment input name.
+std::map<std::string, BuiltSegment> convert_engine_segments(const ir::Graph& partitioned,
+                                                            const compiler::CompilationSettings& settings,
+                                                            const InterpreterOptions& options = {},
+                                                            const ConverterRegistry* registry = nullptr);
+
+}  // namespace kiln::conversion

@@ -1,0 +1,40 @@
+// The one table of built-in converter families.
+
+#include "kiln/conversion/converter_table.h"
+
+namespace kiln::conversion {
+
+void register_activation_converters(ConverterRegistry& r);
+void register_elementwise_converters(ConverterRegistry& r);
+void register_unary_converters(ConverterRegistry& r);
+void register_reduce_converters(ConverterRegistry& r);
+void register_normalization_converters(ConverterRegistry& r);
+void register_shuffle_converters(ConverterRegistry& r);
+void register_indexing_converters(ConverterRegistry& r);
+void register_linalg_converters(ConverterRegistry& r);
+void register_spatial_converters(ConverterRegistry& r);
+void register_factory_converters(ConverterRegistry& r);
+void register_symbolic_converters(ConverterRegistry& r);
+
+const std::vector<ConverterFamily>& converter_families() {
+  static const std::vector<ConverterFamily> kFamilies = {
+      {"activation", register_activation_converters},
+      {"elementwise", register_elementwise_converters},
+      {"unary", register_unary_converters},
+      {"reduce", register_reduce_converters},
+      {"normalization", register_normalization_converters},
+      {"shuffle", register_shuffle_converters},
+      {"indexing", register_indexing_converters},
+      {"linalg", register_linalg_converters},
+      {"spatial", register_spatial_converters},
+      {"factories", register_factory_converters},
+      {"symbolic", register_symbolic_converters},
+  };
+  return kFamilies;
+}
+
+void register_builtin_converters(ConverterRegistry& registry) {
+  for (const ConverterFamily& f : converter_families()) f.register_fn(registry);
+}
+
+}  // namespace kiln::conversion

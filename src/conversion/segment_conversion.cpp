@@ -1,0 +1,67 @@
+#include "kiln/conversion/segment_conversion.h"
+
+#include "kiln/support/error.h"
+#include "kiln/support/logging.h"
+
+namespace kiln::conversion {
+
+engine::BuilderConfig builder_config_from_settings(const compiler::CompilationSettings& settings) {
+  engine::BuilderConfig c;
+  c.backend = settings.backend;
+  c.precisions = {engine::Precision::FP32};
+  if (settings.enabled_precisions.count(DType::Float16)) c.precisions.push_back(engine::Precision::FP16);
+  if (settings.enabled_precisions.count(DType::BFloat16)) c.precisions.push_back(engine::Precision::BF16);
+  c.strongly_typed = settings.use_explicit_typing;
+  if (settings.workspace_size > 0) c.workspace_limit = static_cast<size_t>(settings.workspace_size);
+  c.timing_cache_path = settings.timing_cache_path;
+  c.refittable = !settings.immutable_weights;
+  c.strip_weights = settings.strip_engine_weights;
+  c.timing_iterations = std::max(1, settings.num_avg_timing_iters);
+  c.verbose = settings.debug;
+  return c;
+}
+
+bool is_engine_segment_node(const ir::Node& node) {
+  const ir::OpName& t = node.target();
+  return t.ns == "kiln" && t.name == "engine_segment" && node.subgraph() != nullptr;
+}
+
+BuiltSegment convert_segment(const ir::Node& segment, const compiler::CompilationSettings& settings,
+                             const InterpreterOptions& options, const ConverterRegistry* registry) {
+  KILN_CHECK(is_engine_segment_node(segment), InvalidInput, "node '", segment.name(), "' is not an engine segment");
+  BuiltSegment out;
+  out.name = segment.name();
+  try {
+    compiler::CompilationSettings s = settings;
+    auto backend = segment.metadata().find("kiln.backend");
+    if (backend != segment.metadata().end() && !backend->second.empty()) s.backend = backend->second;
+    InterpreterResult r = Interpreter(*segment.subgraph(), s, options, registry).run();
+    engine::BuilderConfig config = builder_config_from_settings(s);
+    if (r.dynamic) config.profiles.push_back(r.profile);
+    out.network_layers = static_cast<int64_t>(r.network->layers().size());
+    out.plan = engine::Builder(config).build(*r.network);
+    out.input_bindings = std::move(r.input_bindings);
+    out.output_bindings = std::move(r.output_bindings);
+    out.weight_refit_map = std::move(r.weight_refit_map);
+    out.requires_output_allocator = r.requires_output_allocator;
+  } catch (const Error& e) {
+    throw Error(e.kind(), "engine segment '" + segment.name() + "': " + e.message(), e.context());
+  }
+  KILN_INFO("conversion: segment ", out.name, ": ", out.network_layers, " network layers, ", out.plan->layers().size(),
+            " plan layers");
+  return out;
+}
+
+std::map<std::string, BuiltSegment> convert_engine_segments(const ir::Graph& partitioned,
+                                                            const compiler::CompilationSettings& settings,
+                                                            const InterpreterOptions& options,
+                                                            const ConverterRegistry* registry) {
+  std::map<std::string, BuiltSegment> out;
+  for (const ir::Node* n : partitioned.nodes()) {
+    if (!is_engine_segment_node(*n)) continue;
+    out.emplace(n->name(), convert_segment(*n, settings, options, registry));
+  }
+  return out;
+}
+
+}  // namespace kiln::conversion
