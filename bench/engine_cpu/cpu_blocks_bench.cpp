@@ -3,13 +3,15 @@
 // count (the benchmark argument):
 //   ResNetBlock: conv3x3-bias-relu-conv3x3-bias-add-relu, 64 channels, 56x56, batch 1 (bn folded into conv);
 //   MlpBlock:    linear(768->3072)-gelu-linear(3072->768) + residual + layer norm, 128 tokens.
-// Run: bench_engine_cpu --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
-// (compare each Kiln* case with the Torch* case of the same block and thread count).
+// Linked into kiln_bench_engine_cpu with the libtorch cases (main.cpp is the entry point). Run:
+//   kiln_bench_engine_cpu --benchmark_filter='(Kiln|Torch)(ResNet|Mlp)Block' --benchmark_repetitions=5
+// and compare each Kiln* case with the Torch* case of the same block and thread count.
 
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
 #include <memory>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -55,6 +57,13 @@ struct KilnRun {
     out.resize(static_cast<size_t>(n));
     ctx->set_tensor_address("y", out.data());
   }
+
+  /// "conv1:onednn_blocked conv2:..." (the tactics the builder chose), shown as the benchmark label.
+  std::string tactics() const {
+    std::string s;
+    for (const auto& l : plan->layers()) s += (s.empty() ? "" : " ") + l.name + ":" + l.tactic;
+    return s;
+  }
 };
 
 struct ResNetWeights {
@@ -82,6 +91,7 @@ void KilnResNetBlock(benchmark::State& state) {
   Network net;
   build_resnet(net, w);
   KilnRun run(net, static_cast<int>(state.range(0)), w.x, {1, 64, 56, 56});
+  state.SetLabel(run.tactics());
   for (auto _ : state) run.ctx->execute();
   benchmark::DoNotOptimize(run.out.data());
 }
@@ -133,6 +143,7 @@ void KilnMlpBlock(benchmark::State& state) {
   Network net;
   build_mlp(net, w);
   KilnRun run(net, static_cast<int>(state.range(0)), w.x, {1, 128, 768});
+  state.SetLabel(run.tactics());
   for (auto _ : state) run.ctx->execute();
   benchmark::DoNotOptimize(run.out.data());
 }
@@ -159,5 +170,3 @@ BENCHMARK(KilnMlpBlock)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealT
 BENCHMARK(TorchMlpBlock)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
-
-BENCHMARK_MAIN();

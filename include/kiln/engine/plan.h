@@ -2,7 +2,7 @@
 // engine::Plan: a built network ready to run (TensorRT's ICudaEngine) and its serialized form.
 //
 // Binary format (little endian), version kPlanFormatVersion:
-//   magic "KILNPLAN" | u32 version | u64 payload size | payload | 32-byte SHA-256 of payload
+//   magic "KILNPLAN" | u32 version | u64 payload size | payload | u32 CRC-32 (zlib) of payload
 // The payload holds: backend name, device string, flags, tensors, bindings, profiles (with per-profile
 // tensor ranges and arena offsets), layers (kind, name, params, tensor ids, weights or their sizes,
 // tactic), refit map. Every length and index is validated on load; a truncated, corrupted or foreign

@@ -67,8 +67,6 @@ int Refitter::refit() {
   staged_.clear();
   for (int64_t li : touched) {
     const Layer& l = g.layers[li].layer;
-    bool complete = true;
-    for (const auto& w : l.weights) complete = complete && (w.defined() || true);
     std::vector<ShapeIn> in;
     for (int64_t id : l.inputs) in.push_back({g.tensors[id].dtype, g.tensors[id].dims, nullptr});
     bool all_defined = true;
@@ -76,7 +74,6 @@ int Refitter::refit() {
       if (e.layer == li && !l.weights[e.slot].defined()) all_defined = false;
     }
     if (all_defined) infer_shapes(l, in);
-    (void)complete;
     g.create_kernels(li);
     KILN_DEBUG("engine: refit layer '", l.name, "'");
   }

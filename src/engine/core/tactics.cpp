@@ -144,9 +144,13 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
           buf.args.workspace_size = ws.size();
           buf.args.pool = g.backend->thread_pool();
           buf.args.state = state.get();
+          auto w0 = std::chrono::steady_clock::now();
           k->execute(buf.args);  // warm-up
-          double t_min = 1e300;
-          for (int it = 0; it < config.timing_iterations; ++it) {
+          double t_min = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
+          // A candidate whose warm-up is 20x slower than the best so far is not timed further.
+          int iterations = t_min > 20 * best ? 0 : config.timing_iterations;
+          if (iterations > 0) t_min = 1e300;
+          for (int it = 0; it < iterations; ++it) {
             auto t0 = std::chrono::steady_clock::now();
             k->execute(buf.args);
             double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

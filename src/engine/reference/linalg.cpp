@@ -127,13 +127,21 @@ void matmul(const Layer& layer, KernelArgs& args) {
                                        layer.weights[0].value.dtype(), layer.weights[0].value.sizes()}
                           : args.inputs[1];
   const TensorView& y = args.outputs[0];
-  size_t ra = a.dims.size(), rb = b.dims.size(), ry = y.dims.size();
+  size_t ra = a.dims.size(), ry = y.dims.size();
   int64_t m = y.dims[ry - 2], n = y.dims[ry - 1];
   int64_t k = p.transpose_a ? a.dims[ra - 2] : a.dims[ra - 1];
   Dims batch(y.dims.begin(), y.dims.end() - 2);
   auto boff_a = broadcast_offsets(Dims(a.dims.begin(), a.dims.end() - 2), batch);
   auto boff_b = broadcast_offsets(Dims(b.dims.begin(), b.dims.end() - 2), batch);
   std::vector<float> af = load_floats(a), bf = load_floats(b);
+  if (p.transpose_b) {  // make B [.., K, N] so the inner loop streams rows
+    std::vector<float> t(bf.size());
+    int64_t mats = static_cast<int64_t>(bf.size()) / std::max<int64_t>(k * n, 1);
+    for (int64_t q = 0; q < mats; ++q)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t kk = 0; kk < k; ++kk) t[q * k * n + kk * n + j] = bf[q * k * n + j * k + kk];
+    bf.swap(t);
+  }
   int64_t nb = numel_of(batch);
   std::vector<float> acc(static_cast<size_t>(nb * m * n), 0.0f);
   parallel(args.pool, nb * m, 4, [&](int64_t s, int64_t e) {
@@ -144,12 +152,8 @@ void matmul(const Layer& layer, KernelArgs& args) {
       float* Y = &acc[(bt * m + i) * n];
       for (int64_t kk = 0; kk < k; ++kk) {
         float av = p.transpose_a ? A[kk * m + i] : A[i * k + kk];
-        if (!p.transpose_b) {
-          const float* brow = B + kk * n;
-          for (int64_t j = 0; j < n; ++j) Y[j] += av * brow[j];
-        } else {
-          for (int64_t j = 0; j < n; ++j) Y[j] += av * B[j * k + kk];
-        }
+        const float* brow = B + kk * n;
+        for (int64_t j = 0; j < n; ++j) Y[j] += av * brow[j];
       }
     }
   });

@@ -1,0 +1,133 @@
+// Engine side of the benchmark pairs: each case builds a network once, then times ExecutionContext::execute.
+
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+
+#include "engine_cpu/bench_data.h"
+#include "kiln/engine/builder.h"
+#include "kiln/engine/execution_context.h"
+#include "kiln/support/logging.h"
+
+namespace kiln::bench {
+namespace {
+using namespace kiln::engine;
+
+HostTensor tensor(const std::vector<float>& v, Dims d) { return HostTensor::from_floats(v, std::move(d)); }
+
+/// Builds once per case: Google Benchmark calls a case several times while it sizes the iteration count.
+std::shared_ptr<Plan> build_plan(const Network& net) {
+  BuilderConfig config;
+  config.threads = kThreads;
+  config.timing_iterations = 5;
+  auto plan = Builder(config).build(net);
+  for (const auto& l : plan->layers()) KILN_INFO("bench plan: ", l.name, " ", layer_kind_name(l.kind), " tactic ", l.tactic);
+  return plan;
+}
+
+void run_plan(benchmark::State& state, const std::shared_ptr<Plan>& plan, const HostTensor& x, Dims out_dims) {
+  ExecutionContext ctx(plan);
+  HostTensor out(DType::Float32, out_dims);
+  ctx.set_input_shape("x", x.sizes());
+  ctx.set_tensor_address("x", const_cast<uint8_t*>(x.data()));
+  ctx.set_tensor_address("y", out.mutable_data());
+  for (auto _ : state) {
+    ctx.execute();
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
+std::shared_ptr<Plan> resnet_block_plan() {
+  BlockWeights w;
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {1, kBlockC, kBlockHW, kBlockHW});
+  ConvolutionParams p;
+  p.pre_padding = p.post_padding = {1, 1};
+  Tensor* y = net.add_convolution("conv1", x, tensor(w.k1, {kBlockC, kBlockC, 3, 3}), tensor(w.b1, {kBlockC}), p);
+  y = net.add_activation("relu1", y, ActivationKind::Relu);
+  y = net.add_convolution("conv2", y, tensor(w.k2, {kBlockC, kBlockC, 3, 3}), tensor(w.b2, {kBlockC}), p);
+  y = net.add_elementwise("add", y, x, ElementwiseOp::Add);
+  y = net.add_activation("relu2", y, ActivationKind::Relu);
+  y->set_name("y");
+  net.mark_output(y);
+  return build_plan(net);
+}
+
+void BM_Kiln_ResNetBasicBlock(benchmark::State& state) {
+  static const std::shared_ptr<Plan> plan = resnet_block_plan();
+  BlockWeights w;
+  run_plan(state, plan, tensor(w.x, {1, kBlockC, kBlockHW, kBlockHW}), {1, kBlockC, kBlockHW, kBlockHW});
+}
+BENCHMARK(BM_Kiln_ResNetBasicBlock)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+std::shared_ptr<Plan> conv_plan() {
+  BlockWeights w;
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {1, kBlockC, kBlockHW, kBlockHW});
+  ConvolutionParams p;
+  p.pre_padding = p.post_padding = {1, 1};
+  Tensor* y = net.add_convolution("conv", x, tensor(w.k1, {kBlockC, kBlockC, 3, 3}), tensor(w.b1, {kBlockC}), p);
+  y->set_name("y");
+  net.mark_output(y);
+  return build_plan(net);
+}
+
+void BM_Kiln_Conv3x3(benchmark::State& state) {
+  static const std::shared_ptr<Plan> plan = conv_plan();
+  BlockWeights w;
+  run_plan(state, plan, tensor(w.x, {1, kBlockC, kBlockHW, kBlockHW}), {1, kBlockC, kBlockHW, kBlockHW});
+}
+BENCHMARK(BM_Kiln_Conv3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// linear(x) = x W^T + b as matrix multiply with transpose_b over the [out, in] weight.
+Tensor* linear(Network& net, const std::string& name, Tensor* x, const std::vector<float>& w, const std::vector<float>& b,
+               int64_t out, int64_t in) {
+  Tensor* wt = net.add_constant(name + ".weight", Weights(name + ".weight", tensor(w, {out, in})));
+  Tensor* y = net.add_matrix_multiply(name, x, false, wt, true);
+  return net.add_elementwise(name + "_bias", y, net.add_constant(name + ".bias", Weights(name + ".bias", tensor(b, {out}))),
+                             ElementwiseOp::Add);
+}
+
+std::shared_ptr<Plan> mlp_plan() {
+  MlpWeights w;
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {kTokens, kModel});
+  Tensor* h = linear(net, "fc1", x, w.w1, w.b1, kHidden, kModel);
+  h = net.add_activation("gelu", h, ActivationKind::GeluErf);
+  h = linear(net, "fc2", h, w.w2, w.b2, kModel, kHidden);
+  h = net.add_elementwise("residual", h, x, ElementwiseOp::Add);
+  NormalizationParams np;
+  np.axis = 1;
+  h = net.add_normalization("ln", h, np, tensor(w.gamma, {kModel}), tensor(w.beta, {kModel}));
+  h->set_name("y");
+  net.mark_output(h);
+  return build_plan(net);
+}
+
+void BM_Kiln_TransformerMlp(benchmark::State& state) {
+  static const std::shared_ptr<Plan> plan = mlp_plan();
+  MlpWeights w;
+  run_plan(state, plan, tensor(w.x, {kTokens, kModel}), {kTokens, kModel});
+}
+BENCHMARK(BM_Kiln_TransformerMlp)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+std::shared_ptr<Plan> matmul_plan() {
+  MlpWeights w;
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {kTokens, kModel});
+  Tensor* wt = net.add_constant("w", tensor(w.w1, {kHidden, kModel}));
+  Tensor* y = net.add_matrix_multiply("mm", x, false, wt, true);
+  y->set_name("y");
+  net.mark_output(y);
+  return build_plan(net);
+}
+
+void BM_Kiln_MatMul(benchmark::State& state) {
+  static const std::shared_ptr<Plan> plan = matmul_plan();
+  MlpWeights w;
+  run_plan(state, plan, tensor(w.x, {kTokens, kModel}), {kTokens, kHidden});
+}
+BENCHMARK(BM_Kiln_MatMul)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace kiln::bench
