@@ -137,17 +137,8 @@ HostTensor WeightStore::load(const std::string& fqn) {
   for (int64_t s : sizes) {
     if (s < 0) throw meta_json.error("negative size " + std::to_string(s));
   }
-  std::vector<int64_t> strides =
-      meta.strides.empty() && !sizes.empty() ? std::vector<int64_t>{} : ints(meta.strides, "stride");
-  if (strides.empty() && !sizes.empty()) {
-    // No strides stated: contiguous.
-    strides.assign(sizes.size(), 1);
-    for (size_t d = sizes.size() - 1; d-- > 0;) {
-      if (!checked_mul(strides[d + 1], std::max<int64_t>(sizes[d + 1], 1), strides[d])) {
-        throw meta_json.error("sizes overflow");
-      }
-    }
-  }
+  // decode_tensor_meta has checked that there is one stride per size.
+  std::vector<int64_t> strides = ints(meta.strides, "stride");
   auto offset = meta.storage_offset.as_int();
   if (!offset) throw meta_json.error("symbolic storage offset in a stored tensor");
 
