@@ -12,7 +12,7 @@ namespace {
 
 std::shared_ptr<const std::vector<uint8_t>> storage_of(const std::vector<float>& values) {
   auto bytes = std::make_shared<std::vector<uint8_t>>(values.size() * sizeof(float));
-  std::memcpy(bytes->data(), values.data(), bytes->size());
+  if (!values.empty()) std::memcpy(bytes->data(), values.data(), bytes->size());
   return bytes;
 }
 
