@@ -1,5 +1,7 @@
 #include "kiln/conversion/segment_conversion.h"
 
+#include <algorithm>
+
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 
@@ -21,6 +23,20 @@ engine::BuilderConfig builder_config_from_settings(const compiler::CompilationSe
   return c;
 }
 
+void adapt_config_to_network(engine::BuilderConfig& config, const engine::Network& network) {
+  auto allowed = [&](engine::Precision p) {
+    return std::find(config.precisions.begin(), config.precisions.end(), p) != config.precisions.end();
+  };
+  for (int64_t i = 0; i < network.num_tensors(); ++i) {
+    const DType d = network.tensor(i)->dtype();
+    if ((d == DType::Float16 && !allowed(engine::Precision::FP16)) ||
+        (d == DType::BFloat16 && !allowed(engine::Precision::BF16))) {
+      config.strongly_typed = true;
+      return;
+    }
+  }
+}
+
 bool is_engine_segment_node(const ir::Node& node) {
   const ir::OpName& t = node.target();
   return t.ns == "kiln" && t.name == "engine_segment" && node.subgraph() != nullptr;
@@ -38,6 +54,7 @@ BuiltSegment convert_segment(const ir::Node& segment, const compiler::Compilatio
     InterpreterResult r = Interpreter(*segment.subgraph(), s, options, registry).run();
     engine::BuilderConfig config = builder_config_from_settings(s);
     if (r.dynamic) config.profiles.push_back(r.profile);
+    adapt_config_to_network(config, *r.network);
     out.network_layers = static_cast<int64_t>(r.network->layers().size());
     out.plan = engine::Builder(config).build(*r.network);
     out.input_bindings = std::move(r.input_bindings);

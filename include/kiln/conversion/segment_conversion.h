@@ -37,6 +37,10 @@ struct BuiltSegment {
 /// iterations, verbose (debug).
 engine::BuilderConfig builder_config_from_settings(const compiler::CompilationSettings& settings);
 
+/// Makes `config` strongly typed when the network holds f16/bf16 tensors that its precisions do not allow (a
+/// half-precision program keeps its own types rather than failing the build).
+void adapt_config_to_network(engine::BuilderConfig& config, const engine::Network& network);
+
 /// True for an engine segment node.
 bool is_engine_segment_node(const ir::Node& node);
 

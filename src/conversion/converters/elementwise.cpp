@@ -108,6 +108,50 @@ Outputs clamp_tensor(ConversionContext& ctx, const ir::Node& n, const ConverterA
   return {x};
 }
 
+Outputs masked_fill(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a) {
+  const DType t = detail::out_dtype(n);
+  engine::Tensor* x = impl::cast(ctx, a.tensor(ctx, "self"), t);
+  Operand value = impl::operand(ctx, a, "value");
+  if (value.tensor) value = Operand::of(impl::cast(ctx, value.tensor, t));
+  engine::Tensor* y = impl::where(ctx, a.tensor(ctx, "mask"), value.tensor ? value : Operand::of(value.scalar, is_floating(t)),
+                                  Operand::of(x));
+  return {impl::cast(ctx, y, t)};
+}
+
+Outputs square(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a) {
+  engine::Tensor* x = a.tensor(ctx, "self");
+  return {impl::binary(ctx, Operand::of(x), Operand::of(x), ElementwiseOp::Mul, detail::out_dtype(n))};
+}
+
+// tril/triu on the last two (static) dims: keep element (i, j) when j - i <= k (tril) or >= k (triu).
+template <bool Lower>
+Outputs triangle(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a) {
+  engine::Tensor* x = a.tensor(ctx, "self");
+  KILN_CHECK(x->rank() >= 2, InvalidInput, ctx.current_node, ": tril/triu of a rank-", x->rank(), " tensor");
+  const int64_t rows = x->dims()[x->rank() - 2], cols = x->dims()[x->rank() - 1];
+  const int64_t k = a.int_("diagonal", 0);
+  HostTensor keep(DType::Bool, {rows, cols});
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) keep.set_from_double(i * cols + j, (Lower ? j - i <= k : j - i >= k) ? 1 : 0);
+  }
+  return {impl::where(ctx, impl::constant(ctx, keep), Operand::of(x), Operand::of(0.0, is_floating(x->dtype())))};
+}
+
+bool static_matrix_dims(const ir::Node& n, const compiler::CompilationSettings&) {
+  const ir::Argument* x = n.find_arg("self");
+  if (x == nullptr || x->kind() != ir::Argument::Kind::Tensor) return false;
+  const ir::TensorMeta& m = x->as_tensor()->meta();
+  return m.rank() >= 2 && m.sizes[m.rank() - 1].is_constant() && m.sizes[m.rank() - 2].is_constant();
+}
+
+bool bool_operands(const ir::Node& n, const compiler::CompilationSettings&) {
+  for (const char* k : {"self", "other"}) {
+    const ir::Argument* x = n.find_arg(k);
+    if (x && x->kind() == ir::Argument::Kind::Tensor && x->as_tensor()->meta().dtype != DType::Bool) return false;
+  }
+  return true;
+}
+
 bool scalar_clamp_bounds(const ir::Node& n, const compiler::CompilationSettings&) {
   for (const char* k : {"min", "max"}) {
     const ir::Argument* arg = n.find_arg(k);
@@ -143,6 +187,14 @@ void register_elementwise_converters(ConverterRegistry& r) {
   add(r, {"aten.where.self", "aten.where.ScalarSelf", "aten.where.ScalarOther", "aten.where.Scalar"}, where_op, true);
   add(r, {"aten.clamp.default"}, clamp_op, true, scalar_clamp_bounds);
   add(r, {"aten.clamp.Tensor"}, clamp_tensor, true);
+  add(r, {"aten.masked_fill.Scalar", "aten.masked_fill.Tensor"}, masked_fill, true);
+  add(r, {"aten.square.default"}, square, true);
+  add(r, {"aten.tril.default"}, triangle<true>, true, static_matrix_dims);
+  add(r, {"aten.triu.default"}, triangle<false>, true, static_matrix_dims);
+  add(r, {"aten.bitwise_and.Tensor"}, logical<ElementwiseOp::And>, true, bool_operands);
+  add(r, {"aten.bitwise_or.Tensor"}, logical<ElementwiseOp::Or>, true, bool_operands);
+  add(r, {"aten.bitwise_xor.Tensor"}, logical<ElementwiseOp::Xor>, true, bool_operands);
+  add(r, {"aten.bitwise_not.default"}, logical_not, true, bool_operands);
 }
 
 }  // namespace kiln::conversion

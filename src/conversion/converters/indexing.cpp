@@ -4,6 +4,7 @@
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
 #include "kiln/conversion/impl/movement.h"
+#include "kiln/conversion/impl/shape.h"
 #include "kiln/support/error.h"
 
 namespace kiln::conversion {
@@ -100,6 +101,80 @@ Outputs constant_pad(ConversionContext& ctx, const ir::Node&, const ConverterArg
   return {impl::pad(ctx, a.tensor(ctx, "self"), a.ints("pad"), a.float_("value", 0.0))};
 }
 
+Outputs stack(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) {
+  std::vector<engine::Tensor*> xs;
+  for (const ArgValue& v : a.list("tensors")) xs.push_back(ConverterArgs::materialize(ctx, v, "stack input"));
+  KILN_CHECK(!xs.empty(), InvalidInput, ctx.current_node, ": stack of no tensors");
+  const int64_t dim = impl::normalize_dim(a.int_("dim", 0), xs[0]->rank() + 1, ctx.current_node);
+  for (auto*& x : xs) x = impl::unsqueeze(ctx, x, dim);
+  return {impl::cat(ctx, xs, dim)};
+}
+
+Outputs pad_mode(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a) {
+  using M = engine::PaddingParams::Mode;
+  const std::string& op = n.target().name;
+  std::string mode = a.string("mode", "constant");
+  if (op.rfind("reflection_pad", 0) == 0) mode = "reflect";
+  if (op.rfind("replication_pad", 0) == 0) mode = "replicate";
+  const M m = mode == "reflect" ? M::Reflect : mode == "replicate" ? M::Replicate : mode == "circular" ? M::Circular
+                                                                                                      : M::Constant;
+  KILN_CHECK(mode == "constant" || m != M::Constant, InvalidInput, ctx.current_node, ": pad mode '", mode, "'");
+  const char* pads = a.raw("pad") ? "pad" : "padding";
+  return {impl::pad(ctx, a.tensor(ctx, "self"), a.ints(pads), m == M::Constant ? a.float_("value", 0.0) : 0.0, m)};
+}
+
+// Roll along each listed dim: two slices swapped and concatenated (static extents).
+Outputs roll(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) {
+  engine::Tensor* x = a.tensor(ctx, "self");
+  std::vector<int64_t> shifts = a.ints("shifts"), dims = a.ints("dims", std::vector<int64_t>{});
+  if (dims.empty()) {
+    // torch: no dims rolls the flattened tensor.
+    engine::Tensor* flat = impl::flatten(ctx, x, 0, -1);
+    const int64_t n = flat->dims()[0];
+    KILN_CHECK(n >= 0, Unsupported, ctx.current_node, ": roll of a dynamic tensor");
+    const int64_t s = ((shifts.at(0) % n) + n) % n;
+    engine::Tensor* rolled = s == 0 ? flat : impl::cat(ctx, {impl::slice(ctx, flat, 0, n - s, n, 1),
+                                                             impl::slice(ctx, flat, 0, 0, n - s, 1)}, 0);
+    std::vector<SymIntValue> shape;
+    for (int64_t d : x->dims()) shape.push_back(SymIntValue{d, nullptr});
+    return {impl::reshape(ctx, rolled, shape)};
+  }
+  KILN_CHECK(shifts.size() == dims.size(), InvalidInput, ctx.current_node, ": roll shifts/dims lengths differ");
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = impl::normalize_dim(dims[i], x->rank(), ctx.current_node);
+    const int64_t n = x->dims()[d];
+    KILN_CHECK(n > 0, Unsupported, ctx.current_node, ": roll along a dynamic dim");
+    const int64_t s = ((shifts[i] % n) + n) % n;
+    if (s == 0) continue;
+    x = impl::cat(ctx, {impl::slice(ctx, x, d, n - s, n, 1), impl::slice(ctx, x, d, 0, n - s, 1)}, d);
+  }
+  return {x};
+}
+
+// Repeat: broadcast each dim against a new leading axis, then merge (x [a, b], repeats [r, s] -> [r*a, s*b]).
+Outputs repeat(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) {
+  engine::Tensor* x = a.tensor(ctx, "self");
+  const std::vector<int64_t> reps = a.ints("repeats");
+  KILN_CHECK(static_cast<int64_t>(reps.size()) >= x->rank(), InvalidInput, ctx.current_node,
+             ": repeat with fewer repeats than dims");
+  const int64_t r = static_cast<int64_t>(reps.size());
+  std::vector<SymIntValue> lifted(static_cast<size_t>(r - x->rank()), SymIntValue{1, nullptr});
+  for (const SymIntValue& d : impl::dims_of(ctx, x)) lifted.push_back(d);
+  x = impl::reshape(ctx, x, lifted);
+  // [d0, d1, ...] -> [1, d0, 1, d1, ...] -> expand [r0, d0, r1, d1, ...] -> reshape [r0*d0, r1*d1, ...]
+  std::vector<SymIntValue> inter, expanded, merged;
+  for (int64_t i = 0; i < r; ++i) {
+    inter.push_back(SymIntValue{1, nullptr});
+    inter.push_back(lifted[i]);
+    expanded.push_back(SymIntValue{reps[i], nullptr});
+    expanded.push_back(lifted[i]);
+    merged.push_back(impl::sym_int_arith(ctx, SymIntValue{reps[i], nullptr}, lifted[i], engine::ElementwiseOp::Mul));
+  }
+  x = impl::reshape(ctx, x, inter);
+  x = impl::expand(ctx, x, expanded);
+  return {impl::reshape(ctx, x, merged)};
+}
+
 // Slicing bounds must be build-time constants.
 bool static_bounds(const ir::Node& n, const compiler::CompilationSettings&) {
   for (const char* k : {"start", "end", "step", "index", "dim"}) {
@@ -127,6 +202,12 @@ void register_indexing_converters(ConverterRegistry& r) {
   add(r, {"aten.embedding.default"}, embedding, true);
   add(r, {"aten.index.Tensor"}, index_tensor, true, one_integer_index);
   add(r, {"aten.constant_pad_nd.default"}, constant_pad, true);
+  add(r, {"aten.stack.default"}, stack, true);
+  add(r, {"aten.pad.default", "aten.reflection_pad1d.default", "aten.reflection_pad2d.default",
+          "aten.replication_pad1d.default", "aten.replication_pad2d.default"},
+      pad_mode, true);
+  add(r, {"aten.roll.default"}, roll, false);
+  add(r, {"aten.repeat.default"}, repeat, true);
 }
 
 }  // namespace kiln::conversion

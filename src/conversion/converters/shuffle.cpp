@@ -41,9 +41,7 @@ Outputs squeeze(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a)
   engine::Tensor* x = a.tensor(ctx, "self");
   std::vector<int64_t> dims;
   if (a.raw("dim")) {
-    dims = {a.int_("dim")};
-  } else if (a.raw("dims")) {
-    dims = a.ints("dims");
+    dims = a.ints("dim");  // squeeze.dim (Int) and squeeze.dims (Ints) both name it "dim"
   } else {
     for (int64_t i = 0; i < x->rank(); ++i) dims.push_back(i);
   }

@@ -131,12 +131,13 @@ engine::Tensor* slice(ConversionContext& ctx, engine::Tensor* x, int64_t dim, st
   for (auto& v : p.size) v = std::max<int64_t>(v, 0);
   engine::Tensor* size_t_ = shape_tensor(ctx, size_dims);
   engine::Tensor* start_t = nullptr;
-  if (!start_v.is_static()) {
-    std::vector<SymIntValue> starts(static_cast<size_t>(r), SymIntValue{0, nullptr});
+  if (n < 0 && start_v.is_static()) p.start[dim] = *start_v.value;
+  if (size_t_ != nullptr) {
+    // Shape-tensor sizes come with a shape-tensor start (the engine takes both or neither).
+    std::vector<SymIntValue> starts;
+    for (int64_t v : p.start) starts.push_back(SymIntValue{v, nullptr});
     starts[dim] = start_v;
-    start_t = shape_tensor(ctx, starts);
-  } else if (n < 0) {
-    p.start[dim] = *start_v.value;
+    start_t = start_v.is_static() ? int64s(ctx, p.start) : shape_tensor(ctx, starts);
   }
   return ctx.net.add_slice(ctx.name("slice"), x, p, start_t, size_t_);
 }
