@@ -1,4 +1,5 @@
 #include "kiln/frontend/program.h"
+#include "kiln/frontend/op_schema.h"
 
 #include <gtest/gtest.h>
 
@@ -282,6 +283,31 @@ TEST(LoadProgramTest, RebuildsViewsOfSharedStorage) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidInput);
     EXPECT_NE(std::string(e.what()).find("shorter than its metadata"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::frontend
+
+namespace kiln::frontend {
+namespace {
+
+// Every aten op of every fixture is in the schema table, so every such node has all its arguments.
+TEST(LoadProgramTest, FixtureOpsAreAllInTheSchemaTable) {
+  for (const auto& [name, file] : std::vector<std::pair<std::string, std::string>>{
+           {"tiny_convnet", "model.pt2"}, {"tiny_convnet", "model_core_aten.pt2"}, {"tiny_encoder", "model.pt2"},
+           {"tiny_mlp", "model.pt2"}, {"tiny_resnet", "model.pt2"}, {"tiny_resnet", "model_core_aten.pt2"}}) {
+    Program p = load_program(testing::fixture_path(name, file));
+    for (const ir::Node* n : p.graph->nodes()) {
+      if (n->target().is_python_operator()) continue;
+      const OpSchema* schema = find_op_schema(n->target());
+      ASSERT_NE(schema, nullptr) << name << "/" << file << ": " << n->target().to_string();
+      ASSERT_EQ(n->args().size(), schema->arguments.size()) << n->name();
+      for (size_t i = 0; i < n->args().size(); ++i) EXPECT_EQ(n->args()[i].name, schema->arguments[i].name);
+      if (!schema->returns_list()) {
+        EXPECT_EQ(n->outputs().size(), schema->num_returns()) << n->name();
+      }
+    }
   }
 }
 
