@@ -1,0 +1,85 @@
+#pragma once
+// runtime::CompiledModule: a partitioned graph ready to run (Torch-TensorRT's TorchTensorRTModule). Engine
+// segments (partitioning/segments.h) run through engine::ExecutionContext, one built plan per segment; every other
+// node runs through libtorch (TorchExecutor), grouped into runs of consecutive nodes.
+//
+// This header stays free of ATen includes (at::Tensor is only declared) so that the compiler layer and tests can
+// include it cheaply; callers of execute() include <ATen/ATen.h> themselves.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/engine/plan.h"
+#include "kiln/ir/graph.h"
+#include "kiln/support/host_tensor.h"
+
+namespace at {
+class Tensor;
+}  // namespace at
+
+namespace kiln::runtime {
+
+/// One built engine segment: the plan and how the segment's values map to the plan's bindings.
+struct EngineSegment {
+  /// Name of the engine segment node (kiln.engine_segment.default) in the module's graph.
+  std::string node;
+  std::shared_ptr<engine::Plan> plan;
+  /// Per subgraph input, in order: the plan's input binding ("" for SymInt inputs the plan computes itself).
+  std::vector<std::string> input_bindings;
+  /// Per subgraph output, in order: the plan's output binding (SymInt outputs are Int64 [1] bindings).
+  std::vector<std::string> output_bindings;
+};
+
+/// Counts of what runs where, for logs and `kiln inspect`.
+struct ModuleSummary {
+  size_t engine_segments = 0;
+  size_t torch_runs = 0;
+  /// Nodes inside engine segments / nodes left to PyTorch (top level).
+  size_t engine_nodes = 0;
+  size_t torch_nodes = 0;
+};
+
+class CompiledModule {
+ public:
+  /// Prepares the module: every engine segment node of `graph` must have exactly one entry in `engines` (matched by
+  /// node name, with as many bindings as the segment has inputs and outputs, each naming a binding of the plan);
+  /// the other nodes are resolved against libtorch. `backend` is the engine backend the plans were built for.
+  /// Throws kiln::Error naming the node or binding on any mismatch.
+  CompiledModule(std::shared_ptr<const ir::Graph> graph, std::vector<EngineSegment> engines,
+                 std::string backend = "cpu");
+  ~CompiledModule();
+  CompiledModule(const CompiledModule&) = delete;
+  CompiledModule& operator=(const CompiledModule&) = delete;
+
+  /// Runs the module on `inputs` (the graph's inputs in order; a SymInt input as a 0-d integer tensor) and
+  /// returns the graph's outputs in order (a SymInt output as a 0-d int64 tensor). Inputs are checked first:
+  /// their count, dtype, device, rank and every dim against the program's shapes and symbol ranges; a mismatch
+  /// is a kiln::Error(InvalidInput) naming the input and dim. Contiguous inputs of the right dtype are handed to
+  /// the engines without copies. Safe to call from several threads at once: each call takes its own execution
+  /// contexts from a per-engine pool.
+  std::vector<at::Tensor> execute(const std::vector<at::Tensor>& inputs) const;
+  /// The same with host tensors in and out (copies at the boundary).
+  std::vector<HostTensor> execute_host(const std::vector<HostTensor>& inputs) const;
+
+  /// The partitioned graph the module runs.
+  const ir::Graph& graph() const;
+  const std::shared_ptr<const ir::Graph>& shared_graph() const;
+  const std::vector<EngineSegment>& engines() const;
+  const std::string& backend() const;
+  ModuleSummary summary() const;
+
+  /// What each graph output is, as frontend::OutputKind names ("user_output", ...); empty when unknown. Used by
+  /// the CLI to pick the user outputs; saved in the .kiln archive.
+  const std::vector<std::string>& output_kinds() const;
+  void set_output_kinds(std::vector<std::string> kinds);
+  /// Indices of the graph outputs that are user outputs (every output when the kinds are unknown).
+  std::vector<size_t> user_output_indices() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kiln::runtime

@@ -1,0 +1,287 @@
+#include "kiln/runtime/torch_executor.h"
+
+#include <unordered_set>
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/version.h>
+
+#include "kiln/support/error.h"
+#include "kiln/support/logging.h"
+#include "runtime/builtin_ops.h"
+#include "runtime/run_state.h"
+#include "runtime/torch_convert.h"
+
+namespace kiln::runtime {
+namespace {
+
+// Where one argument of libtorch's schema comes from: the node's argument, or the schema default.
+struct ArgPlan {
+  std::string name;
+  const ir::Argument* arg = nullptr;
+  c10::IValue fallback;
+  c10::TypePtr type;
+  c10::optional<int32_t> list_size;
+};
+
+// One node, resolved: either a boxed dispatcher call or a builtin.
+struct Step {
+  const ir::Node* node = nullptr;
+  std::string op_text;
+  c10::optional<c10::OperatorHandle> handle;
+  std::vector<ArgPlan> args;
+  BuiltinFn builtin = nullptr;
+};
+
+std::string torch_version_text() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+}
+
+ErrorContext node_context(const ir::Node& node) {
+  ErrorContext context;
+  context.node = node.name();
+  context.op = node.target().to_string();
+  return context;
+}
+
+const ir::Argument* find_positional(const ir::Node& node, size_t index) {
+  if (index < node.args().size() && node.args()[index].name.empty()) return &node.args()[index].value;
+  return nullptr;
+}
+
+// Matches the node's named arguments to libtorch's schema, in the schema's order.
+std::vector<ArgPlan> plan_arguments(const ir::Node& node, const c10::FunctionSchema& schema) {
+  std::vector<ArgPlan> plan;
+  std::unordered_set<std::string> used;
+  const auto& schema_args = schema.arguments();
+  for (size_t i = 0; i < schema_args.size(); ++i) {
+    const c10::Argument& sa = schema_args[i];
+    ArgPlan p;
+    p.name = sa.name();
+    p.type = sa.type();
+    p.list_size = sa.N();
+    p.arg = node.find_arg(sa.name());
+    if (p.arg == nullptr) p.arg = find_positional(node, i);
+    if (p.arg != nullptr) {
+      used.insert(sa.name());
+    } else if (sa.default_value().has_value()) {
+      p.fallback = *sa.default_value();
+    } else if (sa.type()->kind() != c10::TypeKind::OptionalType) {
+      KILN_FAIL(InvalidInput, "missing argument '", sa.name(), "' required by libtorch's schema ", toString(schema));
+    }
+    plan.push_back(std::move(p));
+  }
+  for (const ir::NamedArgument& na : node.args()) {
+    if (na.name.empty() || used.count(na.name) != 0 || na.value.is_none()) continue;
+    KILN_FAIL(Unsupported, "argument '", na.name, "' is not in libtorch ", torch_version_text(), "'s schema ",
+              toString(schema));
+  }
+  return plan;
+}
+
+bool writes_argument(const c10::Argument& sa) { return sa.alias_info() != nullptr && sa.alias_info()->isWrite(); }
+
+// Flattens results into one IValue per node output (ops returning Tensor[] give one output per element).
+void store_outputs(const Step& step, std::vector<c10::IValue>& results, RunState& state) {
+  const auto& outputs = step.node->outputs();
+  if (results.size() == outputs.size()) {
+    for (size_t i = 0; i < outputs.size(); ++i) state.set(outputs[i], std::move(results[i]));
+    return;
+  }
+  std::vector<c10::IValue> flat;
+  for (c10::IValue& r : results) {
+    if (r.isList()) {
+      for (const c10::IValue& item : r.toListRef()) flat.push_back(item);
+    } else if (r.isTuple()) {
+      for (const c10::IValue& item : r.toTupleRef().elements()) flat.push_back(item);
+    } else {
+      flat.push_back(std::move(r));
+    }
+  }
+  KILN_CHECK(flat.size() >= outputs.size(), Internal, "the operator returned ", flat.size(), " values for ",
+             outputs.size(), " node outputs");
+  for (size_t i = 0; i < outputs.size(); ++i) state.set(outputs[i], std::move(flat[i]));
+}
+
+int64_t to_int_input(const c10::IValue& v, const ir::Value& input) {
+  if (v.isInt()) return v.toInt();
+  if (v.isTensor() && v.toTensor().numel() == 1 && !at::isFloatingType(v.toTensor().scalar_type())) {
+    return v.toTensor().item<int64_t>();
+  }
+  KILN_FAIL(InvalidInput, "input '", input.name(), "' is a SymInt: pass an int or a one-element integer tensor");
+}
+
+}  // namespace
+
+struct TorchExecutor::Impl {
+  const ir::Graph* graph = nullptr;
+  SlotMap slots;
+  std::vector<Step> steps;
+  std::vector<std::pair<const ir::Value*, at::Tensor>> constants;
+  std::unordered_set<const ir::Value*> written;  // inputs and constants some op writes in place
+
+  void bind_inputs(const std::vector<c10::IValue>& inputs, RunState& state) const;
+};
+
+namespace {
+
+void add_slot(SlotMap& slots, const ir::Value* v) { slots.emplace(v, slots.size()); }
+
+Step resolve(const ir::Node& node) {
+  Step step;
+  step.node = &node;
+  step.op_text = node.target().to_string();
+  KILN_CHECK(node.subgraph() == nullptr, Unsupported, "nodes with subgraphs cannot run through libtorch");
+  const BuiltinOp* builtin = find_builtin_op(step.op_text);
+  if (builtin != nullptr && builtin->mode == BuiltinMode::Always) {
+    step.builtin = builtin->fn;
+    return step;
+  }
+  if (!node.target().is_python_operator()) {
+    const std::string overload = node.target().overload == "default" ? "" : node.target().overload;
+    auto handle = c10::Dispatcher::singleton().findSchema({node.target().qualified_name(), overload});
+    if (handle.has_value()) {
+      step.args = plan_arguments(node, handle->schema());
+      step.handle = handle;
+      return step;
+    }
+  }
+  if (builtin != nullptr) {
+    step.builtin = builtin->fn;
+    return step;
+  }
+  KILN_FAIL(Unsupported, "operator '", step.op_text, "' is not known to libtorch ", torch_version_text(),
+            " and Kiln has no implementation of it");
+}
+
+}  // namespace
+
+TorchExecutor::TorchExecutor(const ir::Graph& graph) : impl_(std::make_unique<Impl>()) {
+  impl_->graph = &graph;
+  for (const ir::Value* v : graph.inputs()) add_slot(impl_->slots, v);
+  for (const ir::Value* v : graph.constants()) {
+    add_slot(impl_->slots, v);
+    if (!v->is_tensor()) continue;
+    KILN_CHECK(v->data().defined(), InvalidInput, "constant '", v->name(), "' (", v->fqn(), ") has no data");
+    impl_->constants.emplace_back(v, to_torch(v->data()));
+  }
+  for (const ir::Node* node : graph.nodes()) {
+    for (const ir::Value* out : node->outputs()) add_slot(impl_->slots, out);
+    try {
+      impl_->steps.push_back(resolve(*node));
+    } catch (const Error& e) {
+      throw e.with_context(node_context(*node));
+    }
+    const Step& step = impl_->steps.back();
+    if (!step.handle.has_value()) continue;
+    const auto& schema_args = step.handle->schema().arguments();
+    for (size_t i = 0; i < schema_args.size(); ++i) {
+      const ir::Argument* arg = step.args[i].arg;
+      if (!writes_argument(schema_args[i]) || arg == nullptr) continue;
+      for (const ir::Value* v : arg->values()) {
+        if (v->role() != ir::ValueRole::NodeOutput) impl_->written.insert(v);
+      }
+    }
+  }
+  if (!impl_->written.empty()) {
+    KILN_DEBUG("torch executor: ", impl_->written.size(), " inputs/constants are written in place; copied per run");
+  }
+}
+
+TorchExecutor::~TorchExecutor() = default;
+TorchExecutor::TorchExecutor(TorchExecutor&&) noexcept = default;
+
+void TorchExecutor::Impl::bind_inputs(const std::vector<c10::IValue>& inputs, RunState& state) const {
+  const auto& graph_inputs = graph->inputs();
+  KILN_CHECK(inputs.size() == graph_inputs.size(), InvalidInput, "the graph takes ", graph_inputs.size(),
+             " inputs, got ", inputs.size());
+  // First pass: bind shape symbols from dimensions that are a plain symbol.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Value* input = graph_inputs[i];
+    if (!input->is_tensor()) continue;
+    KILN_CHECK(inputs[i].isTensor(), InvalidInput, "input '", input->name(), "' must be a tensor, got a ",
+               inputs[i].tagKind());
+    const at::Tensor& t = inputs[i].toTensor();
+    const ir::TensorMeta& meta = input->meta();
+    KILN_CHECK(t.scalar_type() == to_scalar_type(meta.dtype), InvalidInput, "input '", input->name(), "' has dtype ",
+               c10::toString(t.scalar_type()), ", the program expects ", dtype_name(meta.dtype));
+    KILN_CHECK(t.dim() == meta.rank(), InvalidInput, "input '", input->name(), "' has rank ", t.dim(),
+               ", the program expects ", meta.to_string());
+    for (int64_t d = 0; d < meta.rank(); ++d) {
+      const ir::SymExpr& size = meta.sizes[static_cast<size_t>(d)];
+      if (size.kind() != ir::SymExpr::Kind::Symbol) continue;
+      auto [it, inserted] = state.bindings().emplace(size.symbol_name(), t.size(d));
+      KILN_CHECK(inserted || it->second == t.size(d), InvalidInput, "input '", input->name(), "' dimension ", d,
+                 " is ", t.size(d), " but symbol ", size.symbol_name(), " is already ", it->second);
+    }
+  }
+  for (const auto& [symbol, value] : state.bindings()) {
+    auto range = graph->symbol_ranges().find(symbol);
+    if (range == graph->symbol_ranges().end()) continue;
+    KILN_CHECK(value >= range->second.min && value <= range->second.max, InvalidInput, "symbol ", symbol, " = ",
+               value, " is outside its range [", range->second.min, ", ",
+               range->second.max == ir::SymRange::kUnbounded ? std::string("inf") : std::to_string(range->second.max),
+               "]");
+  }
+  // Second pass: every dimension equals its expression; store the values.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Value* input = graph_inputs[i];
+    if (!input->is_tensor()) {
+      if (input->kind() == ir::ValueKind::SymInt) {
+        state.set(input, c10::IValue(to_int_input(inputs[i], *input)));
+      } else {
+        state.set(input, inputs[i]);
+      }
+      continue;
+    }
+    const at::Tensor& t = inputs[i].toTensor();
+    const ir::TensorMeta& meta = input->meta();
+    for (int64_t d = 0; d < meta.rank(); ++d) {
+      const ir::SymExpr& size = meta.sizes[static_cast<size_t>(d)];
+      bool bound = true;
+      for (const std::string& s : size.free_symbols()) bound = bound && state.bindings().count(s) != 0;
+      if (!bound) continue;
+      int64_t expected = size.evaluate(state.bindings());
+      KILN_CHECK(t.size(d) == expected, InvalidInput, "input '", input->name(), "' has shape ", t.sizes(),
+                 ", the program expects ", meta.to_string());
+    }
+    state.set(input, written.count(input) != 0 ? c10::IValue(t.clone()) : inputs[i]);
+  }
+}
+
+std::vector<c10::IValue> TorchExecutor::run(const std::vector<c10::IValue>& inputs) const {
+  const Impl& impl = *impl_;
+  RunState state(impl.slots, impl.slots.size());
+  impl.bind_inputs(inputs, state);
+  for (const auto& [value, tensor] : impl.constants) {
+    state.set(value, impl.written.count(value) != 0 ? c10::IValue(tensor.clone()) : c10::IValue(tensor));
+  }
+  for (const Step& step : impl.steps) {
+    try {
+      std::vector<c10::IValue> results;
+      if (step.builtin != nullptr) {
+        results = step.builtin(NodeArgs(*step.node, state));
+      } else {
+        torch::jit::Stack stack;
+        stack.reserve(step.args.size());
+        for (const ArgPlan& p : step.args) {
+          c10::IValue v = p.arg != nullptr ? argument_to_ivalue(*p.arg, state) : p.fallback;
+          stack.push_back(coerce_to_schema_type(std::move(v), p.type, p.name, p.list_size));
+        }
+        step.handle->callBoxed(stack);
+        results = std::move(stack);
+      }
+      store_outputs(step, results, state);
+    } catch (const Error& e) {
+      throw e.with_context(node_context(*step.node));
+    } catch (const std::exception& e) {
+      throw Error(ErrorKind::InvalidInput, "libtorch: " + torch_error_message(e), node_context(*step.node));
+    }
+  }
+  std::vector<c10::IValue> outputs;
+  outputs.reserve(impl.graph->outputs().size());
+  for (const ir::Value* v : impl.graph->outputs()) outputs.push_back(state.get(v));
+  return outputs;
+}
+
+}  // namespace kiln::runtime

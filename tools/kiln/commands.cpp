@@ -1,0 +1,15 @@
+#include "commands.h"
+
+namespace kiln::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"inspect", "Show a .pt2 program's inputs, outputs, symbols, parameters and operators", setup_inspect},
+      {"run", "Run a .pt2 program or .kiln module on inputs from an .npz file and compare with reference outputs", setup_run},
+      {"compile", "Compile a .pt2 program into a .kiln module (engines + PyTorch fallback)", setup_compile},
+      {"bench", "Time a compiled module against libtorch eager on the same inputs", setup_bench},
+  };
+  return table;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,125 @@
+// kiln compile MODEL.pt2 -o OUT.kiln [--backend cpu|cuda] [--precision fp32|fp16|bf16] [--input NAME=MIN:OPT:MAX]...
+//              [partitioning flags] [--verbose]
+
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "compiled_model.h"
+#include "kiln/compiler/compile.h"
+#include "kiln/engine/plan.h"
+#include "kiln/partitioning/settings_flags.h"
+#include "kiln/runtime/module_archive.h"
+#include "kiln/support/error.h"
+#include "kiln/support/logging.h"
+
+namespace kiln::cli {
+namespace {
+
+struct CompileCommandOptions {
+  std::string model;
+  std::string output;
+  std::vector<std::string> precisions;
+  std::vector<std::string> inputs;
+  std::vector<std::pair<std::string, std::string>> flags;  // settings flags, applied after parsing
+  bool verbose = false;
+};
+
+void apply_precisions(compiler::CompilationSettings& settings, const std::vector<std::string>& precisions) {
+  if (precisions.empty()) return;
+  settings.enabled_precisions = {DType::Float32};
+  for (const std::string& p : precisions) {
+    if (p == "fp32") continue;
+    if (p == "fp16") {
+      settings.enabled_precisions.insert(DType::Float16);
+    } else if (p == "bf16") {
+      settings.enabled_precisions.insert(DType::BFloat16);
+    } else {
+      KILN_FAIL(InvalidInput, "--precision '", p, "' is not one of fp32, fp16, bf16");
+    }
+  }
+}
+
+int run_compile(const CompileCommandOptions& o) {
+  if (o.verbose) set_log_level(LogLevel::Info);
+  compiler::CompilationSettings settings;
+  for (const auto& [key, value] : o.flags) {
+    KILN_CHECK(partitioning::apply_settings_flag(settings, key, value), InvalidInput, "unknown flag ", key);
+  }
+  apply_precisions(settings, o.precisions);
+  std::vector<compiler::InputSpec> specs;
+  for (const std::string& text : o.inputs) specs.push_back(compiler::parse_input_spec(text));
+
+  frontend::Program program = frontend::load_program(o.model);
+  compiler::CompileReport report;
+  std::shared_ptr<runtime::CompiledModule> module;
+  {
+    PhaseTimer timer("compile");
+    module = compiler::compile(program, settings, specs, &report);
+  }
+  size_t plan_bytes = 0;
+  for (const compiler::EngineBuildInfo& e : report.engines) plan_bytes += e.plan_bytes;
+  if (o.verbose) std::cout << report.to_string();
+  if (module == nullptr) {
+    std::cout << "dry run: " << report.engine_nodes << " nodes would run in engines, " << report.torch_nodes
+              << " in PyTorch\n";
+    return kExitOk;
+  }
+  runtime::save(*module, o.output);
+  runtime::ModuleSummary s = module->summary();
+  double total_ms = 0.0;
+  for (const auto& [phase, ms] : report.phases) total_ms += ms;
+  std::cout << "compiled " << o.model << " -> " << o.output << ": " << s.engine_segments << " engines ("
+            << s.engine_nodes << " nodes, " << plan_bytes << " plan bytes), " << s.torch_runs << " PyTorch runs ("
+            << s.torch_nodes << " nodes), " << static_cast<int64_t>(total_ms) << " ms\n";
+  for (const std::string& f : report.fallbacks) std::cout << "warning: fell back to PyTorch: " << f << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+std::shared_ptr<runtime::CompiledModule> with_threads(const runtime::CompiledModule& module, int threads) {
+  std::vector<runtime::EngineSegment> engines = module.engines();
+  engine::BackendOptions options;
+  options.threads = threads;
+  for (runtime::EngineSegment& e : engines) e.plan = engine::Plan::deserialize(e.plan->serialize(), options);
+  auto copy = std::make_shared<runtime::CompiledModule>(module.shared_graph(), std::move(engines), module.backend());
+  copy->set_output_kinds(module.output_kinds());
+  return copy;
+}
+
+LoadedModel load_or_compile(const std::string& path, int threads) {
+  LoadedModel loaded;
+  if (runtime::is_module_archive(path)) {
+    loaded.module = runtime::load(path);
+  } else {
+    loaded.program = std::make_shared<frontend::Program>(frontend::load_program(path));
+    PhaseTimer timer("compile");
+    loaded.module = compiler::compile(*loaded.program, compiler::CompilationSettings{});
+  }
+  if (threads > 0) loaded.module = with_threads(*loaded.module, threads);
+  return loaded;
+}
+
+Action setup_compile(CLI::App& app) {
+  auto options = std::make_shared<CompileCommandOptions>();
+  app.add_option("model", options->model, "The .pt2 archive")->required();
+  app.add_option("-o,--output", options->output, "The .kiln archive to write")->required();
+  app.add_option("--precision", options->precisions, "Precisions engines may use: fp32 (default), fp16, bf16")
+      ->take_all();
+  app.add_option("--input", options->inputs,
+                 "Shape range of an input: NAME=MIN:OPT:MAX (shapes like 1x3x224x224) or NAME=SHAPE");
+  for (const auto& [flag, help] : partitioning::settings_flags_help()) {
+    std::string name = flag.substr(0, flag.find(' '));
+    if (partitioning::is_settings_switch(name)) {
+      app.add_flag_callback(name, [options, name]() { options->flags.emplace_back(name, ""); }, help);
+    } else {
+      app.add_option_function<std::string>(
+          name, [options, name](const std::string& value) { options->flags.emplace_back(name, value); }, help);
+    }
+  }
+  app.add_flag("--verbose", options->verbose, "Log each phase and engine, print the compile report");
+  return [options]() { return run_compile(*options); };
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,106 @@
+// kiln inspect MODEL.pt2 [--graph] [--json]
+
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "kiln/frontend/program.h"
+#include "kiln/ir/text.h"
+#include "program_info.h"
+
+namespace kiln::cli {
+namespace {
+
+struct InspectOptions {
+  std::string model;
+  bool graph = false;
+  bool json = false;
+};
+
+std::string shape_text(const TensorInfo& t) {
+  if (t.dtype.empty()) return t.kind;
+  std::string text = t.dtype + "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) text += (i ? ", " : "") + t.shape[i];
+  return text + "]";
+}
+
+std::string range_text(const ir::SymRange& r) {
+  return "[" + std::to_string(r.min) + ", " + (r.max == ir::SymRange::kUnbounded ? "inf" : std::to_string(r.max)) +
+         "]";
+}
+
+nlohmann::json tensor_json(const TensorInfo& t) {
+  nlohmann::json shape = nlohmann::json::array();
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (t.static_shape[i].has_value()) {
+      shape.push_back(*t.static_shape[i]);
+    } else {
+      shape.push_back(t.shape[i]);
+    }
+  }
+  nlohmann::json j = {{"name", t.name}, {"dtype", t.dtype.empty() ? t.kind : t.dtype}, {"shape", shape}};
+  return j;
+}
+
+nlohmann::json info_json(const ProgramInfo& info) {
+  nlohmann::json j;
+  j["inputs"] = nlohmann::json::array();
+  for (const TensorInfo& t : info.inputs) j["inputs"].push_back(tensor_json(t));
+  j["outputs"] = nlohmann::json::array();
+  for (const TensorInfo& t : info.outputs) j["outputs"].push_back(tensor_json(t));
+  j["parameters"] = info.parameters;
+  j["parameter_bytes"] = info.parameter_bytes;
+  j["symbols"] = nlohmann::json::object();
+  for (const auto& [name, range] : info.symbols) {
+    // An unbounded maximum is null.
+    j["symbols"][name] = {{"min", range.min},
+                          {"max", range.max == ir::SymRange::kUnbounded ? nlohmann::json(nullptr)
+                                                                         : nlohmann::json(range.max)}};
+  }
+  j["ops"] = nlohmann::json::object();
+  for (const auto& [op, count] : info.ops) j["ops"][op] = count;
+  return j;
+}
+
+void print_text(const frontend::Program& program, const ProgramInfo& info, std::ostream& out) {
+  out << "model: " << program.source_path;
+  if (!program.torch_version.empty()) out << " (torch " << program.torch_version << ")";
+  out << "\ninputs:\n";
+  for (const TensorInfo& t : info.inputs) out << "  " << t.name << ": " << shape_text(t) << "\n";
+  if (!info.symbols.empty()) {
+    out << "symbols:\n";
+    for (const auto& [name, range] : info.symbols) out << "  " << name << " in " << range_text(range) << "\n";
+  }
+  out << "outputs:\n";
+  for (const TensorInfo& t : info.outputs) out << "  " << t.name << ": " << shape_text(t) << "\n";
+  out << "parameters: " << info.parameters << " (" << info.parameter_bytes << " bytes; all constants "
+      << info.constant_bytes << " bytes)\n";
+  out << "ops: " << info.num_nodes << " nodes, " << info.ops.size() << " distinct\n";
+  for (const auto& [op, count] : info.ops) out << "  " << count << "  " << op << "\n";
+}
+
+}  // namespace
+
+Action setup_inspect(CLI::App& app) {
+  auto options = std::make_shared<InspectOptions>();
+  app.add_option("model", options->model, "The .pt2 archive")->required();
+  app.add_flag("--graph", options->graph, "Print the graph as IR text");
+  app.add_flag("--json", options->json, "Print one JSON object instead of text");
+  return [options]() {
+    frontend::Program program = frontend::load_program(options->model);
+    ProgramInfo info = describe_program(program);
+    if (options->json) {
+      nlohmann::json j = info_json(info);
+      if (options->graph) j["graph"] = ir::print_graph(*program.graph);
+      std::cout << j.dump(2) << std::endl;
+      return kExitOk;
+    }
+    print_text(program, info, std::cout);
+    if (options->graph) std::cout << "\n" << ir::print_graph(*program.graph);
+    return kExitOk;
+  };
+}
+
+}  // namespace kiln::cli
