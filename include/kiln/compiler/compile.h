@@ -1,0 +1,63 @@
+#pragma once
+// compiler::compile: the whole pipeline (Torch-TensorRT's torch_tensorrt.dynamo.compile): lowering ->
+// partitioning -> conversion of each engine segment -> engine build -> runtime::CompiledModule.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/compiler/compilation_settings.h"
+#include "kiln/frontend/program.h"
+#include "kiln/runtime/compiled_module.h"
+
+namespace kiln::compiler {
+
+/// The shape range a user asks for on one program input (Torch-TensorRT's Input(min_shape, opt_shape,
+/// max_shape)). Dims that are static in the program must equal it in all three shapes.
+struct InputSpec {
+  std::string name;
+  std::vector<int64_t> min, opt, max;
+};
+
+/// Parses "NAME=MIN:OPT:MAX" with shapes written "1x3x224x224" (or "NAME=SHAPE" for one fixed shape; "NAME=" with
+/// an empty shape is a 0-d input). Throws kiln::Error(InvalidInput) quoting the text.
+InputSpec parse_input_spec(const std::string& text);
+
+/// What compile() did, for logs, `kiln compile --verbose` and tests.
+struct EngineBuildInfo {
+  std::string segment;         // the engine segment node's name
+  size_t nodes = 0;            // IR nodes in the segment
+  size_t network_layers = 0;   // layers the converters produced
+  size_t plan_layers = 0;      // layers left after the builder's folding and fusions
+  size_t plan_bytes = 0;       // serialized plan size
+  double build_ms = 0.0;       // conversion and engine build
+};
+
+struct CompileReport {
+  /// (phase, milliseconds) in order: lowering, partitioning, conversion+build, module.
+  std::vector<std::pair<std::string, double>> phases;
+  std::vector<EngineBuildInfo> engines;
+  /// Engine segments given back to PyTorch: "segment: reason".
+  std::vector<std::string> fallbacks;
+  /// Nodes that run in engines / in PyTorch in the final module.
+  size_t engine_nodes = 0;
+  size_t torch_nodes = 0;
+
+  /// A few lines of text: the phases with their times, then one line per engine.
+  std::string to_string() const;
+};
+
+/// Compiles `program` (left unchanged) with `settings`. `inputs` narrows the shape ranges of dynamic inputs
+/// (default: the program's range constraints and export hints). Each phase is logged at Info with its time, each
+/// engine with its layers, fusions and plan bytes. An engine segment whose conversion or build fails runs in
+/// PyTorch instead, with a warning, unless settings.pass_through_build_failures (then the error propagates).
+/// settings.dryrun stops after partitioning and returns nullptr (the report still says what would run where).
+std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& program, const CompilationSettings& settings,
+                                                 const std::vector<InputSpec>& inputs = {},
+                                                 CompileReport* report = nullptr);
+
+/// The engine builder's precisions for settings.enabled_precisions (FP32 always included).
+std::vector<std::string> precision_names(const CompilationSettings& settings);
+
+}  // namespace kiln::compiler

@@ -1,0 +1,218 @@
+// compiler::compile: lowering -> partitioning -> conversion -> build -> CompiledModule.
+
+#include "kiln/compiler/compile.h"
+
+#include <chrono>
+#include <set>
+#include <sstream>
+
+#include "compiler/segment_fallback.h"
+#include "kiln/conversion/interpreter.h"
+#include "kiln/conversion/segment_conversion.h"
+#include "kiln/engine/builder.h"
+#include "kiln/lowering/pass_manager.h"
+#include "kiln/partitioning/partitioners.h"
+#include "kiln/partitioning/segments.h"
+#include "kiln/support/error.h"
+#include "kiln/support/logging.h"
+
+namespace kiln::compiler {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string format_ms(double ms) {
+  std::ostringstream out;
+  out.precision(ms < 10 ? 2 : 1);
+  out << std::fixed << ms << " ms";
+  return out.str();
+}
+
+std::vector<engine::Precision> builder_precisions(const CompilationSettings& settings) {
+  std::vector<engine::Precision> out = {engine::Precision::FP32};
+  if (settings.enabled_precisions.count(DType::Float16) != 0) out.push_back(engine::Precision::FP16);
+  if (settings.enabled_precisions.count(DType::BFloat16) != 0) out.push_back(engine::Precision::BF16);
+  for (DType d : settings.enabled_precisions) {
+    KILN_CHECK(d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16, InvalidInput,
+               "enabled_precisions: ", dtype_name(d), " is not a precision engines run in (f32, f16, bf16)");
+  }
+  return out;
+}
+
+// Narrows the program's symbol ranges and hints to the user's input specs (checked against the program).
+void apply_input_specs(ir::Graph& graph, const std::vector<InputSpec>& specs) {
+  if (specs.empty()) return;
+  std::map<std::string, engine::ShapeRange> ranges;
+  for (const InputSpec& s : specs) {
+    bool found = false;
+    for (const ir::Value* in : graph.inputs()) found = found || in->name() == s.name;
+    KILN_CHECK(found, InvalidInput, "input spec names '", s.name, "', which is not an input of the program");
+    for (size_t d = 0; d < s.min.size(); ++d) {
+      KILN_CHECK(s.min[d] <= s.opt[d] && s.opt[d] <= s.max[d] && s.min[d] >= 0, InvalidInput, "input spec for '",
+                 s.name, "' dim ", d, ": need 0 <= min <= opt <= max, got ", s.min[d], ":", s.opt[d], ":", s.max[d]);
+    }
+    ranges[s.name] = engine::ShapeRange{s.min, s.opt, s.max};
+  }
+  for (const ir::Value* in : graph.inputs()) {
+    auto it = ranges.find(in->name());
+    if (it == ranges.end() || !in->is_tensor()) continue;
+    for (int64_t d = 0; d < in->meta().rank() && d < static_cast<int64_t>(it->second.min.size()); ++d) {
+      auto fixed = in->meta().sizes[static_cast<size_t>(d)].as_int();
+      if (!fixed) continue;
+      KILN_CHECK(it->second.min[d] == *fixed && it->second.max[d] == *fixed, InvalidInput, "input spec for '",
+                 in->name(), "' dim ", d, " asks for a range but the program fixes it to ", *fixed,
+                 " (export with a dynamic dim to vary it)");
+    }
+  }
+  auto [symbol_ranges, hints] = conversion::symbol_ranges_from_specs(graph, ranges);
+  for (const auto& [symbol, range] : symbol_ranges) {
+    auto current = graph.symbol_ranges().find(symbol);
+    if (current != graph.symbol_ranges().end()) {
+      const ir::SymRange& r = current->second;
+      KILN_CHECK(range.min >= r.min && range.max <= r.max, InvalidInput, "input spec range [", range.min, ", ",
+                 range.max, "] of ", symbol, " lies outside the range the program was exported for [", r.min, ", ",
+                 r.max == ir::SymRange::kUnbounded ? std::string("inf") : std::to_string(r.max), "]");
+    }
+    graph.symbol_ranges()[symbol] = range;
+  }
+  for (const auto& [symbol, hint] : hints) graph.symbol_hints()[symbol] = hint;
+}
+
+// Converts and builds one engine segment (conversion::convert_segment), timing it for the report.
+runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node, const CompilationSettings& settings,
+                                     EngineBuildInfo& info) {
+  conversion::InterpreterOptions options;
+  options.symbol_ranges = top.symbol_ranges();
+  options.symbol_hints = top.symbol_hints();
+  auto start = Clock::now();
+  conversion::BuiltSegment built = conversion::convert_segment(node, settings, options);
+  info.build_ms = ms_since(start);
+  info.network_layers = static_cast<size_t>(built.network_layers);
+  info.plan_layers = built.plan->layers().size();
+  info.plan_bytes = built.plan->serialize().size();
+
+  runtime::EngineSegment segment;
+  segment.node = node.name();
+  segment.plan = std::move(built.plan);
+  segment.input_bindings = std::move(built.input_bindings);
+  segment.output_bindings = std::move(built.output_bindings);
+  return segment;
+}
+
+}  // namespace
+
+std::vector<std::string> precision_names(const CompilationSettings& settings) {
+  std::vector<std::string> names;
+  for (engine::Precision p : builder_precisions(settings)) names.push_back(engine::precision_name(p));
+  return names;
+}
+
+std::string CompileReport::to_string() const {
+  std::ostringstream out;
+  for (const auto& [phase, ms] : phases) out << phase << ": " << format_ms(ms) << "\n";
+  for (const EngineBuildInfo& e : engines) {
+    out << "engine " << e.segment << ": " << e.nodes << " nodes, " << e.network_layers << " layers -> "
+        << e.plan_layers << " after fusion (" << (e.network_layers - std::min(e.network_layers, e.plan_layers))
+        << " fused or folded), plan " << e.plan_bytes << " bytes, convert+build "
+        << format_ms(e.build_ms) << "\n";
+  }
+  for (const std::string& f : fallbacks) out << "fallback to PyTorch: " << f << "\n";
+  out << "nodes: " << engine_nodes << " in engines, " << torch_nodes << " in PyTorch\n";
+  return out.str();
+}
+
+std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& program, const CompilationSettings& settings,
+                                                 const std::vector<InputSpec>& inputs, CompileReport* report) {
+  KILN_CHECK(program.graph != nullptr, InvalidInput, "compile: the program has no graph");
+  builder_precisions(settings);  // rejects precisions engines cannot run in before any work
+  CompileReport local;
+  CompileReport& r = report != nullptr ? *report : local;
+  r = CompileReport{};
+
+  std::unique_ptr<ir::Graph> graph = program.graph->clone();
+  apply_input_specs(*graph, inputs);
+
+  {
+    PhaseTimer timer("lowering");
+    lowering::PassContext context;
+    context.has_converter = [&settings](const ir::Node& node) {
+      return conversion::converters().contains(node, settings);
+    };
+    context.verify_each_pass = settings.debug;
+    lowering::apply_lowering_passes(*graph, context);
+    r.phases.emplace_back("lowering", timer.elapsed_ms());
+  }
+
+  std::unique_ptr<ir::Graph> partitioned;
+  {
+    PhaseTimer timer("partitioning");
+    partitioning::PartitionResult result = partitioning::partition(*graph, settings);
+    partitioned = std::move(result.graph);
+    KILN_INFO("partitioning: ", result.support.supported, "/", result.support.total, " nodes supported");
+    r.phases.emplace_back("partitioning", timer.elapsed_ms());
+  }
+  if (settings.dryrun) {
+    for (const partitioning::SegmentInfo& s : partitioning::describe_segments(*partitioned)) {
+      (s.engine ? r.engine_nodes : r.torch_nodes) += s.nodes.size();
+    }
+    KILN_INFO("dry run: ", r.engine_nodes, " nodes would run in engines, ", r.torch_nodes, " in PyTorch");
+    return nullptr;
+  }
+
+  std::vector<runtime::EngineSegment> engines;
+  std::set<std::string> failed;
+  {
+    PhaseTimer timer("conversion and build");
+    for (const ir::Node* node : partitioned->nodes()) {
+      if (!partitioning::is_engine_segment(*node)) continue;
+      EngineBuildInfo info;
+      info.segment = node->name();
+      info.nodes = node->subgraph() ? node->subgraph()->num_nodes() : 0;
+      try {
+        KILN_CHECK(node->subgraph() != nullptr, Internal, "engine segment without a subgraph");
+        engines.push_back(build_segment(*partitioned, *node, settings, info));
+      } catch (const Error& e) {
+        Error located = e.with_context(ErrorContext{"", node->name(), "", ""});
+        if (settings.pass_through_build_failures) throw located;
+        KILN_WARN("engine segment '", node->name(), "' (", info.nodes,
+                  " nodes) runs in PyTorch: its conversion or build failed: ", located.what());
+        r.fallbacks.push_back(node->name() + ": " + located.what());
+        failed.insert(node->name());
+        continue;
+      }
+      KILN_INFO("engine ", info.segment, ": ", info.nodes, " nodes, ", info.network_layers, " layers -> ",
+                info.plan_layers, " after fusion, plan ", info.plan_bytes, " bytes (convert+build ",
+                format_ms(info.build_ms), ")");
+      r.engines.push_back(info);
+    }
+    if (!failed.empty()) partitioned = inline_segments(*partitioned, failed);
+    r.phases.emplace_back("conversion and build", timer.elapsed_ms());
+  }
+
+  std::shared_ptr<runtime::CompiledModule> module;
+  {
+    PhaseTimer timer("module");
+    std::shared_ptr<const ir::Graph> shared(std::move(partitioned));
+    module = std::make_shared<runtime::CompiledModule>(shared, std::move(engines), settings.backend);
+    std::vector<std::string> kinds;
+    if (program.output_kinds.size() == module->graph().outputs().size()) {
+      for (frontend::OutputKind k : program.output_kinds) {
+        kinds.push_back(k == frontend::OutputKind::UserOutput ? "user_output" : "other");
+      }
+    }
+    module->set_output_kinds(std::move(kinds));
+    r.phases.emplace_back("module", timer.elapsed_ms());
+  }
+  runtime::ModuleSummary summary = module->summary();
+  r.engine_nodes = summary.engine_nodes;
+  r.torch_nodes = summary.torch_nodes;
+  KILN_INFO("compiled: ", summary.engine_segments, " engines (", summary.engine_nodes, " nodes), ",
+            summary.torch_runs, " PyTorch runs (", summary.torch_nodes, " nodes)");
+  return module;
+}
+
+}  // namespace kiln::compiler
