@@ -25,6 +25,9 @@ std::shared_ptr<Pass> make_canonicalize_training_ir_pass();
 std::shared_ptr<Pass> make_replace_max_pool_with_indices_pass();
 /// Rewrites view/_unsafe_view/flatten/unflatten/view_copy into reshape, merges reshape chains.
 std::shared_ptr<Pass> make_canonicalize_views_pass();
+/// Rewrites addmm(bias, x, permute(W, [1, 0])) and mm(x, permute(W, [1, 0])) with a constant W (Core ATen's
+/// form of a linear layer, also with the reshapes around it for inputs of rank > 2) into aten.linear.
+std::shared_ptr<Pass> make_canonicalize_linear_pass();
 /// Removes no-op clone/contiguous/_to_copy/reshape/expand nodes.
 std::shared_ptr<Pass> make_remove_noop_ops_pass();
 /// Applies the decomposition table (see decompositions.h).
