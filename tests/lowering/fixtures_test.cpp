@@ -2,6 +2,7 @@
 // training-IR or in-place op left, and still matches torch's outputs through the reference executor.
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "kiln/frontend/program.h"
@@ -93,6 +94,34 @@ INSTANTIATE_TEST_SUITE_P(All, LoweringFixtures, ::testing::ValuesIn(fixture_prog
                            }
                            return name;
                          });
+
+// The op counts of a lowered graph, one "count target" a line (names and order aside).
+std::string op_histogram(const ir::Graph& graph) {
+  std::map<std::string, int> counts;
+  for (const ir::Node* node : graph.nodes()) ++counts[node->target().to_string()];
+  std::string text;
+  for (const auto& [op, count] : counts) text += std::to_string(count) + " " + op + "\n";
+  return text;
+}
+
+// A fixture exported in both forms (training IR and Core ATen) lowers to graphs with the same ops: lowering
+// maps both to one canonical opset (linear layers included).
+TEST(LoweringFixtureForms, BothFormsReachTheSameOps) {
+  const fs::path root(KILN_TEST_DATA_DIR);
+  int pairs = 0;
+  for (const auto& dir : fs::directory_iterator(root)) {
+    const fs::path training = dir.path() / "model.pt2";
+    const fs::path core = dir.path() / "model_core_aten.pt2";
+    if (!fs::exists(training) || !fs::exists(core)) continue;
+    ++pairs;
+    frontend::Program a = frontend::load_program(training.string());
+    frontend::Program b = frontend::load_program(core.string());
+    apply_lowering_passes(*a.graph);
+    apply_lowering_passes(*b.graph);
+    EXPECT_EQ(op_histogram(*a.graph), op_histogram(*b.graph)) << dir.path().filename();
+  }
+  EXPECT_GT(pairs, 0) << "no fixture in " << root << " has both forms";
+}
 
 }  // namespace
 }  // namespace kiln::lowering

@@ -39,6 +39,10 @@ const std::vector<Decomposition>& decompositions() {
       {"new_full",
        {"aten.new_full.default", "aten.new_zeros.default", "aten.new_ones.default"}, decompose_new_full},
       {"zeros_ones", {"aten.zeros.default", "aten.ones.default"}, decompose_zeros_ones},
+      {"global_adaptive_avg_pool",
+       {"aten.adaptive_avg_pool1d.default", "aten.adaptive_avg_pool2d.default", "aten._adaptive_avg_pool2d.default",
+        "aten.adaptive_avg_pool3d.default", "aten._adaptive_avg_pool3d.default"},
+       decompose_global_adaptive_avg_pool},
   };
   return table;
 }

@@ -36,5 +36,7 @@ bool decompose_tril_triu(ir::Graph& g, ir::Node* n);
 bool decompose_full_like(ir::Graph& g, ir::Node* n);
 bool decompose_new_full(ir::Graph& g, ir::Node* n);
 bool decompose_zeros_ones(ir::Graph& g, ir::Node* n);
+// pooling.cpp
+bool decompose_global_adaptive_avg_pool(ir::Graph& g, ir::Node* n);
 
 }  // namespace kiln::lowering::detail
