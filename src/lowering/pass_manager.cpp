@@ -6,6 +6,7 @@
 
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
+#include "kiln/lowering/decompositions.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 
@@ -96,13 +97,20 @@ bool PassManager::run(ir::Graph& graph, const PassContext& context) const {
 }
 
 std::string PassManager::describe() const {
+  size_t width = 0;
+  for (PassStage stage : {PassStage::PreLowering, PassStage::PostLowering}) {
+    for (const auto& pass : passes(stage)) width = std::max(width, pass->name().size());
+  }
   std::ostringstream out;
   for (PassStage stage : {PassStage::PreLowering, PassStage::PostLowering}) {
-    out << to_string(stage) << ":\n";
+    out << to_string(stage)
+        << (stage == PassStage::PreLowering ? " (canonicalizes both export forms" : " (decompositions, folding, cleanup")
+        << "; the list repeats until no pass changes the graph):\n";
     const auto& passes = this->passes(stage);
+    if (passes.empty()) out << "  (none)\n";
     for (size_t i = 0; i < passes.size(); ++i) {
-      out << "  " << std::setw(2) << i << "  " << std::left << std::setw(34) << passes[i]->name() << std::right
-          << passes[i]->description() << "\n";
+      out << "  " << std::setw(2) << i << "  " << std::left << std::setw(static_cast<int>(width + 2))
+          << passes[i]->name() << std::right << passes[i]->description() << "\n";
     }
   }
   return out.str();
@@ -117,6 +125,31 @@ bool apply_lowering_passes(ir::Graph& graph, const PassContext& context) {
   return default_pass_manager().run(graph, context);
 }
 
-std::string describe_passes() { return default_pass_manager().describe(); }
+std::string describe_passes() {
+  std::string text = default_pass_manager().describe();
+  text += "decompositions (applied by 'decompose' to ops no converter takes):\n ";
+  size_t column = 1;
+  const auto& table = decompositions();
+  for (size_t i = 0; i < table.size(); ++i) {
+    const std::string item = " " + table[i].name + (i + 1 < table.size() ? "," : "");
+    if (column + item.size() > 100) {
+      text += "\n ";
+      column = 1;
+    }
+    text += item;
+    column += item.size();
+  }
+  text += "\nkept whole (the engine has fused layers for them):\n ";
+  column = 1;
+  for (const std::string& op : keep_whole_ops()) {
+    if (column + op.size() + 1 > 100) {
+      text += "\n ";
+      column = 1;
+    }
+    text += " " + op;
+    column += op.size() + 1;
+  }
+  return text + "\n";
+}
 
 }  // namespace kiln::lowering

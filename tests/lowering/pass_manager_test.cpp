@@ -83,6 +83,25 @@ TEST(PassManager, DefaultTableListsEveryPassInOrder) {
   }
   EXPECT_LT(text.find("pre_lowering"), text.find("post_lowering"));
   EXPECT_LT(text.find("decompose"), text.find("repair_input_as_output"));
+  // Each pass is one line "  <index>  <name>  <description>", in list order, with a description.
+  const PassManager& manager = default_pass_manager();
+  for (PassStage stage : {PassStage::PreLowering, PassStage::PostLowering}) {
+    const auto& passes = manager.passes(stage);
+    size_t at = text.find(to_string(stage));
+    for (size_t i = 0; i < passes.size(); ++i) {
+      const std::string line_start = (i < 10 ? "   " : "  ") + std::to_string(i) + "  " + passes[i]->name() + " ";
+      const size_t found = text.find(line_start, at);
+      ASSERT_NE(found, std::string::npos) << line_start;
+      const std::string line = text.substr(found, text.find('\n', found) - found);
+      EXPECT_NE(line.find(passes[i]->description()), std::string::npos) << line;
+      EXPECT_FALSE(passes[i]->description().empty()) << passes[i]->name();
+      at = found;
+    }
+  }
+  // The decomposition table and the keep-whole set follow the pass lists.
+  EXPECT_LT(text.find("post_lowering"), text.find("decompositions"));
+  EXPECT_NE(text.find(" log_softmax,"), std::string::npos);
+  EXPECT_NE(text.find("aten.softmax"), std::string::npos);
 }
 
 // The whole pipeline on a small training-IR graph: in-place, dropout, conv2d + batch_norm (folded),
