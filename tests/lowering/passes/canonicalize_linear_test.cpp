@@ -54,6 +54,31 @@ TEST(CanonicalizeLinear, RemovesTheFlatteningReshapes) {
 })", check);
 }
 
+// The same with a dynamic batch: the reshapes carry SymInts. Same tolerance and reason as above.
+TEST(CanonicalizeLinear, RemovesDynamicFlatteningReshapes) {
+  auto pass = make_canonicalize_linear_pass();
+  testing::PassCheck check;
+  check.atol = 1e-5;
+  testing::expect_pass(*pass, R"(graph(%x: f32[s0, 3, 4]) {
+  symbol s0 in [1, 16] hint 5
+  %w: f32[5, 4] = parameter("fc.weight")
+  %b: f32[5] = parameter("fc.bias")
+  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)
+  %wt: f32[4, 5] = aten.permute.default(self=%w, dims=[1, 0])
+  %v: f32[3*s0, 4] = aten.view.default(self=%x, size=[-1, 4])
+  %y: f32[3*s0, 5] = aten.addmm.default(self=%b, mat1=%v, mat2=%wt, *, beta=1, alpha=1)
+  %o: f32[s0, 3, 5] = aten.view.default(self=%y, size=[%n, 3, 5])
+  return (%o)
+})", R"(graph(%x: f32[s0, 3, 4]) {
+  symbol s0 in [1, 16] hint 5
+  %w: f32[5, 4] = parameter("fc.weight")
+  %b: f32[5] = parameter("fc.bias")
+  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)
+  %linear: f32[s0, 3, 5] = aten.linear.default(input=%x, weight=%w, bias=%b)
+  return (%linear)
+})", check);
+}
+
 // A transposed activation, a scaled product, a bias of another shape than [N], and a flattened product that
 // is read without being reshaped back are not linear layers (or not only): these stay or keep their reshapes.
 // The kept reshape case is rewritten, so the numbers are checked: same tolerance and reason as above.
