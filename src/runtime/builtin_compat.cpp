@@ -41,6 +41,17 @@ double dtype_epsilon(c10::ScalarType type) {
   }
 }
 
+// `t` with its dimensions laid out in memory in the same order as `like`'s (same values).
+at::Tensor with_layout_of(const at::Tensor& t, const at::Tensor& like) {
+  if (t.dim() != like.dim() || t.dim() < 2) return t;
+  std::vector<int64_t> order(static_cast<size_t>(t.dim()));
+  for (int64_t d = 0; d < t.dim(); ++d) order[static_cast<size_t>(d)] = d;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return like.stride(a) > like.stride(b); });
+  std::vector<int64_t> inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inverse[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  return t.permute(order).contiguous().permute(inverse);
+}
+
 }  // namespace
 
 at::Tensor sdpa_math(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
@@ -81,12 +92,9 @@ at::Tensor sdpa_math(const at::Tensor& query, const at::Tensor& key, const at::T
   at::Tensor masked_rows = scores.eq(neg_inf).all(-1, true);
   at::Tensor weights = at::softmax(scores, -1).masked_fill(masked_rows, 0.0);
   at::Tensor out = at::matmul(weights, v);
-  if (out.dim() == 4) {
-    // torch 2.x's CPU kernels return [B, H, L, Ev] as a transposed view of a contiguous [B, L, H, Ev] buffer,
-    // and exported graphs rely on it (a later aten.view of the permuted output is only valid for that layout).
-    out = out.transpose(1, 2).contiguous().transpose(1, 2);
-  }
-  return out;
+  // torch 2.x returns the attention output in the query's memory layout, and exported graphs rely on it: a
+  // later aten.view of the permuted output is only valid for that layout.
+  return with_layout_of(out, query);
 }
 
 Values native_batch_norm_legit_no_training(const NodeArgs& args) {
