@@ -1,0 +1,207 @@
+#include "conversion/converter_harness.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+
+#include "kiln/conversion/registry.h"
+#include "kiln/conversion/segment_conversion.h"
+#include "kiln/engine/builder.h"
+#include "kiln/engine/execution_context.h"
+#include "kiln/ir/text.h"
+#include "kiln/runtime/reference.h"
+#include "kiln/support/error.h"
+
+namespace kiln::conversion::testing {
+
+std::set<std::string>& tested_targets() {
+  static std::set<std::string> targets;
+  return targets;
+}
+
+std::map<std::string, CaseList (*)()>& case_families() {
+  static std::map<std::string, CaseList (*)()> families;
+  return families;
+}
+
+int register_cases(const std::string& family, CaseList (*make)()) {
+  case_families()[family] = make;
+  return 0;
+}
+
+std::set<std::string> case_targets(const ConverterCase& c) {
+  std::set<std::string> out;
+  auto g = ir::parse_graph(c.ir);
+  for (const ir::Node* n : g->nodes()) out.insert(canonical_op_name(n->target()));
+  return out;
+}
+
+std::string one_op(const std::string& in_type, const std::string& call, const std::string& out_type,
+                   const std::string& extra) {
+  return "graph(%x: " + in_type + ") {\n" + extra + "  %y: " + out_type + " = " + call + "\n  return (%y)\n}\n";
+}
+
+std::vector<std::string> test_backends() {
+  std::vector<std::string> out = {"cpu"};
+  if (const char* extra = std::getenv("KILN_TEST_BACKENDS")) {
+    std::stringstream ss(extra);
+    std::string name;
+    while (std::getline(ss, name, ',')) {
+      if (!name.empty() && name != "cpu") out.push_back(name);
+    }
+  }
+  return out;
+}
+
+HostTensor random_input(DType dtype, const std::vector<int64_t>& sizes, const InputFill& fill, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(fill.lo, fill.hi);
+  HostTensor t(dtype, sizes);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = dist(rng);
+    if (dtype == DType::Bool) v = v >= 0 ? 1 : 0;  // the fill range sets the share of true values
+    else if (!is_floating(dtype)) v = std::floor(v);
+    t.set_from_double(i, v);
+  }
+  return t;
+}
+
+namespace {
+
+// Gives constants parsed without data random values (weights) of their static shape.
+void fill_constants(ir::Graph& g, uint32_t seed) {
+  uint32_t k = 0;
+  for (ir::Value* c : g.constants()) {
+    if (c->data().defined()) continue;
+    auto sizes = c->meta().static_sizes();
+    ASSERT_TRUE(sizes.has_value()) << "constant " << c->name() << " needs a static shape";
+    InputFill f{-1.0, 1.0};
+    // Variances of batch norm must be positive.
+    if (c->name().find("var") != std::string::npos) f = InputFill{0.5, 2.0};
+    c->set_data(random_input(c->meta().dtype, *sizes, f, seed + 1000 + k++));
+  }
+}
+
+void expect_close(const HostTensor& got, const HostTensor& want, double rtol, double atol, const std::string& what) {
+  ASSERT_EQ(got.sizes(), want.sizes()) << what << ": shape";
+  ASSERT_EQ(got.dtype(), want.dtype()) << what << ": dtype";
+  int bad = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double g = got.get_as_double(i), w = want.get_as_double(i);
+    if (std::isnan(w) && std::isnan(g)) continue;
+    if (std::isinf(w) && g == w) continue;
+    if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w))) {
+      if (++bad <= 5) ADD_FAILURE() << what << ": element " << i << " got " << g << " want " << w;
+    }
+  }
+  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << want.numel() << " elements differ";
+}
+
+}  // namespace
+
+void check_converter_case(const ConverterCase& c) {
+  std::unique_ptr<ir::Graph> graph;
+  try {
+    graph = ir::parse_graph(c.ir);
+  } catch (const Error& e) {
+    FAIL() << "IR does not parse: " << e.what();
+  }
+  fill_constants(*graph, c.seed);
+  for (const ir::Node* n : graph->nodes()) tested_targets().insert(canonical_op_name(n->target()));
+
+  std::unique_ptr<ir::Graph> reference;
+  if (!c.reference_ir.empty()) {
+    reference = ir::parse_graph(c.reference_ir);
+    for (ir::Value* v : reference->constants()) {
+      const ir::Value* same = graph->find_value(v->name());
+      ASSERT_TRUE(same != nullptr && same->role() == ir::ValueRole::Constant) << "reference constant " << v->name();
+      v->set_data(same->data());
+    }
+  }
+
+  // Shapes of each run.
+  std::vector<const ir::Value*> tensor_inputs;
+  for (const ir::Value* v : graph->inputs()) {
+    ASSERT_TRUE(v->is_tensor()) << "harness graphs take tensor inputs only";
+    tensor_inputs.push_back(v);
+  }
+  std::vector<std::vector<std::vector<int64_t>>> runs = c.runs;
+  if (runs.empty()) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const ir::Value* v : tensor_inputs) {
+      auto s = v->meta().static_sizes();
+      ASSERT_TRUE(s.has_value()) << "a dynamic graph needs explicit run shapes";
+      shapes.push_back(*s);
+    }
+    runs.push_back(shapes);
+  }
+
+  InterpreterResult converted;
+  try {
+    converted = Interpreter(*graph, c.settings, c.options).run();
+  } catch (const Error& e) {
+    FAIL() << "conversion failed: " << e.what();
+  }
+
+  for (const std::string& backend : test_backends()) {
+    SCOPED_TRACE("backend " + backend);
+    engine::BuilderConfig config;
+    config.backend = backend;
+    config.threads = 2;
+    config.timing_iterations = 1;
+    if (converted.dynamic) config.profiles.push_back(converted.profile);
+    adapt_config_to_network(config, *converted.network);
+    std::shared_ptr<engine::Plan> plan;
+    try {
+      plan = engine::Builder(config).build(*converted.network);
+    } catch (const Error& e) {
+      FAIL() << "build failed: " << e.what() << "\n" << converted.network->to_string();
+    }
+    for (size_t r = 0; r < runs.size(); ++r) {
+      SCOPED_TRACE("run " + std::to_string(r));
+      ASSERT_EQ(runs[r].size(), tensor_inputs.size()) << "run shapes";
+      std::vector<HostTensor> inputs;
+      for (size_t i = 0; i < tensor_inputs.size(); ++i) {
+        auto fill = c.fills.count(i) ? c.fills.at(i) : InputFill{};
+        inputs.push_back(random_input(tensor_inputs[i]->meta().dtype, runs[r][i], fill,
+                                      c.seed + static_cast<uint32_t>(17 * r + i)));
+      }
+      std::vector<HostTensor> got;
+      try {
+        engine::ExecutionContext ctx(plan);
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          const std::string& name = converted.input_bindings[i];
+          ctx.set_input_shape(name, inputs[i].sizes());
+          ctx.set_tensor_address(name, const_cast<uint8_t*>(inputs[i].data()));
+        }
+        for (const std::string& name : converted.output_bindings) {
+          engine::Dims d = ctx.tensor_shape(name);
+          got.emplace_back(plan->binding(name).dtype, d);
+          ctx.set_tensor_address(name, got.back().mutable_data());
+        }
+        ctx.execute();
+      } catch (const Error& e) {
+        FAIL() << "execution failed: " << e.what();
+      }
+      std::vector<HostTensor> want;
+      try {
+        want = runtime::run_reference(reference ? *reference : *graph, inputs);
+      } catch (const Error& e) {
+        FAIL() << "reference failed: " << e.what();
+      }
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t k = 0; k < got.size(); ++k) {
+        HostTensor w = want[k];
+        // SymInt outputs come back from the reference as 0-d, from the engine as [1].
+        if (w.dim() == 0 && got[k].dim() == 1) w = w.reshaped({1});
+        if (w.dtype() != got[k].dtype()) w = w.to(got[k].dtype());
+        expect_close(got[k], w, c.rtol, c.atol, "output " + std::to_string(k));
+      }
+    }
+  }
+}
+
+}  // namespace kiln::conversion::testing

@@ -1,0 +1,94 @@
+#pragma once
+// The converter test harness: a few-op program (IR text) is converted by the interpreter, built by the engine
+// Builder and run through ExecutionContext on every backend under test, then compared with libtorch eager
+// (runtime::run_reference) on random inputs (fixed seeds, never constant), for one or more input shapes. A graph
+// with symbolic dims is built once with its dynamic ranges and run at every listed shape.
+//
+// Tolerance: fp32 allclose(rtol=1e-4, atol=1e-5): both sides compute in fp32, but kernels accumulate in a
+// different order (blocked oneDNN convolutions/matmuls, vectorized reductions, polynomial exp/erf), which moves
+// results by a few ulps of the accumulated magnitude; 1e-4 relative covers sums of a few hundred terms.
+
+#include <functional>
+#include <ostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kiln/compiler/compilation_settings.h"
+#include "kiln/conversion/interpreter.h"
+#include "kiln/support/host_tensor.h"
+
+namespace kiln::conversion::testing {
+
+/// How to fill one input: uniform in [lo, hi) (integers floored; bools true where the draw is >= 0).
+struct InputFill {
+  double lo = -2.0;
+  double hi = 2.0;
+};
+
+/// One converter test case.
+struct ConverterCase {
+  /// IR text of the graph (see kiln/ir/text.h). Constants without data= get random values.
+  std::string ir;
+  /// Input shapes per run (one vector per graph tensor input). Empty: one run at the graph's static shapes.
+  std::vector<std::vector<std::vector<int64_t>>> runs;
+  /// Per input (by position) fill ranges; missing entries use the default.
+  std::map<size_t, InputFill> fills;
+  double rtol = 1e-4;
+  double atol = 1e-5;
+  /// Interpreter options (input specs).
+  InterpreterOptions options;
+  /// Settings for the conversion (assume_dynamic_shape_support etc.).
+  compiler::CompilationSettings settings;
+  /// An equivalent graph for the reference when libtorch 1.13 lacks an op of `ir` (same inputs; constants of
+  /// the same names get the same values). Empty: `ir` itself.
+  std::string reference_ir;
+  /// Seed of the random inputs and weights.
+  uint32_t seed = 1234;
+};
+
+/// A case with a name (a gtest parameter name: letters, digits, underscores).
+struct NamedCase {
+  std::string name;
+  ConverterCase c;
+};
+using CaseList = std::vector<NamedCase>;
+inline void PrintTo(const NamedCase& c, std::ostream* os) { *os << c.name; }
+
+/// Registers a family's case list for the coverage test; returns 0 (for static initialization).
+int register_cases(const std::string& family, CaseList (*make)());
+/// Every registered family's case-list function.
+std::map<std::string, CaseList (*)()>& case_families();
+/// Canonical names of the targets in a case's graph.
+std::set<std::string> case_targets(const ConverterCase& c);
+
+/// A one-input one-op graph: "graph(%x: IN) { EXTRA %y: OUT = CALL return (%y) }".
+std::string one_op(const std::string& in_type, const std::string& call, const std::string& out_type,
+                   const std::string& extra = "");
+
+/// Runs a case on every backend under test and records the graph's node targets as tested. Uses gtest
+/// assertions (adds failures; does not throw on a mismatch).
+void check_converter_case(const ConverterCase& c);
+
+/// Canonical names of every target a check_converter_case graph contained.
+std::set<std::string>& tested_targets();
+
+/// The backends converter tests run on ("cpu", plus the names in KILN_TEST_BACKENDS, comma separated).
+std::vector<std::string> test_backends();
+
+/// A random tensor filled from `fill` (never constant: values are drawn from a continuous distribution; integer
+/// types are floored into [lo, hi)).
+HostTensor random_input(DType dtype, const std::vector<int64_t>& sizes, const InputFill& fill, uint32_t seed);
+
+}  // namespace kiln::conversion::testing
+
+/// Declares a parameterized gtest `<Family>Converters.MatchesTorch/<case>` over the cases `make()` returns and
+/// registers them for the coverage check.
+#define KILN_CONVERTER_CASES(Family, make)                                                                   \
+  class Family##Converters : public ::testing::TestWithParam<::kiln::conversion::testing::NamedCase> {};     \
+  TEST_P(Family##Converters, MatchesTorch) { ::kiln::conversion::testing::check_converter_case(GetParam().c); } \
+  INSTANTIATE_TEST_SUITE_P(Cases, Family##Converters, ::testing::ValuesIn(make()),                           \
+                           [](const auto& info) { return info.param.name; });                               \
+  [[maybe_unused]] static const int kiln_converter_cases_##Family =                                         \
+      ::kiln::conversion::testing::register_cases(#Family, make)

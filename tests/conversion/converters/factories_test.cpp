@@ -1,0 +1,48 @@
+// Factory converters against libtorch eager: arange (start/end/step forms), full/zeros/ones with static and
+// symbolic sizes, the *_like forms and scalar_tensor, each combined with a dynamic input. Tolerance: the harness
+// default fp32 allclose(1e-4, 1e-5).
+
+#include <gtest/gtest.h>
+
+#include "conversion/converter_harness.h"
+
+namespace kiln::conversion::testing {
+namespace {
+
+NamedCase make(const std::string& name, const std::string& body) {
+  NamedCase c;
+  c.name = name;
+  c.c.ir = "graph(%x: f32[s0, 6]) {\n  symbol s0 in [1, 8] hint 2\n" + body + "}\n";
+  c.c.runs = {{{2, 6}}, {{5, 6}}};
+  return c;
+}
+
+const std::string kAdd = "  %y: f32[s0, 6] = aten.add.Tensor(self=%x, other=%f, *, alpha=1)\n  return (%y)\n";
+
+CaseList factory_cases() {
+  const std::string opts = "dtype=None, layout=None, device=None, pin_memory=None";
+  return {
+      make("arange_end", "  %f: i64[6] = aten.arange.default(end=6, *, " + opts + ")\n" + kAdd),
+      make("arange_start", "  %f: i64[6] = aten.arange.start(start=-2, end=4, *, " + opts + ")\n" + kAdd),
+      make("arange_start_step_float", "  %f: f32[6] = aten.arange.start_step(start=0.5, end=3.5, step=0.5, *, " +
+                                          opts + ")\n" + kAdd),
+      make("full_symbolic", "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
+                            "  %f: f32[s0, 6] = aten.full.default(size=[%n, 6], fill_value=1.5, *, " + opts + ")\n" +
+                                kAdd),
+      make("zeros", "  %f: f32[1, 6] = aten.zeros.default(size=[1, 6], *, " + opts + ")\n" + kAdd),
+      make("ones_int", "  %f: i64[6] = aten.ones.default(size=[6], *, dtype=dtype.i64, layout=None, device=None, "
+                       "pin_memory=None)\n" + kAdd),
+      make("full_like", "  %f: f32[s0, 6] = aten.full_like.default(self=%x, fill_value=-2.5, *, " + opts +
+                            ", memory_format=None)\n" + kAdd),
+      make("zeros_like", "  %f: f32[s0, 6] = aten.zeros_like.default(self=%x, *, " + opts +
+                             ", memory_format=None)\n" + kAdd),
+      make("ones_like", "  %f: f32[s0, 6] = aten.ones_like.default(self=%x, *, " + opts + ", memory_format=None)\n" +
+                            kAdd),
+      make("scalar_tensor", "  %f: f32[] = aten.scalar_tensor.default(s=0.25, *, " + opts + ")\n" + kAdd),
+  };
+}
+
+KILN_CONVERTER_CASES(Factories, factory_cases);
+
+}  // namespace
+}  // namespace kiln::conversion::testing
