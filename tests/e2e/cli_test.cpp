@@ -1,0 +1,145 @@
+// Runs the kiln binary as a user would: inspect --json, run --compare (pass, deliberately wrong reference),
+// and errors (missing file, garbage file) with their exit codes.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kiln/support/npz.h"
+
+#ifndef KILN_CLI_PATH
+#error "KILN_CLI_PATH must name the kiln binary"
+#endif
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+Result kiln(const std::string& args) {
+  static int counter = 0;
+  fs::path dir = fs::temp_directory_path() / ("kiln_cli_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
+  fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
+  std::string command = std::string(KILN_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
+  int status = std::system(command.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+std::string data(const std::string& rel) { return std::string(KILN_TEST_DATA_DIR) + "/" + rel; }
+
+size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(Cli, InspectJsonHasTheDocumentedFields) {
+  Result r = kiln("inspect " + data("tiny_encoder/model.pt2") + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["inputs"].size(), 1u);
+  EXPECT_EQ(j["inputs"][0]["dtype"], "f32");
+  ASSERT_EQ(j["inputs"][0]["shape"].size(), 3u);
+  EXPECT_TRUE(j["inputs"][0]["shape"][0].is_string());  // dynamic batch: a symbol name
+  EXPECT_TRUE(j["inputs"][0]["shape"][1].is_string());  // dynamic sequence
+  EXPECT_EQ(j["inputs"][0]["shape"][2], 64);
+  EXPECT_EQ(j["outputs"].size(), 1u);
+  EXPECT_GT(j["parameters"].get<int64_t>(), 0);
+  EXPECT_GE(j["parameter_bytes"].get<int64_t>(), 4 * j["parameters"].get<int64_t>());
+  std::string batch = j["inputs"][0]["shape"][0];
+  ASSERT_TRUE(j["symbols"].contains(batch));
+  EXPECT_TRUE(j["symbols"][batch].contains("min"));
+  EXPECT_TRUE(j["symbols"][batch].contains("max"));
+  EXPECT_EQ(j["ops"]["aten.scaled_dot_product_attention.default"], 1);
+}
+
+TEST(Cli, InspectTextAndGraph) {
+  Result r = kiln("inspect " + data("tiny_convnet/model.pt2") + " --graph");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("aten.conv2d.default"), std::string::npos);
+  EXPECT_NE(r.out.find("graph("), std::string::npos);
+}
+
+TEST(Cli, RunCompareAgainstTorchPasses) {
+  fs::path out = fs::temp_directory_path() / ("kiln_cli_out_" + std::to_string(::getpid()) + ".npz");
+  Result r = kiln("run " + data("tiny_convnet/model.pt2") + " --reference --inputs " + data("tiny_convnet/io_1.npz") +
+                  " --compare " + data("tiny_convnet/io_1.npz") + " --outputs " + out.string());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("cosine"), std::string::npos);
+  auto written = read_npz(out.string());
+  EXPECT_EQ(written.count("output_0"), 1u);
+  EXPECT_EQ(written.count("output_1"), 1u);
+  fs::remove(out);
+}
+
+TEST(Cli, RunCompareAgainstAWrongReferenceFails) {
+  // The reference outputs of io_0 perturbed by noise far beyond the 1e-4 tolerance.
+  auto io = read_npz(data("tiny_mlp/io_0.npz"));
+  std::mt19937 rng(5);
+  std::normal_distribution<double> noise(0.0, 0.1);
+  HostTensor& ref = io.at("output_0");
+  for (int64_t i = 0; i < ref.numel(); ++i) ref.set_from_double(i, ref.get_as_double(i) + noise(rng));
+  fs::path wrong = fs::temp_directory_path() / ("kiln_cli_wrong_" + std::to_string(::getpid()) + ".npz");
+  write_npz(wrong.string(), io);
+  Result r = kiln("run " + data("tiny_mlp/model.pt2") + " --reference --inputs " + data("tiny_mlp/io_0.npz") +
+                  " --compare " + wrong.string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos);
+  fs::remove(wrong);
+}
+
+TEST(Cli, ErrorsExitTwoWithOneLine) {
+  Result missing = kiln("inspect /nonexistent/model.pt2");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(lines(missing.err), 1u) << missing.err;
+  EXPECT_EQ(missing.err.rfind("kiln: error: ", 0), 0u) << missing.err;
+
+  fs::path garbage = fs::temp_directory_path() / ("kiln_cli_garbage_" + std::to_string(::getpid()) + ".pt2");
+  {
+    std::ofstream f(garbage, std::ios::binary);
+    std::mt19937 rng(9);
+    for (int i = 0; i < 4096; ++i) f.put(static_cast<char>(rng() & 0xff));
+  }
+  for (const std::string& args : {"inspect " + garbage.string(),
+                                  "run " + garbage.string() + " --reference --inputs " + data("tiny_mlp/io_0.npz"),
+                                  "run " + data("tiny_mlp/model.pt2") + " --reference --inputs " + garbage.string()}) {
+    Result r = kiln(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(lines(r.err), 1u) << args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("kiln: error: ", 0), 0u) << r.err;
+  }
+  fs::remove(garbage);
+
+  Result usage = kiln("run");
+  EXPECT_EQ(usage.code, 2);
+  EXPECT_EQ(lines(usage.err), 1u) << usage.err;
+  Result wrong_inputs = kiln("run " + data("tiny_mlp/model.pt2") + " --reference --inputs " +
+                             data("tiny_convnet/io_0.npz"));
+  EXPECT_EQ(wrong_inputs.code, 2) << wrong_inputs.out;
+  EXPECT_EQ(lines(wrong_inputs.err), 1u) << wrong_inputs.err;
+}
+
+}  // namespace
+}  // namespace kiln
