@@ -1,4 +1,4 @@
-// Every bundled fixture (tests/data/*), in both forms (model.pt2 as exported, model_core_aten.pt2 after
+// Every bundled fixture (tests/data/* and tests/data/models/*), in both forms (model.pt2 as exported, model_core_aten.pt2 after
 // run_decompositions), at every io_N: load_program + run_reference must reproduce torch's own outputs.
 
 #include <algorithm>
@@ -24,7 +24,13 @@ struct FixtureCase {
 
 std::vector<FixtureCase> fixture_cases() {
   std::vector<FixtureCase> cases;
-  for (const auto& dir : fs::directory_iterator(KILN_TEST_DATA_DIR)) {
+  // The tiny fixtures sit in tests/data/<name>/, the small real-model exports in tests/data/models/<name>/.
+  std::vector<fs::directory_entry> dirs;
+  for (const fs::path root : {fs::path(KILN_TEST_DATA_DIR), fs::path(KILN_TEST_DATA_DIR) / "models"}) {
+    if (!fs::exists(root)) continue;
+    for (const auto& dir : fs::directory_iterator(root)) dirs.push_back(dir);
+  }
+  for (const auto& dir : dirs) {
     if (!dir.is_directory()) continue;
     for (const char* model : {"model.pt2", "model_core_aten.pt2"}) {
       fs::path model_path = dir.path() / model;
