@@ -125,6 +125,16 @@ std::string CompileReport::to_string() const {
   return out.str();
 }
 
+void lower(ir::Graph& graph, const CompilationSettings& settings) {
+  lowering::PassContext context;
+  // Decompositions apply only to ops no converter takes, as the registry answers under these settings.
+  context.has_converter = [&settings](const ir::Node& node) {
+    return conversion::converters().contains(node, settings);
+  };
+  context.verify_each_pass = settings.debug;
+  lowering::apply_lowering_passes(graph, context);
+}
+
 std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& program, const CompilationSettings& settings,
                                                  const std::vector<InputSpec>& inputs, CompileReport* report) {
   KILN_CHECK(program.graph != nullptr, InvalidInput, "compile: the program has no graph");
@@ -138,12 +148,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
 
   {
     PhaseTimer timer("lowering");
-    lowering::PassContext context;
-    context.has_converter = [&settings](const ir::Node& node) {
-      return conversion::converters().contains(node, settings);
-    };
-    context.verify_each_pass = settings.debug;
-    lowering::apply_lowering_passes(*graph, context);
+    lower(*graph, settings);
     r.phases.emplace_back("lowering", timer.elapsed_ms());
   }
 

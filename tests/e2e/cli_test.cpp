@@ -82,6 +82,58 @@ TEST(Cli, InspectTextAndGraph) {
   EXPECT_NE(r.out.find("graph("), std::string::npos);
 }
 
+TEST(Cli, InspectCoverageReportsLgammaAsTheOnlyUnsupportedOp) {
+  // Every fixture: all ops have converters except lgamma in tiny_convnet, which runs in libtorch.
+  for (const char* fixture : {"tiny_convnet", "tiny_resnet", "tiny_encoder", "tiny_mlp"}) {
+    for (const char* form : {"model.pt2", "model_core_aten.pt2"}) {
+      std::string model = data(std::string(fixture) + "/" + form);
+      if (!fs::exists(model)) continue;
+      Result r = kiln("inspect " + model + " --coverage --json");
+      ASSERT_EQ(r.code, 0) << model << ": " << r.err;
+      nlohmann::json c = nlohmann::json::parse(r.out)["coverage"];
+      bool convnet = std::string(fixture) == "tiny_convnet";
+      EXPECT_EQ(c["ops_total"].get<int>() - c["ops_supported"].get<int>(), convnet ? 1 : 0) << model;
+      ASSERT_EQ(c["unsupported"].size(), convnet ? 1u : 0u) << model;
+      size_t torch_segments = 0;
+      for (const auto& s : c["segments"]) torch_segments += s["kind"] == "torch";
+      if (convnet) {
+        EXPECT_EQ(c["unsupported"][0]["op"], "aten.lgamma.default");
+        EXPECT_NE(c["unsupported"][0]["reason"].get<std::string>().find("no converter"), std::string::npos);
+        EXPECT_EQ(torch_segments, 1u) << model;
+      } else {
+        EXPECT_EQ(torch_segments, 0u) << model;
+      }
+    }
+  }
+}
+
+TEST(Cli, CoverageHonoursTorchExecutedOps) {
+  Result r = kiln("inspect " + data("tiny_mlp/model.pt2") + " --coverage --json --torch-executed-ops aten.gelu.default");
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json c = nlohmann::json::parse(r.out)["coverage"];
+  ASSERT_EQ(c["unsupported"].size(), 2u);  // the two gelu nodes
+  for (const auto& u : c["unsupported"]) EXPECT_EQ(u["op"], "aten.gelu.default");
+}
+
+TEST(Cli, PassesAndConvertersList) {
+  Result passes = kiln("passes");
+  ASSERT_EQ(passes.code, 0) << passes.err;
+  EXPECT_NE(passes.out.find("fold_batch_norm_into_conv"), std::string::npos);
+  EXPECT_LT(passes.out.find("pre_lowering"), passes.out.find("post_lowering"));
+  Result converters = kiln("converters");
+  ASSERT_EQ(converters.code, 0) << converters.err;
+  EXPECT_NE(converters.out.find("aten.convolution.default"), std::string::npos);
+  EXPECT_EQ(converters.out.find("aten.lgamma.default"), std::string::npos);
+}
+
+TEST(Cli, InspectLoweredGraphHasNoTrainingOps) {
+  Result r = kiln("inspect " + data("tiny_encoder/model.pt2") + " --lowered --graph");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("aten.dropout"), std::string::npos);
+  EXPECT_EQ(r.out.find("aten.view.default"), std::string::npos);
+  EXPECT_NE(r.out.find("aten.reshape.default"), std::string::npos);
+}
+
 TEST(Cli, RunCompareAgainstTorchPasses) {
   fs::path out = fs::temp_directory_path() / ("kiln_cli_out_" + std::to_string(::getpid()) + ".npz");
   Result r = kiln("run " + data("tiny_convnet/model.pt2") + " --reference --inputs " + data("tiny_convnet/io_1.npz") +

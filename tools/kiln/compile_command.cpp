@@ -6,9 +6,9 @@
 
 #include "commands.h"
 #include "compiled_model.h"
+#include "settings_options.h"
 #include "kiln/compiler/compile.h"
 #include "kiln/engine/plan.h"
-#include "kiln/partitioning/settings_flags.h"
 #include "kiln/runtime/module_archive.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
@@ -21,7 +21,7 @@ struct CompileCommandOptions {
   std::string output;
   std::vector<std::string> precisions;
   std::vector<std::string> inputs;
-  std::vector<std::pair<std::string, std::string>> flags;  // settings flags, applied after parsing
+  std::shared_ptr<SettingsFlags> flags = std::make_shared<SettingsFlags>();  // applied after parsing
   bool verbose = false;
 };
 
@@ -43,9 +43,7 @@ void apply_precisions(compiler::CompilationSettings& settings, const std::vector
 int run_compile(const CompileCommandOptions& o) {
   if (o.verbose) set_log_level(LogLevel::Info);
   compiler::CompilationSettings settings;
-  for (const auto& [key, value] : o.flags) {
-    KILN_CHECK(partitioning::apply_settings_flag(settings, key, value), InvalidInput, "unknown flag ", key);
-  }
+  apply_settings_flags(settings, *o.flags);
   apply_precisions(settings, o.precisions);
   std::vector<compiler::InputSpec> specs;
   for (const std::string& text : o.inputs) specs.push_back(compiler::parse_input_spec(text));
@@ -109,15 +107,7 @@ Action setup_compile(CLI::App& app) {
       ->take_all();
   app.add_option("--input", options->inputs,
                  "Shape range of an input: NAME=MIN:OPT:MAX (shapes like 1x3x224x224) or NAME=SHAPE");
-  for (const auto& [flag, help] : partitioning::settings_flags_help()) {
-    std::string name = flag.substr(0, flag.find(' '));
-    if (partitioning::is_settings_switch(name)) {
-      app.add_flag_callback(name, [options, name]() { options->flags.emplace_back(name, ""); }, help);
-    } else {
-      app.add_option_function<std::string>(
-          name, [options, name](const std::string& value) { options->flags.emplace_back(name, value); }, help);
-    }
-  }
+  add_settings_flags(app, options->flags);
   app.add_flag("--verbose", options->verbose, "Log each phase and engine, print the compile report");
   return [options]() { return run_compile(*options); };
 }

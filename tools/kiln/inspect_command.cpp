@@ -1,14 +1,18 @@
-// kiln inspect MODEL.pt2 [--graph] [--json]
+// kiln inspect MODEL.pt2 [--graph] [--lowered] [--coverage [settings flags]] [--json]
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "kiln/compiler/compile.h"
 #include "kiln/frontend/program.h"
+#include "kiln/partitioning/coverage.h"
 #include "kiln/ir/text.h"
 #include "program_info.h"
+#include "settings_options.h"
 
 namespace kiln::cli {
 namespace {
@@ -16,7 +20,10 @@ namespace {
 struct InspectOptions {
   std::string model;
   bool graph = false;
+  bool lowered = false;
+  bool coverage = false;
   bool json = false;
+  std::shared_ptr<SettingsFlags> flags = std::make_shared<SettingsFlags>();
 };
 
 std::string shape_text(const TensorInfo& t) {
@@ -88,16 +95,31 @@ Action setup_inspect(CLI::App& app) {
   app.add_option("model", options->model, "The .pt2 archive")->required();
   app.add_flag("--graph", options->graph, "Print the graph as IR text");
   app.add_flag("--json", options->json, "Print one JSON object instead of text");
+  app.add_flag("--lowered", options->lowered,
+               "Run the lowering passes first (as `kiln compile` does), so --graph, the op histogram and --coverage "
+               "describe the lowered graph");
+  app.add_flag("--coverage", options->coverage,
+               "Report converter coverage (N/M ops supported, the reason for each unsupported op) and the partition; "
+               "implies --lowered");
+  add_settings_flags(app, options->flags);
   return [options]() {
     frontend::Program program = frontend::load_program(options->model);
+    compiler::CompilationSettings settings;
+    apply_settings_flags(settings, *options->flags);
+    // Coverage is about what the compiler sees, which is the lowered graph.
+    if (options->lowered || options->coverage) compiler::lower(*program.graph, settings);
     ProgramInfo info = describe_program(program);
+    std::optional<partitioning::CoverageReport> coverage;
+    if (options->coverage) coverage = partitioning::make_coverage_report(*program.graph, settings);
     if (options->json) {
       nlohmann::json j = info_json(info);
       if (options->graph) j["graph"] = ir::print_graph(*program.graph);
+      if (coverage) j["coverage"] = nlohmann::json::parse(partitioning::coverage_to_json(*coverage));
       std::cout << j.dump(2) << std::endl;
       return kExitOk;
     }
     print_text(program, info, std::cout);
+    if (coverage) std::cout << "\n" << partitioning::coverage_to_text(*coverage);
     if (options->graph) std::cout << "\n" << ir::print_graph(*program.graph);
     return kExitOk;
   };

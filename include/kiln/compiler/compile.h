@@ -48,6 +48,10 @@ struct CompileReport {
   std::string to_string() const;
 };
 
+/// Runs the lowering passes on `graph` as compile() does: decompositions apply only to ops that no converter
+/// takes under `settings`; the graph is verified after each pass when settings.debug is set.
+void lower(ir::Graph& graph, const CompilationSettings& settings);
+
 /// Compiles `program` (left unchanged) with `settings`. `inputs` narrows the shape ranges of dynamic inputs
 /// (default: the program's range constraints and export hints). Each phase is logged at Info with its time, each
 /// engine with its layers, fusions and plan bytes. An engine segment whose conversion or build fails runs in

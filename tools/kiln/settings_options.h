@@ -1,0 +1,24 @@
+#pragma once
+// The compilation-settings flags (partitioning::settings_flags_help) declared on a subcommand, shared by
+// `kiln compile` and `kiln inspect --coverage`.
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "kiln/compiler/compilation_settings.h"
+
+namespace kiln::cli {
+
+/// The flags as given, in order, applied after parsing.
+using SettingsFlags = std::vector<std::pair<std::string, std::string>>;
+
+/// Declares every settings flag on `app`; each occurrence is appended to `flags`.
+void add_settings_flags(CLI::App& app, const std::shared_ptr<SettingsFlags>& flags);
+/// Applies the flags to `settings`; throws kiln::Error(InvalidInput) on a bad value.
+void apply_settings_flags(compiler::CompilationSettings& settings, const SettingsFlags& flags);
+
+}  // namespace kiln::cli
