@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -9,6 +10,7 @@
 
 #include "engine/reference/common.h"
 #include "kiln/support/error.h"
+#include "kiln/support/file.h"
 #include "kiln/support/hash.h"
 #include "kiln/support/logging.h"
 
@@ -45,12 +47,17 @@ class TimingCache {
   }
   void save() const {
     if (path_.empty() || !dirty_) return;
-    std::ofstream out(path_, std::ios::trunc);
-    if (!out) {
-      KILN_WARN("engine: cannot write timing cache '", path_, "'");
-      return;
+    std::string text;
+    for (const auto& [k, v] : entries_) text += k + '\t' + v + '\n';
+    // The cache's folder is made on first use; the write is atomic so that concurrent builds never read half a
+    // file. A cache that cannot be written only costs re-timing next time.
+    try {
+      std::filesystem::path parent = std::filesystem::path(path_).parent_path();
+      if (!parent.empty()) std::filesystem::create_directories(parent);
+      write_file_atomic(path_, text.data(), text.size());
+    } catch (const std::exception& e) {
+      KILN_WARN("engine: cannot write timing cache '", path_, "': ", e.what());
     }
-    for (const auto& [k, v] : entries_) out << k << '\t' << v << '\n';
   }
   int hits = 0;
 
