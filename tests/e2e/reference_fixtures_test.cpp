@@ -90,8 +90,9 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ReferenceFixture, ::testing::ValuesIn(fixture
                          [](const ::testing::TestParamInfo<FixtureCase>& info) { return info.param.label; });
 
 TEST(ReferenceFixtures, AllFourPublicFixturesAreBundled) {
-  // 4 fixtures; tiny_convnet and tiny_resnet also in Core ATen form; 2+2+1+1+2+2 io cases.
-  EXPECT_EQ(fixture_cases().size(), 10u);
+  // 4 tiny fixtures (tiny_convnet and tiny_resnet also in Core ATen form): 2+2+1+1+2+2 io cases; BERT and
+  // T5-encoder in tests/data/models, both forms, 2 io cases each: 8 more.
+  EXPECT_EQ(fixture_cases().size(), 18u);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ struct ConvEntry {
   std::shared_ptr<memory> weights;  // prepared weights in the layout this primitive wants
   std::unique_ptr<memory> src_buf, dst_buf;  // blocked buffers (blocked tactic only)
   std::unique_ptr<dnnl::reorder> src_in, dst_out, residual_in;
+  memory scratchpad;  // this entry's own (user-mode) scratchpad
 };
 
 struct ConvState : KernelState {
@@ -140,7 +141,8 @@ class ConvolutionKernel : public Kernel {
       }
     }
     std::unordered_map<int, memory> margs{
-        {DNNL_ARG_SRC, *src_use}, {DNNL_ARG_WEIGHTS, *e.weights}, {DNNL_ARG_DST, *dst_use}};
+        {DNNL_ARG_SRC, *src_use}, {DNNL_ARG_WEIGHTS, *e.weights}, {DNNL_ARG_DST, *dst_use},
+        {DNNL_ARG_SCRATCHPAD, e.scratchpad}};
     if (!bias_values_.empty()) {
       margs.emplace(DNNL_ARG_BIAS, memory(bias_md_, cpu_engine(), const_cast<float*>(bias_values_.data())));
     }
@@ -202,6 +204,7 @@ class ConvolutionKernel : public Kernel {
         e->residual_in = std::make_unique<dnnl::reorder>(memory(e->dst_plain, cpu_engine(), nullptr), *e->dst_buf);
       }
     }
+    e->scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
     e->conv = dnnl::primitive(pd);
     return e;
   }

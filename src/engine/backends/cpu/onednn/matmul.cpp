@@ -23,6 +23,7 @@ struct MatmulEntry {
   dnnl::matmul prim;
   memory::desc src_md, wts_md, dst_md;
   std::shared_ptr<memory> weights;  // prepared constant weights (constant B only)
+  memory scratchpad;                // this entry's own (user-mode) scratchpad
 };
 
 struct MatmulState : KernelState {
@@ -94,7 +95,8 @@ class MatmulKernel : public Kernel {
       if (r.data != y.data) std::memcpy(y.data, r.data, y.nbytes());
     }
     std::unordered_map<int, memory> margs{{DNNL_ARG_SRC, memory(e.src_md, cpu_engine(), a.data)},
-                                          {DNNL_ARG_DST, memory(e.dst_md, cpu_engine(), y.data)}};
+                                          {DNNL_ARG_DST, memory(e.dst_md, cpu_engine(), y.data)},
+                                          {DNNL_ARG_SCRATCHPAD, e.scratchpad}};
     if (b_const_) {
       margs.emplace(DNNL_ARG_WEIGHTS, *e.weights);
     } else {
@@ -161,6 +163,7 @@ class MatmulKernel : public Kernel {
     e->dst_md = sh.dst;
     e->wts_md = pd.weights_desc();
     if (b_const_) e->weights = e->wts_md == prepared_md_ ? prepared_ : reorder_b(sh.wts, e->wts_md);
+    e->scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
     e->prim = dnnl::matmul(pd);
     return e;
   }

@@ -90,6 +90,9 @@ dnnl::primitive_attr make_attr(const std::vector<PostOp>& post_ops) {
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
+  // Each kernel state owns its primitive's scratchpad: Debian's oneDNN shares one global scratchpad between
+  // primitives in the default (library) mode, so two execution contexts running at once would overwrite it.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
 }
 
