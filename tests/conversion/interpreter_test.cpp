@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture_paths.h"
+
 #include <cmath>
 #include <filesystem>
 
@@ -89,18 +91,7 @@ TEST_P(FixturePrograms, ConvertBuildAndMatchTorch) {
   EXPECT_GT(cases, 0);
 }
 
-std::vector<std::string> fixture_programs() {
-  std::vector<std::string> paths;
-  const fs::path root(KILN_TEST_DATA_DIR);
-  if (!fs::exists(root)) return paths;
-  for (const auto& dir : fs::directory_iterator(root)) {
-    for (const char* file : {"model.pt2", "model_core_aten.pt2"}) {
-      if (fs::exists(dir.path() / file)) paths.push_back((dir.path() / file).string());
-    }
-  }
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
+using kiln::test_data::fixture_programs;
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, FixturePrograms, ::testing::ValuesIn(fixture_programs()),
                          [](const auto& info) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "fixture_paths.h"
 #include "kiln/frontend/program.h"
 #include "kiln/lowering/pass_manager.h"
 #include "kiln/support/npz.h"
@@ -15,18 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> fixture_programs() {
-  std::vector<std::string> paths;
-  const fs::path root(KILN_TEST_DATA_DIR);
-  if (!fs::exists(root)) return paths;
-  for (const auto& dir : fs::directory_iterator(root)) {
-    for (const char* file : {"model.pt2", "model_core_aten.pt2"}) {
-      if (fs::exists(dir.path() / file)) paths.push_back((dir.path() / file).string());
-    }
-  }
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
+using kiln::test_data::fixture_programs;
 
 // Ops the canonical opset must not contain after lowering.
 std::string training_ir_op(const ir::Node& node) {
