@@ -12,10 +12,17 @@
 //      immutable afterwards and shared by every ExecutionContext of the plan, so execute() must be
 //      thread-safe; per-context mutable data (e.g. primitives cached per input shape) lives in the
 //      KernelState returned by create_state(), one per context.
-//   4. execute(args) reads args.inputs, writes args.outputs (dense C-order buffers with concrete dims),
+//   4. execute(args) reads args.inputs, writes args.outputs (buffers with concrete dims, in the memory format
+//      of each TensorView: dense C order unless the tactic asked for another one, see below),
 //      may use args.workspace (workspace_size() bytes, sized for the profile's max shapes) and
 //      args.pool. A data-dependent kernel (nonzero) writes its actual output dims into args.outputs[i].dims;
 //      its buffer is sized for the max.
+//
+// Memory formats: Backend::formats(layer, tactic) says which TensorFormat a tactic reads each input and
+// writes each output in (all Plain by default). After choosing tactics the builder gives every tensor the
+// format its producer writes, inserts Reformat layers where a consumer wants another one (and before plan
+// outputs, which are always Plain), and creates each kernel with the formats of its tensors in LayerInfo
+// (TensorInfo::format). create_kernel rejects formats the tactic cannot handle.
 //
 // Backends are listed in one registration table (src/engine/backends/registry.cpp); a new backend adds its
 // files and one line there.
@@ -33,14 +40,18 @@
 
 namespace kiln::engine {
 
-/// A tensor as a kernel sees it at run time: a dense, C-ordered buffer with concrete dims.
+/// A tensor as a kernel sees it at run time: a buffer with concrete dims in a memory format (dense C order
+/// unless the kernel's tactic asked for another).
 struct TensorView {
   void* data = nullptr;
   DType dtype = DType::Float32;
   Dims dims;
+  TensorFormat format = TensorFormat::Plain;
 
+  /// Logical elements (the product of dims).
   int64_t numel() const;
-  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  /// Bytes the buffer holds in its format (blocked formats include the padded channel tail).
+  size_t nbytes() const { return static_cast<size_t>(format_numel(format, dims)) * dtype_size(dtype); }
   template <typename T>
   T* as() const { return static_cast<T*>(data); }
 };
@@ -51,6 +62,12 @@ struct TensorInfo {
   std::string name;
   DType dtype = DType::Float32;
   Dims min, opt, max;
+  TensorFormat format = TensorFormat::Plain;  // memory format at run time
+};
+
+/// The memory formats a tactic reads (one per layer input) and writes (one per output); empty = all Plain.
+struct TacticFormats {
+  std::vector<TensorFormat> inputs, outputs;
 };
 
 /// A layer as a backend sees it: the (possibly fused) layer with its final weights, and its tensors.
@@ -116,7 +133,11 @@ class Backend {
   virtual bool supports_precision(LayerKind kind, DType dtype) const = 0;
   /// Candidate kernels for `layer`, best guess first (never empty when supports() is true).
   virtual std::vector<Tactic> tactics(const LayerInfo& layer) const = 0;
-  /// Makes the kernel for (layer, tactic); throws kiln::Error when the tactic is unknown or does not apply.
+  /// The formats tactic `tactic` prefers for `layer` (whose tensors are all Plain when asked); see the file
+  /// comment. The default: all Plain.
+  virtual TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const { return {}; }
+  /// Makes the kernel for (layer, tactic) with the formats in `layer`; throws kiln::Error when the tactic is
+  /// unknown, does not apply or cannot handle those formats.
   virtual std::unique_ptr<Kernel> create_kernel(const LayerInfo& layer, const std::string& tactic) const = 0;
   /// The thread pool kernels get in KernelArgs::pool (null if the backend has none).
   virtual ThreadPool* thread_pool() const = 0;

@@ -15,15 +15,35 @@ namespace kiln::engine {
 /// Tensor dimensions; -1 marks a dimension only known at run time.
 using Dims = std::vector<int64_t>;
 
-/// Every layer kind. FusedPointwise is made only by the builder (a chain of pointwise layers).
+/// Every layer kind. FusedPointwise and Reformat are made only by the builder (a chain of pointwise layers;
+/// a change of activation memory format between kernels that disagree).
 enum class LayerKind : uint8_t {
   Constant, Convolution, MatrixMultiply, Elementwise, Activation, Unary, Reduce, Softmax, Normalization,
   Shuffle, Concat, Slice, Gather, Scatter, Pooling, Resize, Select, Cast, Shape, Fill, TopK, Cumulative,
-  Padding, Attention, NonZero, FusedPointwise,
+  Padding, Attention, NonZero, FusedPointwise, Reformat,
 };
-inline constexpr int kNumLayerKinds = static_cast<int>(LayerKind::FusedPointwise) + 1;
+inline constexpr int kNumLayerKinds = static_cast<int>(LayerKind::Reformat) + 1;
 /// "convolution", "matrix_multiply", ... (stable: used in plans, logs and timing-cache keys).
 const char* layer_kind_name(LayerKind kind);
+
+/// How an activation is laid out in memory between kernels. Plain is dense C order: every binding, and every
+/// tensor a kernel reads or writes unless its tactic asks for another format. The others apply to tensors of
+/// rank 3-5, [N, C, spatial...]:
+///   Blocked8c / Blocked16c: [N, ceil(C/b), spatial..., b] with the channel tail zero-padded to the block b
+///                           (oneDNN's nCw8c/nChw8c/nCdhw8c and their 16c forms);
+///   ChannelsLast:           [N, spatial..., C] (nwc/nhwc/ndhwc).
+/// Formats are chosen by the builder after tactic selection and recorded in the plan per tensor.
+enum class TensorFormat : uint8_t { Plain, Blocked8c, Blocked16c, ChannelsLast };
+inline constexpr int kNumTensorFormats = static_cast<int>(TensorFormat::ChannelsLast) + 1;
+/// "plain", "blocked8c", "blocked16c", "channels_last".
+const char* tensor_format_name(TensorFormat format);
+/// Whether `format` can hold a tensor of rank `rank` (Plain: any; the others: 3-5).
+bool format_applies(TensorFormat format, size_t rank);
+/// Elements stored for a tensor of `dims` in `format` (blocked formats round C up to the block; dims < 0
+/// count as 0).
+int64_t format_numel(TensorFormat format, const std::vector<int64_t>& dims);
+/// Offset (in elements) of the element with multi-index `index` of a tensor of `dims` stored in `format`.
+int64_t format_offset(TensorFormat format, const std::vector<int64_t>& dims, const std::vector<int64_t>& index);
 
 /// Binary elementwise operations (numpy broadcasting). Comparisons give Bool; And/Or/Xor take Bool.
 enum class ElementwiseOp : uint8_t {
@@ -288,12 +308,20 @@ struct FusedPointwiseParams {
   KILN_VISIT_FIELDS(v("program", program))
 };
 
+/// A change of memory format (made by the builder, never by users): the output holds the input's values in
+/// format `to`; the input is in format `from`. Dims and dtype are kept.
+struct ReformatParams {
+  TensorFormat from = TensorFormat::Plain;
+  TensorFormat to = TensorFormat::Plain;
+  KILN_VISIT_FIELDS(v("from", from); v("to", to))
+};
+
 using LayerParams =
     std::variant<ConstantParams, ConvolutionParams, MatrixMultiplyParams, ElementwiseParams, ActivationParams,
                  UnaryParams, ReduceParams, SoftmaxParams, NormalizationParams, ShuffleParams, ConcatParams,
                  SliceParams, GatherParams, ScatterParams, PoolingParams, ResizeParams, SelectParams, CastParams,
                  ShapeParams, FillParams, TopKParams, CumulativeParams, PaddingParams, AttentionParams,
-                 NonZeroParams, FusedPointwiseParams>;
+                 NonZeroParams, FusedPointwiseParams, ReformatParams>;
 
 /// The params alternative index of each LayerKind is the kind's value (checked in layers.cpp).
 inline LayerKind params_kind(const LayerParams& params) { return static_cast<LayerKind>(params.index()); }

@@ -19,7 +19,7 @@
 
 namespace kiln::engine {
 
-inline constexpr uint32_t kPlanFormatVersion = 1;
+inline constexpr uint32_t kPlanFormatVersion = 2;
 
 /// A network input or output as the user binds it.
 struct Binding {
@@ -37,6 +37,7 @@ struct PlanLayerInfo {
   std::string tactic;
   std::vector<std::string> inputs, outputs;
   std::string detail;  // e.g. "post_ops=[sum, relu]" or the fused program
+  std::vector<TensorFormat> input_formats, output_formats;  // memory formats of the tensors above
 };
 
 class Plan {
@@ -47,6 +48,9 @@ class Plan {
 
   /// Serializes the plan (weights left out when built with strip_weights).
   std::vector<uint8_t> serialize() const;
+  /// Serializes the plan with its named (refittable) weights left out or not, whatever it was built with: a
+  /// weightless plan of a refittable build is what an engine cache stores (refit it after loading).
+  std::vector<uint8_t> serialize(bool strip_weights) const;
   /// Loads a serialized plan and creates its kernels on a backend of the recorded kind. Throws
   /// kiln::Error on any malformed input, a foreign backend, or a device mismatch of tactics.
   static std::shared_ptr<Plan> deserialize(const std::vector<uint8_t>& bytes, const BackendOptions& options = {});

@@ -247,6 +247,105 @@ void check_precisions(const Plan::Impl& g, const BuilderConfig& config) {
   }
 }
 
+/// A Reformat layer copying tensor `from` into tensor `to` (formats from the tensors), with its tactic.
+PlanLayer reformat_layer(const Plan::Impl& g, int64_t from, int64_t to) {
+  Layer l;
+  l.name = g.tensors[to].name + "/reformat";
+  l.kind = LayerKind::Reformat;
+  l.params = ReformatParams{g.tensors[from].format, g.tensors[to].format};
+  l.inputs = {from};
+  l.outputs = {to};
+  return PlanLayer{l, "", false};
+}
+
+/// Memory formats: every tensor gets the format its producer's tactic writes (Plain for bindings); where a
+/// consumer's tactic reads another format, a Reformat layer makes a copy in that format (one per tensor and
+/// format, shared by the consumers that want it); a plan output written in another format is written to a
+/// new tensor and reformatted into the output. Only kernel layers read buffers (host layers read values, and
+/// shape layers only dims), so only they get reformats. Returns the number of Reformat layers.
+int assign_formats(Plan::Impl& g) {
+  size_t nl = g.layers.size();
+  std::vector<TacticFormats> want(nl);
+  bool any = false;
+  for (size_t i = 0; i < nl; ++i) {
+    if (!g.is_kernel_layer(static_cast<int64_t>(i))) continue;
+    const Layer& l = g.layers[i].layer;
+    TacticFormats f = g.backend->formats(g.layer_info(static_cast<int64_t>(i)), g.layers[i].tactic);
+    if (f.inputs.empty() && f.outputs.empty()) continue;
+    KILN_CHECK(f.inputs.size() == l.inputs.size() && f.outputs.size() == l.outputs.size(), Internal, "backend ",
+               g.backend_name, ": tactic '", g.layers[i].tactic, "' of layer '", l.name,
+               "' gives formats for the wrong number of tensors");
+    for (const auto* list : {&f.inputs, &f.outputs}) {
+      for (TensorFormat x : *list) any = any || x != TensorFormat::Plain;
+    }
+    want[i] = std::move(f);
+  }
+  if (!any) return 0;
+  auto copy_tensor = [&](int64_t base, TensorFormat format) {
+    PlanTensor t = g.tensors[base];
+    t.name += std::string("/") + tensor_format_name(format);
+    t.format = format;
+    t.is_input = t.is_output = false;
+    g.tensors.push_back(t);
+    return static_cast<int64_t>(g.tensors.size()) - 1;
+  };
+  std::map<std::pair<int64_t, TensorFormat>, int64_t> copies;  // (tensor, format) -> tensor holding it so
+  std::vector<PlanLayer> out;
+  int reformats = 0;
+  for (size_t i = 0; i < nl; ++i) {
+    bool kernel = g.is_kernel_layer(static_cast<int64_t>(i));
+    PlanLayer pl = std::move(g.layers[i]);
+    Layer& l = pl.layer;
+    std::vector<PlanLayer> after;
+    if (!want[i].inputs.empty()) {
+      for (size_t k = 0; k < l.inputs.size(); ++k) {
+        int64_t t = l.inputs[k];
+        TensorFormat f = want[i].inputs[k];
+        if (g.tensors[t].format == f) continue;
+        auto it = copies.find({t, f});
+        if (it == copies.end()) {
+          int64_t c = copy_tensor(t, f);
+          out.push_back(reformat_layer(g, t, c));
+          ++reformats;
+          it = copies.emplace(std::make_pair(t, f), c).first;
+        }
+        l.inputs[k] = it->second;
+      }
+    } else if (kernel) {
+      for (auto& t : l.inputs) {
+        if (g.tensors[t].format == TensorFormat::Plain) continue;
+        auto it = copies.find({t, TensorFormat::Plain});
+        if (it == copies.end()) {
+          int64_t c = copy_tensor(t, TensorFormat::Plain);
+          out.push_back(reformat_layer(g, t, c));
+          ++reformats;
+          it = copies.emplace(std::make_pair(t, TensorFormat::Plain), c).first;
+        }
+        t = it->second;
+      }
+    }
+    for (size_t o = 0; o < want[i].outputs.size(); ++o) {
+      int64_t t = l.outputs[o];
+      TensorFormat f = want[i].outputs[o];
+      if (f == TensorFormat::Plain) continue;
+      if (!g.tensors[t].is_output) {
+        g.tensors[t].format = f;
+        continue;
+      }
+      int64_t c = copy_tensor(t, f);  // the user's buffer is Plain: write a copy, reformat it into the output
+      l.outputs[o] = c;
+      copies[{t, f}] = c;
+      after.push_back(reformat_layer(g, c, t));
+      ++reformats;
+    }
+    out.push_back(std::move(pl));
+    for (auto& a : after) out.push_back(std::move(a));
+  }
+  g.layers = std::move(out);
+  reindex_producers(g);
+  return reformats;
+}
+
 }  // namespace
 
 const char* precision_name(Precision precision) {
@@ -307,6 +406,26 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
   check_precisions(*g, config_);
 
   select_tactics(*g, config_);
+  if (int reformats = assign_formats(*g)) {
+    // New tensors and layers: ranges again, tactics for the reformats (fast kernels first), every kernel
+    // re-created with its tensors' formats.
+    compute_ranges(*g, profiles);
+    g->derive();
+    for (size_t i = 0; i < g->layers.size(); ++i) {
+      PlanLayer& pl = g->layers[i];
+      if (pl.layer.kind != LayerKind::Reformat) continue;
+      LayerInfo info = g->layer_info(static_cast<int64_t>(i));
+      std::string why;
+      KILN_CHECK(g->backend->supports(info, &why), Unsupported, "reformat '", pl.layer.name, "': ", why);
+      pl.tactic = g->backend->tactics(info).at(0).name;
+    }
+    g->create_kernels();
+    g->workspace_bytes = 0;
+    for (const auto& k : g->kernels) {
+      if (k) g->workspace_bytes = std::max<uint64_t>(g->workspace_bytes, k->workspace_size());
+    }
+    KILN_INFO("engine: formats: ", reformats, " reformat layers inserted");
+  }
 
   for (size_t p = 0; p < g->profiles.size(); ++p) {
     plan_memory(*g, g->profiles[p]);

@@ -77,7 +77,7 @@ struct ExecutionContext::State {
   void check_capacity(int64_t id) {
     int64_t off = g->profiles[profile].offsets[id];
     if (off < 0) return;
-    int64_t need = bytes_of(dims[id], g->tensors[id].dtype);
+    int64_t need = tensor_bytes(g->tensors[id].format, g->tensors[id].dtype, dims[id]);
     KILN_CHECK(need <= g->profiles[profile].capacity[id], InvalidInput, "tensor '", g->tensors[id].name, "' with dims ",
                dims_str(dims[id]), " needs ", need, " bytes but the memory plan of profile ", profile, " reserved ",
                g->profiles[profile].capacity[id], " (the input shapes lead outside the profile's range)");
@@ -228,11 +228,12 @@ void ExecutionContext::State::run(bool execute) {
     }
     KernelArgs args;
     for (size_t k = 0; k < l.inputs.size(); ++k) {
-      args.inputs.push_back({address(l.inputs[k]), g->tensors[l.inputs[k]].dtype, dims[l.inputs[k]]});
+      const PlanTensor& t = g->tensors[l.inputs[k]];
+      args.inputs.push_back({address(l.inputs[k]), t.dtype, dims[l.inputs[k]], t.format});
     }
     for (int64_t id : l.outputs) {
       check_capacity(id);
-      args.outputs.push_back({address(id), g->tensors[id].dtype, dims[id]});
+      args.outputs.push_back({address(id), g->tensors[id].dtype, dims[id], g->tensors[id].format});
     }
     args.workspace = workspace.data;
     args.workspace_size = g->workspace_bytes;

@@ -31,9 +31,15 @@ const std::string& Plan::device() const { return impl_->device; }
 std::vector<PlanLayerInfo> Plan::layers() const {
   std::vector<PlanLayerInfo> out;
   for (const auto& pl : impl_->layers) {
-    PlanLayerInfo info{pl.layer.name, pl.layer.kind, pl.host ? "host" : pl.tactic, {}, {}, params_text(pl.layer.params)};
-    for (int64_t id : pl.layer.inputs) info.inputs.push_back(impl_->tensors[id].name);
-    for (int64_t id : pl.layer.outputs) info.outputs.push_back(impl_->tensors[id].name);
+    PlanLayerInfo info{pl.layer.name, pl.layer.kind, pl.host ? "host" : pl.tactic, {}, {}, params_text(pl.layer.params), {}, {}};
+    for (int64_t id : pl.layer.inputs) {
+      info.inputs.push_back(impl_->tensors[id].name);
+      info.input_formats.push_back(impl_->tensors[id].format);
+    }
+    for (int64_t id : pl.layer.outputs) {
+      info.outputs.push_back(impl_->tensors[id].name);
+      info.output_formats.push_back(impl_->tensors[id].format);
+    }
     out.push_back(std::move(info));
   }
   return out;

@@ -38,7 +38,8 @@ LayerInfo Plan::Impl::layer_info(int64_t i) const {
   info.layer = &layers[i].layer;
   const PlanProfile* p = profiles.empty() ? nullptr : &profiles[0];
   auto make = [&](int64_t id) {
-    TensorInfo t{tensors[id].name, tensors[id].dtype, tensors[id].dims, tensors[id].dims, tensors[id].dims};
+    TensorInfo t{tensors[id].name, tensors[id].dtype, tensors[id].dims, tensors[id].dims, tensors[id].dims,
+                 tensors[id].format};
     if (p && static_cast<size_t>(id) < p->min.size()) {
       t.min = p->min[id];
       t.opt = p->opt[id];
@@ -128,6 +129,10 @@ ConcreteShapes infer_concrete(const Plan::Impl& plan, const std::vector<Dims>& i
   return s;
 }
 
+int64_t tensor_bytes(TensorFormat format, DType dtype, const Dims& dims) {
+  return format_numel(format, dims) * static_cast<int64_t>(dtype_size(dtype));
+}
+
 void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
   size_t nt = plan.tensors.size();
   prof.offsets.assign(nt, -1);
@@ -143,9 +148,7 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
     if (pl.layer.kind == LayerKind::Constant) continue;
     bool dd = pl.layer.kind == LayerKind::NonZero;
     if (t.is_output && !dd) continue;  // written straight into the user's buffer
-    int64_t n = 1;
-    for (int64_t x : prof.max[id]) n *= std::max<int64_t>(x, 0);
-    int64_t bytes = n * static_cast<int64_t>(dtype_size(t.dtype));
+    int64_t bytes = tensor_bytes(t.format, t.dtype, prof.max[id]);
     bytes = (bytes + 63) / 64 * 64;
     prof.capacity[id] = bytes;
     int64_t last = t.producer;

@@ -18,6 +18,7 @@ struct PlanTensor {
   bool is_input = false;
   bool is_output = false;
   int64_t producer = -1;  // layer index, -1 for inputs
+  TensorFormat format = TensorFormat::Plain;  // memory format (Plain for bindings, host and constant tensors)
 };
 
 struct PlanLayer {
@@ -31,7 +32,7 @@ struct PlanProfile {
   OptimizationProfile profile;
   std::vector<Dims> min, opt, max;  // per tensor
   std::vector<int64_t> offsets;     // per tensor: arena offset, -1 when not in the arena
-  std::vector<int64_t> capacity;    // per tensor: bytes reserved (max shape)
+  std::vector<int64_t> capacity;    // per tensor: bytes reserved (max shape, in the tensor's format)
   uint64_t arena_bytes = 0;
   uint64_t live_lower_bound = 0;
 };
@@ -75,6 +76,9 @@ struct Plan::Impl {
   void create_kernels(int64_t only = -1);
   bool weights_missing() const;
 };
+
+/// Bytes of a tensor of `dims` (dims < 0 count as 0) in `format`.
+int64_t tensor_bytes(TensorFormat format, DType dtype, const Dims& dims);
 
 /// Concrete shape inference over a plan for given input dims. Host layers are evaluated (values filled);
 /// data-dependent dims are 0 (Min), the input numel (Max) or -1 (Unknown).

@@ -35,6 +35,7 @@ template <> constexpr int64_t kEnumCount<FillParams::Op> = 3;
 template <> constexpr int64_t kEnumCount<CumulativeParams::Op> = 4;
 template <> constexpr int64_t kEnumCount<PaddingParams::Mode> = 4;
 template <> constexpr int64_t kEnumCount<DType> = 10;
+template <> constexpr int64_t kEnumCount<TensorFormat> = kNumTensorFormats;
 
 class Writer {
  public:
@@ -220,13 +221,15 @@ void check_id(int64_t id, size_t n, const char* what) {
 
 }  // namespace
 
-std::vector<uint8_t> Plan::serialize() const {
+std::vector<uint8_t> Plan::serialize() const { return serialize(impl_->strip_weights); }
+
+std::vector<uint8_t> Plan::serialize(bool strip_weights) const {
   const Impl& g = *impl_;
   Writer w;
   w.str(g.backend_name);
   w.str(g.device);
   w.u8(g.refittable ? 1 : 0);
-  w.u8(g.strip_weights ? 1 : 0);
+  w.u8(strip_weights ? 1 : 0);
   w.u64(g.workspace_bytes);
   w.u32(static_cast<uint32_t>(g.tensors.size()));
   for (const auto& t : g.tensors) {
@@ -236,6 +239,7 @@ std::vector<uint8_t> Plan::serialize() const {
     w.u8(t.is_input);
     w.u8(t.is_output);
     w.i64(t.producer);
+    w.u8(static_cast<uint8_t>(t.format));
   }
   w.dims(g.inputs);
   w.dims(g.outputs);
@@ -251,7 +255,7 @@ std::vector<uint8_t> Plan::serialize() const {
     WriteVisitor v{w};
     std::visit([&](const auto& p) { const_cast<std::decay_t<decltype(p)>&>(p).visit(v); }, l.params);
     w.u32(static_cast<uint32_t>(l.weights.size()));
-    for (const auto& wt : l.weights) write_weights(w, wt, g.strip_weights);
+    for (const auto& wt : l.weights) write_weights(w, wt, strip_weights);
   }
   w.u32(static_cast<uint32_t>(g.profiles.size()));
   for (const auto& p : g.profiles) {
@@ -321,6 +325,14 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     t.is_input = r.flag("is_input");
     t.is_output = r.flag("is_output");
     t.producer = r.i64("producer");
+    uint8_t format = r.u8("tensor format");
+    KILN_CHECK(format < kNumTensorFormats, InvalidInput, "plan file: bad format code ", int(format), " for tensor '",
+               t.name, "'");
+    t.format = static_cast<TensorFormat>(format);
+    KILN_CHECK(format_applies(t.format, t.dims.size()), InvalidInput, "plan file: tensor '", t.name, "' of rank ",
+               t.dims.size(), " cannot be ", tensor_format_name(t.format));
+    KILN_CHECK(t.format == TensorFormat::Plain || (!t.is_input && !t.is_output), InvalidInput, "plan file: binding '",
+               t.name, "' is not plain");
   }
   g->inputs = r.dims("inputs");
   g->outputs = r.dims("outputs");
@@ -461,6 +473,19 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     }
     KILN_CHECK(g->layers[li].host || l.kind == LayerKind::Constant || !g->layers[li].tactic.empty(), InvalidInput,
                "plan file: layer '", l.name, "' has no tactic");
+    // Formats: host and constant layers write Plain; a reformat's params match its tensors (kernels check the
+    // formats of their own tensors when they are created).
+    if (g->layers[li].host || l.kind == LayerKind::Constant) {
+      for (int64_t id : l.outputs) {
+        KILN_CHECK(g->tensors[id].format == TensorFormat::Plain, InvalidInput, "plan file: layer '", l.name,
+                   "' writes a non-plain tensor");
+      }
+    }
+    if (l.kind == LayerKind::Reformat) {
+      const auto& p = l.get<ReformatParams>();
+      KILN_CHECK(g->tensors[l.inputs[0]].format == p.from && g->tensors[l.outputs[0]].format == p.to, InvalidInput,
+                 "plan file: reformat '", l.name, "' disagrees with its tensors' formats");
+    }
   }
   g->backend = create_backend(g->backend_name, options);
   if (g->backend->device() != g->device) {

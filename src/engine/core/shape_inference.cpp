@@ -705,6 +705,15 @@ std::vector<ShapeOut> infer_shapes(const Layer& layer, const std::vector<ShapeIn
       KILN_CHECK(in.size() == 1, InvalidInput, "nonzero needs 1 input");
       return {{DType::Int64, {kUnknown, static_cast<int64_t>(in[0].dims.size())}, true}};
     case LayerKind::FusedPointwise: return infer_fused_pointwise(layer, in);
+    case LayerKind::Reformat: {
+      const auto& p = layer.get<ReformatParams>();
+      KILN_CHECK(in.size() == 1, InvalidInput, "reformat needs 1 input");
+      for (TensorFormat f : {p.from, p.to}) {
+        KILN_CHECK(format_applies(f, in[0].dims.size()), InvalidInput, "format ", tensor_format_name(f),
+                   " does not apply to rank ", in[0].dims.size());
+      }
+      return {{in[0].dtype, in[0].dims}};
+    }
   }
   KILN_FAIL(Internal, "unknown layer kind");
 }

@@ -73,20 +73,26 @@ struct TimingBuffers {
   KernelArgs args;
 };
 
-TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes& opt) {
+/// `info` with the tensor formats of `f` (all Plain when `f` is empty).
+LayerInfo with_formats(LayerInfo info, const TacticFormats& f) {
+  for (size_t k = 0; k < info.inputs.size() && k < f.inputs.size(); ++k) info.inputs[k].format = f.inputs[k];
+  for (size_t k = 0; k < info.outputs.size() && k < f.outputs.size(); ++k) info.outputs[k].format = f.outputs[k];
+  return info;
+}
+
+TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes& opt, const LayerInfo& info) {
   TimingBuffers b;
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   const Layer& l = g.layers[li].layer;
-  auto alloc = [&](int64_t id, bool random) {
+  auto alloc = [&](int64_t id, bool random, TensorFormat format) {
     const Dims& d = opt.dims[id];
-    int64_t n = 1;
-    for (int64_t x : d) n *= x;
+    int64_t n = format_numel(format, d);  // elements stored (blocked formats pad the channels)
     DType dt = g.tensors[id].dtype;
     b.storage.emplace_back(static_cast<size_t>(n) * dtype_size(dt) + 64, 0);
-    TensorView v{b.storage.back().data(), dt, d};
+    TensorView v{b.storage.back().data(), dt, d, format};
     if (opt.values[id]) {
-      std::memcpy(v.data, opt.values[id]->data(), opt.values[id]->nbytes());
+      std::memcpy(v.data, opt.values[id]->data(), std::min(opt.values[id]->nbytes(), v.nbytes()));
     } else if (random && is_floating(dt)) {
       for (int64_t i = 0; i < n; ++i) ref::store(v, i, dist(rng));
     } else if (random && g.tensors[id].producer >= 0 && g.layers[g.tensors[id].producer].layer.kind == LayerKind::Constant) {
@@ -95,8 +101,10 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
     }
     return v;
   };
-  for (int64_t id : l.inputs) b.args.inputs.push_back(alloc(id, true));
-  for (int64_t id : l.outputs) b.args.outputs.push_back(alloc(id, false));
+  for (size_t k = 0; k < l.inputs.size(); ++k) b.args.inputs.push_back(alloc(l.inputs[k], true, info.inputs[k].format));
+  for (size_t k = 0; k < l.outputs.size(); ++k) {
+    b.args.outputs.push_back(alloc(l.outputs[k], false, info.outputs[k].format));
+  }
   return b;
 }
 
@@ -139,12 +147,14 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       std::string report;
       for (const Tactic& t : tactics) {
         try {
-          auto k = g.backend->create_kernel(info, t.name);
+          // Each candidate runs in the formats it prefers: reformats around it are separate layers.
+          LayerInfo tinfo = with_formats(info, g.backend->formats(info, t.name));
+          auto k = g.backend->create_kernel(tinfo, t.name);
           if (k->workspace_size() > config.workspace_limit) {
             report += " " + t.name + "=skipped(workspace)";
             continue;
           }
-          TimingBuffers buf = make_buffers(g, static_cast<int64_t>(i), *opt);
+          TimingBuffers buf = make_buffers(g, static_cast<int64_t>(i), *opt, tinfo);
           std::vector<uint8_t> ws(k->workspace_size());
           auto state = k->create_state();
           buf.args.workspace = ws.data();
@@ -182,7 +192,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen, "'; timed:", report);
     }
     g.layers[i].tactic = chosen;
-    if (!kernel) kernel = g.backend->create_kernel(info, chosen);
+    if (!kernel) kernel = g.backend->create_kernel(with_formats(info, g.backend->formats(info, chosen)), chosen);
     g.workspace_bytes = std::max<uint64_t>(g.workspace_bytes, kernel->workspace_size());
     g.kernels[i] = std::move(kernel);
   }

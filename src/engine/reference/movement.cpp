@@ -230,6 +230,33 @@ void nonzero(KernelArgs& args) {
 void execute_pooling(const Layer& layer, KernelArgs& args);
 void execute_resize(const Layer& layer, KernelArgs& args);
 
+namespace {
+/// Copies every element from the input's format to the output's (any dtype); a blocked output's padded
+/// channel tail is zeroed.
+void reformat(const Layer& layer, KernelArgs& args) {
+  const auto& p = layer.get<ReformatParams>();
+  const TensorView& x = args.inputs[0];
+  const TensorView& y = args.outputs[0];
+  KILN_CHECK(x.format == p.from && y.format == p.to, Internal, "reformat '", layer.name, "': buffers are ",
+             tensor_format_name(x.format), " -> ", tensor_format_name(y.format), ", the layer says ",
+             tensor_format_name(p.from), " -> ", tensor_format_name(p.to));
+  size_t es = dtype_size(x.dtype);
+  if (y.nbytes()) std::memset(y.data, 0, y.nbytes());
+  int64_t n = x.numel();
+  std::vector<int64_t> index(x.dims.size(), 0);
+  const auto* src = static_cast<const uint8_t*>(x.data);
+  auto* dst = static_cast<uint8_t*>(y.data);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i;
+    for (int64_t k = static_cast<int64_t>(x.dims.size()) - 1; k >= 0; --k) {
+      index[k] = rest % x.dims[k];
+      rest /= x.dims[k];
+    }
+    std::memcpy(dst + format_offset(p.to, y.dims, index) * es, src + format_offset(p.from, x.dims, index) * es, es);
+  }
+}
+}  // namespace
+
 void execute_movement(const Layer& layer, KernelArgs& args) {
   switch (layer.kind) {
     case LayerKind::Constant:
@@ -249,6 +276,7 @@ void execute_movement(const Layer& layer, KernelArgs& args) {
     case LayerKind::NonZero: nonzero(args); return;
     case LayerKind::Pooling: execute_pooling(layer, args); return;
     case LayerKind::Resize: execute_resize(layer, args); return;
+    case LayerKind::Reformat: reformat(layer, args); return;
     default: KILN_FAIL(Internal, "execute_movement: wrong kind ", layer_kind_name(layer.kind));
   }
 }

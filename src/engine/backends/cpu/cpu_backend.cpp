@@ -40,11 +40,34 @@ class CpuBackend : public Backend {
     for (auto it = c.rbegin(); it != c.rend(); ++it) out.push_back({(*it)->name});
     return out;
   }
+  TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const override {
+    if (layer.kind() == LayerKind::Reformat) {
+      const auto& p = layer.params<ReformatParams>();
+      return {{p.from}, {p.to}};
+    }
+    const CpuKernelFactory* f = cpu_kernels().find(layer.kind(), tactic);
+    if (!f || !f->formats) return {};
+    return f->formats(layer);
+  }
   std::unique_ptr<Kernel> create_kernel(const LayerInfo& layer, const std::string& tactic) const override {
     const CpuKernelFactory* f = cpu_kernels().find(layer.kind(), tactic);
     KILN_CHECK(f != nullptr, Unsupported, "CPU backend has no tactic '", tactic, "' for ", layer_kind_name(layer.kind()));
     KILN_CHECK(!f->applies || f->applies(layer), Unsupported, "CPU tactic '", tactic, "' does not apply to layer '",
                layer.layer->name, "'");
+    // Kernels without a formats function read and write Plain only; a Reformat converts exactly as its params say.
+    if (layer.kind() == LayerKind::Reformat) {
+      const auto& p = layer.params<ReformatParams>();
+      KILN_CHECK(layer.inputs.size() == 1 && layer.outputs.size() == 1 && layer.inputs[0].format == p.from &&
+                     layer.outputs[0].format == p.to,
+                 InvalidInput, "reformat layer '", layer.layer->name, "': tensor formats differ from its params");
+    } else if (!f->formats) {
+      for (const auto* list : {&layer.inputs, &layer.outputs}) {
+        for (const TensorInfo& t : *list) {
+          KILN_CHECK(t.format == TensorFormat::Plain, InvalidInput, "layer '", layer.layer->name, "': CPU tactic '",
+                     tactic, "' cannot use tensor '", t.name, "' in format ", tensor_format_name(t.format));
+        }
+      }
+    }
     return f->create(layer);
   }
   ThreadPool* thread_pool() const override { return &pool_; }

@@ -7,7 +7,10 @@
 // them at the profile's opt shape and keeps the fastest (the reference row "ref" is always a candidate).
 //
 // Rules for kernels (see include/kiln/engine/backend.h for Kernel/KernelArgs):
-//   - Tensors are dense, C-ordered, of the dtypes in LayerInfo (fp32, fp16, bf16, ints, bool).
+//   - Tensors are dense, C-ordered, of the dtypes in LayerInfo (fp32, fp16, bf16, ints, bool), unless the
+//     row has a `formats` function: then the builder may give the kernel tensors in the formats it returns
+//     (TensorInfo::format / TensorView::format) and the kernel must handle any format it is created with
+//     or throw kiln::Error. Reformat rows read params.from and write params.to.
 //   - Weights are in layer->weights (slots per kind, documented in layers.h); prepare them in create()
 //     (reorder to blocked layouts, cast), never in execute().
 //   - execute() is const and may run concurrently from several contexts; put per-context caches in the
@@ -37,6 +40,8 @@ struct CpuKernelFactory {
   std::function<bool(const LayerInfo& layer)> applies;
   /// Creates the kernel (prepares weights). Called at build (for timing) and at plan load / refit.
   std::function<std::unique_ptr<Kernel>(const LayerInfo& layer)> create;
+  /// The memory formats the kernel prefers for `layer` (see Backend::formats); null: Plain only.
+  std::function<TacticFormats(const LayerInfo& layer)> formats = nullptr;
 };
 
 class CpuKernelRegistry {

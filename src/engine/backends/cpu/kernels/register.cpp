@@ -9,6 +9,7 @@ namespace kiln::engine::cpu {
 void register_fast_kernels(CpuKernelRegistry& registry) {
   onednn::register_onednn_convolution(registry);
   onednn::register_onednn_matmul(registry);
+  onednn::register_onednn_reformat(registry);
   fast::register_normalization(registry);
   fast::register_softmax(registry);
   fast::register_reduce(registry);

@@ -2,9 +2,11 @@
 // bias, eltwise post-ops and a residual sum.
 //
 // Two tactics:
-//   "onednn"         the primitive reads and writes the plain NC... activations directly;
-//   "onednn_blocked" the primitive picks its preferred (blocked) activation layouts and the kernel reorders
-//                    the input, residual and output at its boundaries.
+//   "onednn"         reads and writes Plain (NC...) activations;
+//   "onednn_blocked" prefers the activation formats the primitive picks for itself at the profile's opt
+//                    shape (e.g. nChw16c) and reads/writes whatever formats the plan gives it: the builder
+//                    passes blocked tensors between consecutive convolutions and reorders only where a
+//                    neighbour needs another format. The residual input has the output's format.
 // Both prepare the weights once, in the layout the primitive prefers at the profile's opt shape. Primitives
 // are cached per input shape in the per-context state.
 
@@ -22,17 +24,13 @@ namespace {
 
 using dnnl::memory;
 using Tag = memory::format_tag;
-using DT = memory::data_type;
 
 /// Everything needed to run the primitive for one input shape.
 struct ConvEntry {
   dnnl::primitive conv;
-  memory::desc src_plain, dst_plain;
-  memory::desc src_md, dst_md;    // as the primitive wants them
+  memory::desc src_md, dst_md;
   std::shared_ptr<memory> weights;  // prepared weights in the layout this primitive wants
-  std::unique_ptr<memory> src_buf, dst_buf;  // blocked buffers (blocked tactic only)
-  std::unique_ptr<dnnl::reorder> src_in, dst_out, residual_in;
-  memory scratchpad;  // this entry's own (user-mode) scratchpad
+  memory scratchpad;                // this entry's own (user-mode) scratchpad
 };
 
 struct ConvState : KernelState {
@@ -40,39 +38,44 @@ struct ConvState : KernelState {
   dnnl::stream stream{cpu_engine()};
 };
 
-class ConvolutionKernel : public Kernel {
- public:
-  ConvolutionKernel(const LayerInfo& info, bool blocked) : blocked_(blocked) {
-    const Layer& layer = *info.layer;
-    p_ = layer.get<ConvolutionParams>();
+/// The convolution's geometry as oneDNN wants it (no weight values): enough to make primitive descriptors.
+struct ConvGeometry {
+  ConvolutionParams p;
+  int64_t ns = 0;
+  std::vector<int64_t> stride, pad_l, pad_r, dilate;
+  int64_t residual_input = -1;
+  memory::desc weights_user_md, bias_md;
+  dnnl::primitive_attr attr;
+
+  explicit ConvGeometry(const Layer& layer) {
+    p = layer.get<ConvolutionParams>();
     const HostTensor& w = layer.weights[0].value;
-    ns_ = w.dim() - 2;
+    ns = w.dim() - 2;
     auto fill = [&](std::vector<int64_t> v, int64_t value) {
-      if (v.empty()) v.assign(static_cast<size_t>(ns_), value);
+      if (v.empty()) v.assign(static_cast<size_t>(ns), value);
       return v;
     };
-    stride_ = fill(p_.stride, 1);
-    pad_l_ = fill(p_.pre_padding, 0);
-    pad_r_ = fill(p_.post_padding, 0);
-    auto dil = fill(p_.dilation, 1);
-    dilate_.resize(static_cast<size_t>(ns_));
-    for (int64_t i = 0; i < ns_; ++i) dilate_[i] = dil[i] - 1;  // oneDNN counts the gaps
-    if (p_.transposed) {
+    stride = fill(p.stride, 1);
+    pad_l = fill(p.pre_padding, 0);
+    pad_r = fill(p.post_padding, 0);
+    auto dil = fill(p.dilation, 1);
+    dilate.resize(static_cast<size_t>(ns));
+    for (int64_t i = 0; i < ns; ++i) dilate[i] = dil[i] - 1;  // oneDNN counts the gaps
+    if (p.transposed) {
       // oneDNN derives the output size from dst dims; output_padding goes to the right padding.
-      auto op = fill(p_.output_padding, 0);
-      for (int64_t i = 0; i < ns_; ++i) pad_r_[i] -= op[i];
+      auto op = fill(p.output_padding, 0);
+      for (int64_t i = 0; i < ns; ++i) pad_r[i] -= op[i];
     }
-    sum_scale_present_ = count_sum_post_ops(p_.post_ops) > 0;
-    residual_input_ = sum_scale_present_ ? first_residual_input(layer) : -1;
+    residual_input = count_sum_post_ops(p.post_ops) > 0 ? first_residual_input(layer) : -1;
 
     // Weights: logical oneDNN dims with strides over Kiln's dense layout.
     const auto& ws = w.sizes();
-    int64_t g = p_.groups, ksp = 1;
+    int64_t g = p.groups, ksp = 1;
     memory::dims kdims(ws.begin() + 2, ws.end());
     for (int64_t k : kdims) ksp *= k;
     memory::dims wd, wst;
     memory::dims kstr = dense_strides(kdims);
-    if (!p_.transposed) {
+    if (!p.transposed) {
       int64_t o = ws[0], ig = ws[1];
       if (g == 1) {
         wd = {o, ig};
@@ -93,20 +96,66 @@ class ConvolutionKernel : public Kernel {
     }
     wd.insert(wd.end(), kdims.begin(), kdims.end());
     wst.insert(wst.end(), kstr.begin(), kstr.end());
-    weights_user_md_ = memory::desc(wd, DT::f32, wst);
-    weight_values_ = weights_as_floats(w);
-    out_channels_ = p_.transposed ? ws[1] * g : ws[0];
-    if (layer.weights.size() > 1 && layer.weights[1].defined()) {
-      bias_values_ = weights_as_floats(layer.weights[1].value);
-      bias_md_ = memory::desc({out_channels_}, DT::f32, Tag::a);
+    weights_user_md = memory::desc(wd, DT::f32, wst);
+    int64_t out_channels = p.transposed ? ws[1] * g : ws[0];
+    if (layer.weights.size() > 1 && layer.weights[1].defined()) bias_md = memory::desc({out_channels}, DT::f32, Tag::a);
+    attr = make_attr(p.post_ops);
+  }
+
+  /// The primitive descriptor for activations `src` and `dst` (weights in any layout).
+  dnnl::primitive_desc make_pd(const memory::desc& src, const memory::desc& dst) const {
+    memory::desc wts(weights_user_md.dims(), DT::f32, Tag::any);
+    memory::dims st(stride.begin(), stride.end()), dl(dilate.begin(), dilate.end());
+    memory::dims pl(pad_l.begin(), pad_l.end()), pr(pad_r.begin(), pad_r.end());
+    if (!p.transposed) {
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                        src, wts, bias_md, dst, st, dl, pl, pr);
+      return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
     }
-    attr_ = make_attr(p_.post_ops);
+    dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                        src, wts, bias_md, dst, st, dl, pl, pr);
+    return dnnl::deconvolution_forward::primitive_desc(d, attr, cpu_engine());
+  }
+};
+
+/// The formats the primitive picks for itself at the opt shape (Plain where it picks none of Kiln's formats).
+TacticFormats preferred_formats(const LayerInfo& info) {
+  ConvGeometry geo(*info.layer);
+  const Dims& x = info.inputs[0].opt;
+  const Dims& y = info.outputs[0].opt;
+  auto pd = geo.make_pd(memory::desc(to_dnnl_dims(x), DT::f32, Tag::any), memory::desc(to_dnnl_dims(y), DT::f32, Tag::any));
+  TensorFormat src = format_of(pd.src_desc(), x), dst = format_of(pd.dst_desc(), y);
+  TacticFormats f;
+  f.inputs.assign(info.inputs.size(), dst);  // residuals are read in the output's format
+  f.inputs[0] = src;
+  f.outputs = {dst};
+  return f;
+}
+
+class ConvolutionKernel : public Kernel {
+ public:
+  explicit ConvolutionKernel(const LayerInfo& info) : geo_(*info.layer) {
+    const Layer& layer = *info.layer;
+    src_format_ = info.inputs[0].format;
+    dst_format_ = info.outputs[0].format;
+    if (geo_.residual_input >= 0) {
+      const TensorInfo& r = info.inputs[static_cast<size_t>(geo_.residual_input)];
+      KILN_CHECK(r.format == dst_format_, InvalidInput, "convolution '", layer.name, "': residual '", r.name,
+                 "' is in format ", tensor_format_name(r.format), " but the output in ",
+                 tensor_format_name(dst_format_));
+    }
+    weight_values_ = weights_as_floats(layer.weights[0].value);
+    if (layer.weights.size() > 1 && layer.weights[1].defined()) bias_values_ = weights_as_floats(layer.weights[1].value);
 
     // Prepare the weights for the opt shape's primitive.
-    Dims x_opt = info.inputs[0].opt, y_opt = info.outputs[0].opt;
-    auto pd = make_pd(x_opt, y_opt);
-    prepared_md_ = pd.weights_desc();
-    prepared_ = reorder_weights(prepared_md_);
+    try {
+      auto pd = make_pd(info.inputs[0].opt, info.outputs[0].opt);
+      prepared_md_ = pd.weights_desc();
+      prepared_ = reorder_weights(prepared_md_);
+    } catch (const dnnl::error& e) {
+      KILN_FAIL(Unsupported, "convolution '", layer.name, "': oneDNN has no primitive for formats ",
+                tensor_format_name(src_format_), " -> ", tensor_format_name(dst_format_), ": ", e.what());
+    }
   }
 
   std::unique_ptr<KernelState> create_state() const override { return std::make_unique<ConvState>(); }
@@ -116,68 +165,37 @@ class ConvolutionKernel : public Kernel {
     KILN_CHECK(state != nullptr, Internal, "oneDNN convolution executed without its state");
     const TensorView& x = args.inputs[0];
     const TensorView& y = args.outputs[0];
+    KILN_CHECK(x.format == src_format_ && y.format == dst_format_, Internal, "oneDNN convolution got formats ",
+               tensor_format_name(x.format), " -> ", tensor_format_name(y.format));
     auto& slot = state->entries[x.dims];
     if (!slot) slot = make_entry(x.dims, y.dims);
     ConvEntry& e = *slot;
     use_pool_threads(args.pool);
     dnnl::stream& s = state->stream;
 
-    memory src(e.src_plain, cpu_engine(), x.data);
-    memory dst(e.dst_plain, cpu_engine(), y.data);
-    memory* src_use = &src;
-    memory* dst_use = &dst;
-    if (e.src_in) {
-      e.src_in->execute(s, src, *e.src_buf);
-      src_use = e.src_buf.get();
+    if (geo_.residual_input >= 0) {
+      const TensorView& r = args.inputs[geo_.residual_input];
+      if (r.data != y.data) std::memcpy(y.data, r.data, y.nbytes());
     }
-    if (e.dst_buf) dst_use = e.dst_buf.get();
-    if (residual_input_ >= 0) {
-      const TensorView& r = args.inputs[residual_input_];
-      if (e.residual_in) {
-        memory res(e.dst_plain, cpu_engine(), r.data);
-        e.residual_in->execute(s, res, *e.dst_buf);
-      } else if (r.data != y.data) {
-        std::memcpy(y.data, r.data, y.nbytes());
-      }
-    }
-    std::unordered_map<int, memory> margs{
-        {DNNL_ARG_SRC, *src_use}, {DNNL_ARG_WEIGHTS, *e.weights}, {DNNL_ARG_DST, *dst_use},
-        {DNNL_ARG_SCRATCHPAD, e.scratchpad}};
+    std::unordered_map<int, memory> margs{{DNNL_ARG_SRC, memory(e.src_md, cpu_engine(), x.data)},
+                                          {DNNL_ARG_WEIGHTS, *e.weights},
+                                          {DNNL_ARG_DST, memory(e.dst_md, cpu_engine(), y.data)},
+                                          {DNNL_ARG_SCRATCHPAD, e.scratchpad}};
     if (!bias_values_.empty()) {
-      margs.emplace(DNNL_ARG_BIAS, memory(bias_md_, cpu_engine(), const_cast<float*>(bias_values_.data())));
+      margs.emplace(DNNL_ARG_BIAS, memory(geo_.bias_md, cpu_engine(), const_cast<float*>(bias_values_.data())));
     }
     e.conv.execute(s, margs);
-    if (e.dst_out) e.dst_out->execute(s, *e.dst_buf, dst);
     s.wait();
   }
 
  private:
-  memory::desc act_md(const Dims& dims, bool any) const {
-    memory::dims d = to_dnnl_dims(dims);
-    if (any) return memory::desc(d, DT::f32, Tag::any);
-    return memory::desc(d, DT::f32, dense_strides(d));
-  }
-
-  /// The primitive descriptor for one shape (weights in any layout; activations per tactic).
   dnnl::primitive_desc make_pd(const Dims& x, const Dims& y) const {
-    memory::desc src = act_md(x, blocked_), dst = act_md(y, blocked_);
-    memory::desc wts(weights_user_md_.dims(), DT::f32, Tag::any);
-    memory::desc bias = bias_values_.empty() ? memory::desc() : bias_md_;
-    memory::dims st(stride_.begin(), stride_.end()), dl(dilate_.begin(), dilate_.end());
-    memory::dims pl(pad_l_.begin(), pad_l_.end()), pr(pad_r_.begin(), pad_r_.end());
-    if (!p_.transposed) {
-      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                        src, wts, bias, dst, st, dl, pl, pr);
-      return dnnl::convolution_forward::primitive_desc(d, attr_, cpu_engine());
-    }
-    dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
-                                        src, wts, bias, dst, st, dl, pl, pr);
-    return dnnl::deconvolution_forward::primitive_desc(d, attr_, cpu_engine());
+    return geo_.make_pd(activation_md(x, DT::f32, src_format_), activation_md(y, DT::f32, dst_format_));
   }
 
   std::shared_ptr<memory> reorder_weights(const memory::desc& md) const {
     auto out = std::make_shared<memory>(md, cpu_engine());
-    memory user(weights_user_md_, cpu_engine(), const_cast<float*>(weight_values_.data()));
+    memory user(geo_.weights_user_md, cpu_engine(), const_cast<float*>(weight_values_.data()));
     dnnl::stream s(cpu_engine());
     dnnl::reorder(user, *out).execute(s, user, *out);
     s.wait();
@@ -187,39 +205,20 @@ class ConvolutionKernel : public Kernel {
   std::unique_ptr<ConvEntry> make_entry(const Dims& x, const Dims& y) const {
     auto e = std::make_unique<ConvEntry>();
     dnnl::primitive_desc pd = make_pd(x, y);
-    e->src_plain = act_md(x, false);
-    e->dst_plain = act_md(y, false);
     e->src_md = pd.src_desc();
     e->dst_md = pd.dst_desc();
     memory::desc wmd = pd.weights_desc();
     e->weights = wmd == prepared_md_ ? prepared_ : reorder_weights(wmd);
-    if (e->src_md != e->src_plain) {
-      e->src_buf = std::make_unique<memory>(e->src_md, cpu_engine());
-      e->src_in = std::make_unique<dnnl::reorder>(memory(e->src_plain, cpu_engine(), nullptr), *e->src_buf);
-    }
-    if (e->dst_md != e->dst_plain) {
-      e->dst_buf = std::make_unique<memory>(e->dst_md, cpu_engine());
-      e->dst_out = std::make_unique<dnnl::reorder>(*e->dst_buf, memory(e->dst_plain, cpu_engine(), nullptr));
-      if (residual_input_ >= 0) {
-        e->residual_in = std::make_unique<dnnl::reorder>(memory(e->dst_plain, cpu_engine(), nullptr), *e->dst_buf);
-      }
-    }
     e->scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
     e->conv = dnnl::primitive(pd);
     return e;
   }
 
-  bool blocked_;
-  ConvolutionParams p_;
-  int64_t ns_ = 0;
-  std::vector<int64_t> stride_, pad_l_, pad_r_, dilate_;
-  bool sum_scale_present_ = false;
-  int64_t residual_input_ = -1;
-  int64_t out_channels_ = 0;
-  memory::desc weights_user_md_, bias_md_, prepared_md_;
+  ConvGeometry geo_;
+  TensorFormat src_format_ = TensorFormat::Plain, dst_format_ = TensorFormat::Plain;
+  memory::desc prepared_md_;
   std::vector<float> weight_values_, bias_values_;
   std::shared_ptr<memory> prepared_;
-  dnnl::primitive_attr attr_;
 };
 
 bool same_dims(const TensorInfo& a, const TensorInfo& b) {
@@ -253,12 +252,9 @@ bool conv_applies(const LayerInfo& info) {
 }  // namespace
 
 void register_onednn_convolution(CpuKernelRegistry& registry) {
-  registry.add(CpuKernelFactory{"onednn", LayerKind::Convolution, conv_applies, [](const LayerInfo& info) {
-                                  return std::unique_ptr<Kernel>(std::make_unique<ConvolutionKernel>(info, false));
-                                }});
-  registry.add(CpuKernelFactory{"onednn_blocked", LayerKind::Convolution, conv_applies, [](const LayerInfo& info) {
-                                  return std::unique_ptr<Kernel>(std::make_unique<ConvolutionKernel>(info, true));
-                                }});
+  auto create = [](const LayerInfo& info) { return std::unique_ptr<Kernel>(std::make_unique<ConvolutionKernel>(info)); };
+  registry.add(CpuKernelFactory{"onednn", LayerKind::Convolution, conv_applies, create});
+  registry.add(CpuKernelFactory{"onednn_blocked", LayerKind::Convolution, conv_applies, create, preferred_formats});
 }
 
 }  // namespace kiln::engine::cpu::onednn

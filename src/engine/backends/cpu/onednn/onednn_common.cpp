@@ -62,6 +62,26 @@ dnnl::memory::dims dense_strides(const dnnl::memory::dims& dims) {
   return s;
 }
 
+dnnl::memory::desc activation_md(const Dims& dims, DT dtype, TensorFormat format) {
+  using Tag = dnnl::memory::format_tag;
+  dnnl::memory::dims d = to_dnnl_dims(dims);
+  KILN_CHECK(format_applies(format, dims.size()), Internal, "format ", tensor_format_name(format), " for rank ",
+             dims.size());
+  if (format == TensorFormat::Plain) return dnnl::memory::desc(d, dtype, dense_strides(d));
+  static const Tag kTags[3][3] = {{Tag::aBc8b, Tag::aBc16b, Tag::acb},
+                                  {Tag::aBcd8b, Tag::aBcd16b, Tag::acdb},
+                                  {Tag::aBcde8b, Tag::aBcde16b, Tag::acdeb}};
+  return dnnl::memory::desc(d, dtype, kTags[dims.size() - 3][static_cast<int>(format) - 1]);
+}
+
+TensorFormat format_of(const dnnl::memory::desc& md, const Dims& dims) {
+  for (int f = 1; f < kNumTensorFormats; ++f) {
+    auto format = static_cast<TensorFormat>(f);
+    if (format_applies(format, dims.size()) && md == activation_md(dims, md.data_type(), format)) return format;
+  }
+  return TensorFormat::Plain;
+}
+
 bool post_ops_supported(const std::vector<PostOp>& post_ops, std::string* why) {
   int sums = 0;
   for (const PostOp& op : post_ops) {

@@ -12,6 +12,8 @@
 
 namespace kiln::engine::cpu::onednn {
 
+using DT = dnnl::memory::data_type;
+
 /// The CPU oneDNN engine (created once, shared by every kernel).
 const dnnl::engine& cpu_engine();
 
@@ -20,6 +22,12 @@ dnnl::memory::dims to_dnnl_dims(const Dims& dims);
 
 /// Row-major strides of `dims` as oneDNN dims.
 dnnl::memory::dims dense_strides(const dnnl::memory::dims& dims);
+
+/// The oneDNN descriptor of an activation of `dims` stored in `format` (which must apply to its rank).
+dnnl::memory::desc activation_md(const Dims& dims, DT dtype, TensorFormat format);
+
+/// The TensorFormat that `md` (an activation of `dims` chosen by a primitive) is, or Plain when it is none of them.
+TensorFormat format_of(const dnnl::memory::desc& md, const Dims& dims);
 
 /// Whether every activation in `post_ops` maps onto a oneDNN eltwise post-op and the Sum post-ops are
 /// usable (at most one); `why` says what is not.

@@ -7,6 +7,8 @@ namespace kiln::engine::cpu::onednn {
 
 /// Rows "onednn" and "onednn_blocked" for Convolution (plain and deconvolution).
 void register_onednn_convolution(CpuKernelRegistry& registry);
+/// Row "onednn" for Reformat (fp32 reorders between Plain and the blocked formats).
+void register_onednn_reformat(CpuKernelRegistry& registry);
 /// Row "onednn" for MatrixMultiply.
 void register_onednn_matmul(CpuKernelRegistry& registry);
 

@@ -1,0 +1,242 @@
+// Activation memory formats: consecutive oneDNN convolutions pass blocked tensors to each other (Reformat
+// layers only at the plan's bindings and around layers that need Plain), numbers match a naive double
+// reference, and a blocked plan round-trips bit-identically.
+//
+// Plans here are built with timing_iterations = 0, so every layer takes its first tactic (the fast kernels
+// before "ref"; "onednn_blocked" first for convolutions): the structure checked does not depend on timing.
+// Tolerance: fp32 allclose(rtol = 1e-4, atol = 1e-4): oneDNN sums the 3x3xC products in another order than
+// the double reference (errors of a few float ulps of O(1) partial sums), and reformats copy values exactly.
+
+#include <cstdio>
+#include <cstring>
+
+#include "engine_test_util.h"
+#include "kiln/engine/plan.h"
+
+namespace kiln::engine {
+namespace {
+using namespace testing;
+
+constexpr double kRtol = 1e-4, kAtol = 1e-4;
+
+/// Naive 3x3 stride-1 pad-1 convolution over one NCHW image with bias.
+std::vector<double> conv3x3(const std::vector<double>& x, int64_t c, int64_t h, int64_t w, const HostTensor& k,
+                            const HostTensor& b) {
+  int64_t o = k.sizes()[0];
+  std::vector<double> y(static_cast<size_t>(o * h * w));
+  for (int64_t oc = 0; oc < o; ++oc)
+    for (int64_t i = 0; i < h; ++i)
+      for (int64_t j = 0; j < w; ++j) {
+        double s = b.get_as_double(oc);
+        for (int64_t ic = 0; ic < c; ++ic)
+          for (int64_t a = 0; a < 3; ++a)
+            for (int64_t d = 0; d < 3; ++d) {
+              int64_t yy = i + a - 1, xx = j + d - 1;
+              if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
+              s += x[(ic * h + yy) * w + xx] * k.get_as_double(((oc * c + ic) * 3 + a) * 3 + d);
+            }
+        y[(oc * h + i) * w + j] = s;
+      }
+  return y;
+}
+
+void relu(std::vector<double>& v) {
+  for (auto& x : v) x = std::max(x, 0.0);
+}
+
+int count_kind(const std::vector<PlanLayerInfo>& layers, LayerKind kind) {
+  int n = 0;
+  for (const auto& l : layers) n += l.kind == kind;
+  return n;
+}
+
+std::string describe(const std::vector<PlanLayerInfo>& layers) {
+  std::string s;
+  for (const auto& l : layers) {
+    s += "\n  " + l.name + " (" + layer_kind_name(l.kind) + ", " + l.tactic + "):";
+    for (size_t i = 0; i < l.inputs.size(); ++i) s += " " + l.inputs[i] + "[" + tensor_format_name(l.input_formats[i]) + "]";
+    s += " ->";
+    for (size_t i = 0; i < l.outputs.size(); ++i) {
+      s += " " + l.outputs[i] + "[" + tensor_format_name(l.output_formats[i]) + "]";
+    }
+  }
+  return s;
+}
+
+/// conv-relu, conv + residual(x)-relu, conv-relu: 32 channels, 10x12 (a basic block and one more conv).
+struct ConvChain {
+  static constexpr int64_t c = 32, h = 10, w = 12;
+  Network net;
+  HostTensor k[3], b[3];
+  explicit ConvChain(std::mt19937& rng) {
+    for (int i = 0; i < 3; ++i) {
+      k[i] = random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.1, 0.1);
+      b[i] = random_tensor(DType::Float32, {c}, rng);
+    }
+    Tensor* x = net.add_input("x", DType::Float32, {1, c, h, w});
+    ConvolutionParams p;
+    p.pre_padding = p.post_padding = {1, 1};
+    Tensor* y = net.add_convolution("conv1", x, Weights("conv1.weight", k[0]), Weights("conv1.bias", b[0]), p);
+    y = net.add_activation("relu1", y, ActivationKind::Relu);
+    y = net.add_convolution("conv2", y, Weights("conv2.weight", k[1]), Weights("conv2.bias", b[1]), p);
+    y = net.add_elementwise("add", y, x, ElementwiseOp::Add);
+    y = net.add_activation("relu2", y, ActivationKind::Relu);
+    y = net.add_convolution("conv3", y, Weights("conv3.weight", k[2]), Weights("conv3.bias", b[2]), p);
+    y = net.add_activation("relu3", y, ActivationKind::Relu);
+    y->set_name("y");
+    net.mark_output(y);
+  }
+  std::vector<double> reference(const HostTensor& in) const {
+    std::vector<double> xv = values(in);
+    auto a = conv3x3(xv, c, h, w, k[0], b[0]);
+    relu(a);
+    auto r = conv3x3(a, c, h, w, k[1], b[1]);
+    for (size_t i = 0; i < r.size(); ++i) r[i] += xv[i];
+    relu(r);
+    auto y = conv3x3(r, c, h, w, k[2], b[2]);
+    relu(y);
+    return y;
+  }
+};
+
+BuilderConfig untimed() {
+  BuilderConfig config;
+  config.timing_iterations = 0;
+  return config;
+}
+
+TEST(EngineFormats, ConvChainWithResidualPassesBlockedTensors) {
+  std::mt19937 rng(71);
+  ConvChain m(rng);
+  auto plan = build(m.net, untimed());
+  auto layers = plan->layers();
+  std::printf("formats: conv chain plan:%s\n", describe(layers).c_str());
+  SCOPED_TRACE(describe(layers));
+  ASSERT_EQ(count_kind(layers, LayerKind::Convolution), 3);
+  // Reformats only at the bindings: x into the blocked format (read by conv1 and as conv2's residual), and
+  // conv3's output back to the plain y.
+  EXPECT_EQ(count_kind(layers, LayerKind::Reformat), 2);
+  ASSERT_EQ(layers.size(), 5u);
+  EXPECT_EQ(layers[0].kind, LayerKind::Reformat);
+  EXPECT_EQ(layers[0].inputs[0], "x");
+  EXPECT_EQ(layers[4].kind, LayerKind::Reformat);
+  EXPECT_EQ(layers[4].outputs[0], "y");
+  EXPECT_EQ(layers[4].output_formats[0], TensorFormat::Plain);
+  for (int i = 1; i <= 3; ++i) {
+    const PlanLayerInfo& conv = layers[i];
+    ASSERT_EQ(conv.kind, LayerKind::Convolution) << i;
+    EXPECT_EQ(conv.tactic, "onednn_blocked");
+    for (TensorFormat f : conv.input_formats) EXPECT_NE(f, TensorFormat::Plain) << conv.name;
+    EXPECT_NE(conv.output_formats[0], TensorFormat::Plain) << conv.name;
+  }
+  // Each convolution reads its predecessor's output directly; conv2's residual is conv1's blocked input.
+  EXPECT_EQ(layers[2].inputs[0], layers[1].outputs[0]);
+  EXPECT_EQ(layers[3].inputs[0], layers[2].outputs[0]);
+  ASSERT_EQ(layers[2].inputs.size(), 2u);
+  EXPECT_EQ(layers[2].inputs[1], layers[1].inputs[0]);
+  for (int batch_run = 0; batch_run < 2; ++batch_run) {
+    HostTensor in = random_tensor(DType::Float32, {1, m.c, m.h, m.w}, rng);
+    expect_close(run(plan, {{"x", in}})[0], m.reference(in), kRtol, kAtol, "blocked conv chain");
+  }
+}
+
+TEST(EngineFormats, ReformatsAroundLayersThatNeedPlain) {
+  std::mt19937 rng(72);
+  const int64_t c = 16, h = 7, w = 9;
+  HostTensor k1 = random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.2, 0.2), b1 = random_tensor(DType::Float32, {c}, rng);
+  HostTensor k2 = random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.2, 0.2), b2 = random_tensor(DType::Float32, {c}, rng);
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {1, c, h, w});
+  ConvolutionParams p;
+  p.pre_padding = p.post_padding = {1, 1};
+  Tensor* y = net.add_convolution("conv1", x, k1, b1, p);
+  y = net.add_softmax("softmax", y, 1);  // over channels: no oneDNN kernel here, it reads Plain
+  y = net.add_convolution("conv2", y, k2, b2, p);
+  y->set_name("y");
+  net.mark_output(y);
+  auto plan = build(net, untimed());
+  auto layers = plan->layers();
+  SCOPED_TRACE(describe(layers));
+  // x -> blocked, conv1, -> plain, softmax, -> blocked, conv2, -> plain y.
+  ASSERT_EQ(layers.size(), 7u);
+  const LayerKind want[] = {LayerKind::Reformat, LayerKind::Convolution, LayerKind::Reformat, LayerKind::Softmax,
+                            LayerKind::Reformat, LayerKind::Convolution, LayerKind::Reformat};
+  for (size_t i = 0; i < layers.size(); ++i) EXPECT_EQ(layers[i].kind, want[i]) << i;
+  EXPECT_EQ(layers[3].input_formats[0], TensorFormat::Plain);
+  EXPECT_EQ(layers[3].output_formats[0], TensorFormat::Plain);
+  EXPECT_NE(layers[1].output_formats[0], TensorFormat::Plain);
+  EXPECT_NE(layers[5].input_formats[0], TensorFormat::Plain);
+
+  HostTensor in = random_tensor(DType::Float32, {1, c, h, w}, rng);
+  auto a = conv3x3(values(in), c, h, w, k1, b1);
+  for (int64_t s = 0; s < h * w; ++s) {  // softmax over channels
+    double mx = -1e300, sum = 0;
+    for (int64_t ch = 0; ch < c; ++ch) mx = std::max(mx, a[ch * h * w + s]);
+    for (int64_t ch = 0; ch < c; ++ch) sum += std::exp(a[ch * h * w + s] - mx);
+    for (int64_t ch = 0; ch < c; ++ch) a[ch * h * w + s] = std::exp(a[ch * h * w + s] - mx) / sum;
+  }
+  expect_close(run(plan, {{"x", in}})[0], conv3x3(a, c, h, w, k2, b2), kRtol, kAtol, "conv-softmax-conv");
+}
+
+TEST(EngineFormats, ChannelsNotAMultipleOfTheBlockArePadded) {
+  // 12 channels in a blocked format leave a padded channel tail (which must stay zero for oneDNN); a dynamic
+  // batch makes the convolutions and reformats create primitives per shape, in the plan's formats.
+  std::mt19937 rng(73);
+  const int64_t c = 12, h = 5, w = 6;
+  HostTensor k1 = random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.2, 0.2), b1 = random_tensor(DType::Float32, {c}, rng);
+  HostTensor k2 = random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.2, 0.2), b2 = random_tensor(DType::Float32, {c}, rng);
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {-1, c, h, w});
+  ConvolutionParams p;
+  p.pre_padding = p.post_padding = {1, 1};
+  Tensor* y = net.add_convolution("conv1", x, k1, b1, p);
+  y = net.add_activation("relu", y, ActivationKind::Relu);
+  y = net.add_convolution("conv2", y, k2, b2, p);
+  y = net.add_elementwise("add", y, x, ElementwiseOp::Add);
+  y->set_name("y");
+  net.mark_output(y);
+  BuilderConfig config = untimed();
+  OptimizationProfile prof;
+  prof.set_dimensions("x", {1, c, h, w}, {2, c, h, w}, {3, c, h, w});
+  config.profiles = {prof};
+  auto plan = build(net, config);
+  SCOPED_TRACE(describe(plan->layers()));
+  for (int64_t batch : {1, 3, 2}) {
+    HostTensor in = random_tensor(DType::Float32, {batch, c, h, w}, rng);
+    std::vector<double> xv = values(in), want;
+    int64_t image = c * h * w;
+    for (int64_t n = 0; n < batch; ++n) {
+      std::vector<double> xi(xv.begin() + n * image, xv.begin() + (n + 1) * image);
+      auto a = conv3x3(xi, c, h, w, k1, b1);
+      relu(a);
+      auto r = conv3x3(a, c, h, w, k2, b2);
+      for (int64_t i = 0; i < image; ++i) want.push_back(r[i] + xi[i]);
+    }
+    expect_close(run(plan, {{"x", in}})[0], want, kRtol, kAtol, "batch " + std::to_string(batch));
+  }
+}
+
+TEST(EngineFormats, BlockedPlanRoundTripIsBitIdentical) {
+  std::mt19937 rng(74);
+  ConvChain m(rng);
+  auto plan = build(m.net, untimed());
+  ASSERT_GT(count_kind(plan->layers(), LayerKind::Reformat), 0);
+  std::vector<uint8_t> bytes = plan->serialize();
+  auto loaded = Plan::deserialize(bytes);
+  EXPECT_EQ(loaded->serialize(), bytes);
+  auto a = plan->layers(), b = loaded->layers();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].tactic, b[i].tactic) << a[i].name;
+    EXPECT_EQ(a[i].input_formats, b[i].input_formats) << a[i].name;
+    EXPECT_EQ(a[i].output_formats, b[i].output_formats) << a[i].name;
+  }
+  EXPECT_EQ(loaded->arena_bytes(0), plan->arena_bytes(0));
+  HostTensor in = random_tensor(DType::Float32, {1, m.c, m.h, m.w}, rng);
+  HostTensor x = run(plan, {{"x", in}})[0], y = run(loaded, {{"x", in}})[0];
+  ASSERT_EQ(x.nbytes(), y.nbytes());
+  EXPECT_EQ(std::memcmp(x.data(), y.data(), x.nbytes()), 0);
+}
+
+}  // namespace
+}  // namespace kiln::engine
