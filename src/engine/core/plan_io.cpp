@@ -1,7 +1,5 @@
-// Plan serialization: a versioned, CRC-checked binary, read back with a bounds-checked reader that
+// Plan serialization: a versioned, SHA-256-checked binary, read back with a bounds-checked reader that
 // validates every count, index, enum and size before use.
-
-#include <zlib.h>
 
 #include <cstring>
 #include <set>
@@ -10,6 +8,7 @@
 #include "engine/core/plan_impl.h"
 #include "engine/core/shape_inference.h"
 #include "kiln/support/error.h"
+#include "kiln/support/hash.h"
 #include "kiln/support/logging.h"
 
 namespace kiln::engine {
@@ -17,6 +16,13 @@ namespace {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 constexpr size_t kMaxRank = 16;
+constexpr size_t kDigestBytes = 32;  // SHA-256 of the payload
+
+std::vector<uint8_t> payload_digest(const uint8_t* data, size_t size) {
+  Sha256 sha;
+  sha.update(data, size);
+  return sha.digest();
+}
 
 // Number of values of each serialized enum (for validation on load).
 template <typename E> constexpr int64_t kEnumCount = 256;
@@ -95,6 +101,14 @@ class Reader {
     size_t n = count(what);
     const uint8_t* b = take(n, what);
     return std::string(reinterpret_cast<const char*>(b), n);
+  }
+  /// A list of tensor ids (layer inputs/outputs, bindings): any length the remaining bytes allow (a concat may
+  /// take, and a split may give, more tensors than a shape has dims); each id is range-checked by the caller.
+  std::vector<int64_t> ids(const char* what) {
+    size_t n = count(what, 8);
+    std::vector<int64_t> out(n);
+    for (auto& x : out) x = i64(what);
+    return out;
   }
   Dims dims(const char* what) {
     size_t n = count(what, 8);
@@ -289,7 +303,8 @@ std::vector<uint8_t> Plan::serialize(bool strip_weights) const {
   out.u32(kPlanFormatVersion);
   out.u64(w.bytes.size());
   out.raw(w.bytes.data(), w.bytes.size());
-  out.u32(static_cast<uint32_t>(crc32(0L, w.bytes.data(), static_cast<uInt>(w.bytes.size()))));
+  std::vector<uint8_t> digest = payload_digest(w.bytes.data(), w.bytes.size());
+  out.raw(digest.data(), digest.size());
   return out.bytes;
 }
 
@@ -301,12 +316,14 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
   KILN_CHECK(version == kPlanFormatVersion, InvalidInput, "plan format version ", version, " is not supported (this build reads ",
              kPlanFormatVersion, ")");
   uint64_t size = head.u64("payload size");
-  KILN_CHECK(size + 4 == head.remaining(), InvalidInput, "plan file size mismatch: payload says ", size, " bytes, file has ",
-             head.remaining(), " after the header");
+  KILN_CHECK(head.remaining() >= kDigestBytes && size == head.remaining() - kDigestBytes, InvalidInput,
+             "plan file size mismatch: payload says ", size, " bytes, file has ", head.remaining(),
+             " after the header (payload + ", kDigestBytes, "-byte SHA-256)");
   const uint8_t* payload = head.take(static_cast<size_t>(size), "payload");
-  uint32_t crc = head.u32("checksum");
-  KILN_CHECK(crc == static_cast<uint32_t>(crc32(0L, payload, static_cast<uInt>(size))), InvalidInput,
-             "plan file checksum mismatch (corrupted)");
+  const uint8_t* stored = head.take(kDigestBytes, "checksum");
+  std::vector<uint8_t> digest = payload_digest(payload, static_cast<size_t>(size));
+  KILN_CHECK(std::memcmp(stored, digest.data(), kDigestBytes) == 0, InvalidInput,
+             "plan file checksum mismatch (corrupted): the SHA-256 of the payload differs");
 
   Reader r(payload, static_cast<size_t>(size));
   auto g = std::make_unique<Impl>();
@@ -334,8 +351,8 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     KILN_CHECK(t.format == TensorFormat::Plain || (!t.is_input && !t.is_output), InvalidInput, "plan file: binding '",
                t.name, "' is not plain");
   }
-  g->inputs = r.dims("inputs");
-  g->outputs = r.dims("outputs");
+  g->inputs = r.ids("inputs");
+  g->outputs = r.ids("outputs");
   for (int64_t id : g->inputs) {
     check_id(id, nt, "input tensor");
     KILN_CHECK(g->tensors[id].is_input && g->tensors[id].producer == -1, InvalidInput, "plan file: bad input tensor");
@@ -358,8 +375,8 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     l.kind = static_cast<LayerKind>(kind);
     pl.host = r.flag("host");
     pl.tactic = r.str("tactic");
-    l.inputs = r.dims("layer inputs");
-    l.outputs = r.dims("layer outputs");
+    l.inputs = r.ids("layer inputs");
+    l.outputs = r.ids("layer outputs");
     for (int64_t id : l.inputs) {
       check_id(id, nt, "layer input");
       KILN_CHECK(defined[id], InvalidInput, "plan file: layer '", l.name, "' reads a tensor defined later");
