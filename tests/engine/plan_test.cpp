@@ -1,5 +1,6 @@
 // Plan round trip (bit-identical outputs), plan-loader fuzzing (truncations and byte flips, with and
-// without a repaired checksum: never a crash), stripped weights, refit, and concurrent contexts.
+// without a repaired checksum: never a crash), stripped weights, refit, the per-context shape cache, and
+// concurrent contexts.
 
 #include <chrono>
 #include <cstring>
@@ -219,6 +220,42 @@ TEST(EnginePlan, RefitReplacesWeightsWithoutRebuilding) {
   Model plain(rng);
   auto p = build(plain.net, plain.config);
   EXPECT_THROW(Refitter{p}, kiln::Error);  // not refittable
+}
+
+TEST(EnginePlan, ContextReusesShapesOnlyForTheSameInputDims) {
+  // One context executes a dynamic-batch plan with shape-tensor (host) layers for a sequence of batch sizes,
+  // repeating some and asking tensor_shape in between: every result equals a fresh context's, bit for bit
+  // (same kernels, same inputs). Refitting between executes is seen by the next execute (kernel states
+  // are made again, even when a re-created kernel lands at its predecessor's address).
+  std::mt19937 rng(69);
+  Model m(rng, true);
+  m.config.timing_iterations = 0;
+  auto plan = build(m.net, m.config);
+  ExecutionContext ctx(plan);
+  for (int64_t batch : {1, 1, 3, 3, 3, 1, 2, 2}) {
+    HostTensor x = random_tensor(DType::Float32, {batch, 3, 6, 6}, rng);
+    HostTensor out(DType::Float32, {batch, 5});
+    ctx.set_input_shape("x", x.sizes());
+    if (batch == 3) {
+      EXPECT_EQ(ctx.tensor_shape("probs"), (Dims{3, 5}));
+    }
+    ctx.set_tensor_address("x", const_cast<uint8_t*>(x.data()));
+    ctx.set_tensor_address("probs", out.mutable_data());
+    ctx.execute();
+    HostTensor want = run_one(plan, x);
+    EXPECT_EQ(std::memcmp(out.data(), want.data(), want.nbytes()), 0) << "batch " << batch;
+  }
+  Refitter refitter(plan);
+  std::mt19937 rng2(70);
+  refitter.set_weights("fc.weight", random_tensor(DType::Float32, {36, 5}, rng2));
+  EXPECT_EQ(refitter.refit(), 1);
+  HostTensor x = random_tensor(DType::Float32, {2, 3, 6, 6}, rng);
+  HostTensor out(DType::Float32, {2, 5});
+  ctx.set_tensor_address("x", const_cast<uint8_t*>(x.data()));
+  ctx.set_tensor_address("probs", out.mutable_data());
+  ctx.execute();
+  HostTensor want = run_one(plan, x);
+  EXPECT_EQ(std::memcmp(out.data(), want.data(), want.nbytes()), 0) << "after refit";
 }
 
 TEST(EnginePlan, ConcurrentContextsOnOnePlan) {

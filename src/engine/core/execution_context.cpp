@@ -51,9 +51,17 @@ struct ExecutionContext::State {
   std::map<std::string, OutputAllocator*> allocators;
   Block arena, workspace;
   std::vector<std::unique_ptr<KernelState>> states;
-  std::vector<const Kernel*> state_owner;
+  std::vector<const Kernel*> state_owner;  // the kernel each state was made by
+  uint64_t states_generation = 0;          // the plan's refit generation the states were made at
   std::vector<Dims> dims;
   std::vector<std::optional<HostTensor>> values;
+  // Shape cache: dims/values above were inferred by a complete execute() for these input dims. Host layers
+  // depend only on input shapes, so a repeated execute with the same dims reuses them (skipping shape
+  // inference and host evaluation). Plans with data-dependent dims (nonzero) never reuse.
+  bool cacheable = true;
+  bool shapes_cached = false;
+  std::vector<Dims> cached_inputs;
+  uint64_t cached_generation = 0;  // the plan's refit generation the cache was made at
 
   void* address(int64_t id) {
     const PlanTensor& t = g->tensors[id];
@@ -83,7 +91,12 @@ struct ExecutionContext::State {
                g->profiles[profile].capacity[id], " (the input shapes lead outside the profile's range)");
   }
 
+  /// Infers shapes (and evaluates host layers); with `execute`, also runs the kernels.
   void run(bool execute);
+  /// execute() with the dims and host values of the previous execute (same input dims).
+  void run_cached();
+  /// Runs the kernel of layer `li` with the current dims; returns its arguments (for data-dependent outputs).
+  KernelArgs run_kernel(size_t li);
 };
 
 ExecutionContext::ExecutionContext(std::shared_ptr<const Plan> plan, int profile) : state_(std::make_unique<State>()) {
@@ -102,6 +115,7 @@ ExecutionContext::ExecutionContext(std::shared_ptr<const Plan> plan, int profile
   s.workspace = Block(s.g->backend.get(), s.g->workspace_bytes);
   s.states.resize(s.g->layers.size());
   s.state_owner.assign(s.g->layers.size(), nullptr);
+  for (const auto& pl : s.g->layers) s.cacheable = s.cacheable && pl.layer.kind != LayerKind::NonZero;
 }
 
 ExecutionContext::~ExecutionContext() = default;
@@ -152,13 +166,20 @@ void ExecutionContext::execute() {
 
 void ExecutionContext::State::run(bool execute) {
   size_t nt = g->tensors.size();
-  dims.assign(nt, Dims{});
-  values.assign(nt, std::nullopt);
   for (size_t i = 0; i < g->inputs.size(); ++i) {
     KILN_CHECK(input_dims[i].has_value(), InvalidInput, "input '", g->tensors[g->inputs[i]].name,
                "' has dynamic dims: call set_input_shape first");
-    dims[g->inputs[i]] = *input_dims[i];
   }
+  bool reuse = execute && shapes_cached && cached_generation == g->refit_generation;
+  for (size_t i = 0; reuse && i < g->inputs.size(); ++i) reuse = cached_inputs[i] == *input_dims[i];
+  if (reuse) {
+    run_cached();
+    return;
+  }
+  shapes_cached = false;
+  dims.assign(nt, Dims{});
+  values.assign(nt, std::nullopt);
+  for (size_t i = 0; i < g->inputs.size(); ++i) dims[g->inputs[i]] = *input_dims[i];
   std::vector<bool> unknown(nt, false);  // dims depend on data not yet computed (shape-only runs)
   for (size_t li = 0; li < g->layers.size(); ++li) {
     const PlanLayer& pl = g->layers[li];
@@ -214,38 +235,7 @@ void ExecutionContext::State::run(bool execute) {
       continue;
     }
     if (!execute) continue;
-    const Kernel* kernel = g->kernels[li].get();
-    KILN_CHECK(kernel != nullptr, Internal, "layer '", l.name, "' has no kernel");
-    if (state_owner[li] != kernel) {
-      try {
-        states[li] = kernel->create_state();
-      } catch (const Error&) {
-        throw;
-      } catch (const std::exception& e) {
-        KILN_FAIL(Internal, "layer '", l.name, "': kernel '", pl.tactic, "' failed: ", e.what());
-      }
-      state_owner[li] = kernel;
-    }
-    KernelArgs args;
-    for (size_t k = 0; k < l.inputs.size(); ++k) {
-      const PlanTensor& t = g->tensors[l.inputs[k]];
-      args.inputs.push_back({address(l.inputs[k]), t.dtype, dims[l.inputs[k]], t.format});
-    }
-    for (int64_t id : l.outputs) {
-      check_capacity(id);
-      args.outputs.push_back({address(id), g->tensors[id].dtype, dims[id], g->tensors[id].format});
-    }
-    args.workspace = workspace.data;
-    args.workspace_size = g->workspace_bytes;
-    args.pool = g->backend->thread_pool();
-    args.state = states[li].get();
-    try {
-      kernel->execute(args);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      KILN_FAIL(Internal, "layer '", l.name, "': kernel '", pl.tactic, "' failed: ", e.what());
-    }
+    KernelArgs args = run_kernel(li);
     for (size_t o = 0; o < outs.size(); ++o) {
       int64_t id = l.outputs[o];
       if (!outs[o].data_dependent) continue;
@@ -266,6 +256,76 @@ void ExecutionContext::State::run(bool execute) {
       if (bytes) std::memcpy(dst, args.outputs[o].data, static_cast<size_t>(bytes));
     }
   }
+  if (execute && cacheable) {
+    cached_inputs.assign(g->inputs.size(), Dims{});
+    for (size_t i = 0; i < g->inputs.size(); ++i) cached_inputs[i] = *input_dims[i];
+    cached_generation = g->refit_generation;
+    shapes_cached = true;
+  }
+}
+
+void ExecutionContext::State::run_cached() {
+  for (size_t li = 0; li < g->layers.size(); ++li) {
+    const PlanLayer& pl = g->layers[li];
+    const Layer& l = pl.layer;
+    if (l.kind == LayerKind::Constant) {
+      const HostTensor& w = l.weights[0].value;
+      if (g->tensors[l.outputs[0]].is_output && w.nbytes()) std::memcpy(user(g->tensors[l.outputs[0]].name), w.data(), w.nbytes());
+      continue;
+    }
+    if (pl.host) {
+      // The value is known; its arena bytes may have been reused since, so write it again.
+      int64_t out = l.outputs[0];
+      const HostTensor& v = *values[out];
+      void* dst = address(out);
+      if (dst && v.nbytes()) std::memcpy(dst, v.data(), v.nbytes());
+      continue;
+    }
+    run_kernel(li);
+  }
+}
+
+KernelArgs ExecutionContext::State::run_kernel(size_t li) {
+  const PlanLayer& pl = g->layers[li];
+  const Layer& l = pl.layer;
+  const Kernel* kernel = g->kernels[li].get();
+  KILN_CHECK(kernel != nullptr, Internal, "layer '", l.name, "' has no kernel");
+  if (states_generation != g->refit_generation) {
+    // A refit re-created kernels, possibly at the addresses of the old ones: every state is made again.
+    state_owner.assign(state_owner.size(), nullptr);
+    states_generation = g->refit_generation;
+  }
+  if (state_owner[li] != kernel) {
+    try {
+      states[li] = kernel->create_state();
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      KILN_FAIL(Internal, "layer '", l.name, "': kernel '", pl.tactic, "' failed: ", e.what());
+    }
+    state_owner[li] = kernel;
+  }
+  KernelArgs args;
+  for (size_t k = 0; k < l.inputs.size(); ++k) {
+    const PlanTensor& t = g->tensors[l.inputs[k]];
+    args.inputs.push_back({address(l.inputs[k]), t.dtype, dims[l.inputs[k]], t.format});
+  }
+  for (int64_t id : l.outputs) {
+    check_capacity(id);
+    args.outputs.push_back({address(id), g->tensors[id].dtype, dims[id], g->tensors[id].format});
+  }
+  args.workspace = workspace.data;
+  args.workspace_size = g->workspace_bytes;
+  args.pool = g->backend->thread_pool();
+  args.state = states[li].get();
+  try {
+    kernel->execute(args);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    KILN_FAIL(Internal, "layer '", l.name, "': kernel '", pl.tactic, "' failed: ", e.what());
+  }
+  return args;
 }
 
 }  // namespace kiln::engine

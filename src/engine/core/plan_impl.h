@@ -63,6 +63,7 @@ struct Plan::Impl {
   std::vector<std::unique_ptr<Kernel>> kernels;  // per layer; null for host / constant layers
   std::unique_ptr<Backend> backend;
   std::vector<std::vector<int64_t>> consumers;  // per tensor
+  uint64_t refit_generation = 0;  // incremented by every refit (contexts drop cached shape-tensor values)
 
   /// Fills bindings and consumers from tensors/layers.
   void derive();

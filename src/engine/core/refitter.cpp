@@ -65,6 +65,7 @@ int Refitter::refit() {
     }
   }
   staged_.clear();
+  ++g.refit_generation;
   for (int64_t li : touched) {
     const Layer& l = g.layers[li].layer;
     std::vector<ShapeIn> in;
