@@ -1,8 +1,11 @@
-// Engine side of the benchmark pairs: each case builds a network once, then times ExecutionContext::execute.
+// Engine side of the benchmark pairs: each case builds a network once per thread count (the argument), then
+// times ExecutionContext::execute. The label lists the plan's layers as name:tactic.
 
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <functional>
+#include <map>
 
 #include "engine_cpu/bench_data.h"
 #include "kiln/engine/builder.h"
@@ -15,10 +18,24 @@ using namespace kiln::engine;
 
 HostTensor tensor(const std::vector<float>& v, Dims d) { return HostTensor::from_floats(v, std::move(d)); }
 
-/// Builds once per case: Google Benchmark calls a case several times while it sizes the iteration count.
-std::shared_ptr<Plan> build_plan(const Network& net) {
+/// Builds once per case and thread count: Google Benchmark calls a case several times while it sizes the
+/// iteration count.
+std::shared_ptr<Plan> cached_plan(const char* name, int threads, const std::function<std::shared_ptr<Plan>(int)>& make) {
+  static std::map<std::pair<std::string, int>, std::shared_ptr<Plan>> plans;
+  auto& p = plans[{name, threads}];
+  if (!p) p = make(threads);
+  return p;
+}
+
+std::string plan_label(const Plan& plan) {
+  std::string s;
+  for (const auto& l : plan.layers()) s += (s.empty() ? "" : " ") + l.name + ":" + l.tactic;
+  return s;
+}
+
+std::shared_ptr<Plan> build_plan(const Network& net, int threads) {
   BuilderConfig config;
-  config.threads = kThreads;
+  config.threads = threads;
   config.timing_iterations = 5;
   auto plan = Builder(config).build(net);
   for (const auto& l : plan->layers()) KILN_INFO("bench plan: ", l.name, " ", layer_kind_name(l.kind), " tactic ", l.tactic);
@@ -26,6 +43,7 @@ std::shared_ptr<Plan> build_plan(const Network& net) {
 }
 
 void run_plan(benchmark::State& state, const std::shared_ptr<Plan>& plan, const HostTensor& x, Dims out_dims) {
+  state.SetLabel(plan_label(*plan));
   ExecutionContext ctx(plan);
   HostTensor out(DType::Float32, out_dims);
   ctx.set_input_shape("x", x.sizes());
@@ -37,7 +55,7 @@ void run_plan(benchmark::State& state, const std::shared_ptr<Plan>& plan, const 
   }
 }
 
-std::shared_ptr<Plan> resnet_block_plan() {
+std::shared_ptr<Plan> resnet_block_plan(int threads) {
   BlockWeights w;
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {1, kBlockC, kBlockHW, kBlockHW});
@@ -50,17 +68,17 @@ std::shared_ptr<Plan> resnet_block_plan() {
   y = net.add_activation("relu2", y, ActivationKind::Relu);
   y->set_name("y");
   net.mark_output(y);
-  return build_plan(net);
+  return build_plan(net, threads);
 }
 
 void BM_Kiln_ResNetBasicBlock(benchmark::State& state) {
-  static const std::shared_ptr<Plan> plan = resnet_block_plan();
+  std::shared_ptr<Plan> plan = cached_plan("ResNetBasicBlock", static_cast<int>(state.range(0)), resnet_block_plan);
   BlockWeights w;
   run_plan(state, plan, tensor(w.x, {1, kBlockC, kBlockHW, kBlockHW}), {1, kBlockC, kBlockHW, kBlockHW});
 }
-BENCHMARK(BM_Kiln_ResNetBasicBlock)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Kiln_ResNetBasicBlock)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-std::shared_ptr<Plan> conv_plan() {
+std::shared_ptr<Plan> conv_plan(int threads) {
   BlockWeights w;
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {1, kBlockC, kBlockHW, kBlockHW});
@@ -69,15 +87,15 @@ std::shared_ptr<Plan> conv_plan() {
   Tensor* y = net.add_convolution("conv", x, tensor(w.k1, {kBlockC, kBlockC, 3, 3}), tensor(w.b1, {kBlockC}), p);
   y->set_name("y");
   net.mark_output(y);
-  return build_plan(net);
+  return build_plan(net, threads);
 }
 
 void BM_Kiln_Conv3x3(benchmark::State& state) {
-  static const std::shared_ptr<Plan> plan = conv_plan();
+  std::shared_ptr<Plan> plan = cached_plan("Conv3x3", static_cast<int>(state.range(0)), conv_plan);
   BlockWeights w;
   run_plan(state, plan, tensor(w.x, {1, kBlockC, kBlockHW, kBlockHW}), {1, kBlockC, kBlockHW, kBlockHW});
 }
-BENCHMARK(BM_Kiln_Conv3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Kiln_Conv3x3)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// linear(x) = x W^T + b as matrix multiply with transpose_b over the [out, in] weight.
 Tensor* linear(Network& net, const std::string& name, Tensor* x, const std::vector<float>& w, const std::vector<float>& b,
@@ -88,7 +106,7 @@ Tensor* linear(Network& net, const std::string& name, Tensor* x, const std::vect
                              ElementwiseOp::Add);
 }
 
-std::shared_ptr<Plan> mlp_plan() {
+std::shared_ptr<Plan> mlp_plan(int threads) {
   MlpWeights w;
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {kTokens, kModel});
@@ -101,17 +119,17 @@ std::shared_ptr<Plan> mlp_plan() {
   h = net.add_normalization("ln", h, np, tensor(w.gamma, {kModel}), tensor(w.beta, {kModel}));
   h->set_name("y");
   net.mark_output(h);
-  return build_plan(net);
+  return build_plan(net, threads);
 }
 
 void BM_Kiln_TransformerMlp(benchmark::State& state) {
-  static const std::shared_ptr<Plan> plan = mlp_plan();
+  std::shared_ptr<Plan> plan = cached_plan("TransformerMlp", static_cast<int>(state.range(0)), mlp_plan);
   MlpWeights w;
   run_plan(state, plan, tensor(w.x, {kTokens, kModel}), {kTokens, kModel});
 }
-BENCHMARK(BM_Kiln_TransformerMlp)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Kiln_TransformerMlp)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-std::shared_ptr<Plan> matmul_plan() {
+std::shared_ptr<Plan> matmul_plan(int threads) {
   MlpWeights w;
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {kTokens, kModel});
@@ -119,15 +137,15 @@ std::shared_ptr<Plan> matmul_plan() {
   Tensor* y = net.add_matrix_multiply("mm", x, false, wt, true);
   y->set_name("y");
   net.mark_output(y);
-  return build_plan(net);
+  return build_plan(net, threads);
 }
 
 void BM_Kiln_MatMul(benchmark::State& state) {
-  static const std::shared_ptr<Plan> plan = matmul_plan();
+  std::shared_ptr<Plan> plan = cached_plan("MatMul", static_cast<int>(state.range(0)), matmul_plan);
   MlpWeights w;
   run_plan(state, plan, tensor(w.x, {kTokens, kModel}), {kTokens, kHidden});
 }
-BENCHMARK(BM_Kiln_MatMul)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Kiln_MatMul)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace kiln::bench

@@ -1,4 +1,4 @@
-// libtorch side of the benchmark pairs: the same ops, eager, same thread count, same weights.
+// libtorch side of the benchmark pairs: the same ops, eager, same thread count (the argument), same weights.
 
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
@@ -13,7 +13,7 @@ torch::Tensor to_torch(std::vector<float>& v, std::vector<int64_t> d) {
 }
 
 void BM_Torch_ResNetBasicBlock(benchmark::State& state) {
-  at::set_num_threads(kThreads);
+  at::set_num_threads(static_cast<int>(state.range(0)));
   torch::NoGradGuard no_grad;
   BlockWeights w;
   auto k1 = to_torch(w.k1, {kBlockC, kBlockC, 3, 3}), b1 = to_torch(w.b1, {kBlockC});
@@ -25,10 +25,10 @@ void BM_Torch_ResNetBasicBlock(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data_ptr());
   }
 }
-BENCHMARK(BM_Torch_ResNetBasicBlock)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Torch_ResNetBasicBlock)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Torch_Conv3x3(benchmark::State& state) {
-  at::set_num_threads(kThreads);
+  at::set_num_threads(static_cast<int>(state.range(0)));
   torch::NoGradGuard no_grad;
   BlockWeights w;
   auto k1 = to_torch(w.k1, {kBlockC, kBlockC, 3, 3}), b1 = to_torch(w.b1, {kBlockC});
@@ -38,10 +38,10 @@ void BM_Torch_Conv3x3(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data_ptr());
   }
 }
-BENCHMARK(BM_Torch_Conv3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Torch_Conv3x3)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Torch_TransformerMlp(benchmark::State& state) {
-  at::set_num_threads(kThreads);
+  at::set_num_threads(static_cast<int>(state.range(0)));
   torch::NoGradGuard no_grad;
   MlpWeights w;
   auto w1 = to_torch(w.w1, {kHidden, kModel}), b1 = to_torch(w.b1, {kHidden});
@@ -55,10 +55,10 @@ void BM_Torch_TransformerMlp(benchmark::State& state) {
     benchmark::DoNotOptimize(h.data_ptr());
   }
 }
-BENCHMARK(BM_Torch_TransformerMlp)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Torch_TransformerMlp)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Torch_MatMul(benchmark::State& state) {
-  at::set_num_threads(kThreads);
+  at::set_num_threads(static_cast<int>(state.range(0)));
   torch::NoGradGuard no_grad;
   MlpWeights w;
   auto w1 = to_torch(w.w1, {kHidden, kModel});
@@ -68,7 +68,7 @@ void BM_Torch_MatMul(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data_ptr());
   }
 }
-BENCHMARK(BM_Torch_MatMul)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Torch_MatMul)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace kiln::bench
