@@ -143,48 +143,88 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         for (int64_t id : g.inputs) in.push_back(g.profiles[0].profile.get(g.tensors[id].name).opt);
         opt = infer_concrete(g, in, DataDependentGuess::Max);
       }
-      double best = 1e300;
+      // Candidates are warmed up once each, then timed in rounds (one run of each per round, min per
+      // candidate), so that load from other processes hits every candidate alike. A candidate whose
+      // warm-up is 20x slower than the fastest warm-up, or whose time is 20x the best after a round, is not
+      // timed further (it loses with the time it has).
+      struct Candidate {
+        std::string name;
+        std::unique_ptr<Kernel> kernel;
+        TimingBuffers buf;
+        std::vector<uint8_t> ws;
+        std::unique_ptr<KernelState> state;
+        double t_min = 1e300;
+        std::string failed;
+        bool timed = true;
+      };
+      auto time_once = [](Candidate& c) {
+        auto t0 = std::chrono::steady_clock::now();
+        c.kernel->execute(c.buf.args);
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      };
+      std::vector<Candidate> cands;
       std::string report;
+      double best_warm = 1e300;
       for (const Tactic& t : tactics) {
+        Candidate c;
+        c.name = t.name;
         try {
           // Each candidate runs in the formats it prefers: reformats around it are separate layers.
           LayerInfo tinfo = with_formats(info, g.backend->formats(info, t.name));
-          auto k = g.backend->create_kernel(tinfo, t.name);
-          if (k->workspace_size() > config.workspace_limit) {
+          c.kernel = g.backend->create_kernel(tinfo, t.name);
+          if (c.kernel->workspace_size() > config.workspace_limit) {
             report += " " + t.name + "=skipped(workspace)";
             continue;
           }
-          TimingBuffers buf = make_buffers(g, static_cast<int64_t>(i), *opt, tinfo);
-          std::vector<uint8_t> ws(k->workspace_size());
-          auto state = k->create_state();
-          buf.args.workspace = ws.data();
-          buf.args.workspace_size = ws.size();
-          buf.args.pool = g.backend->thread_pool();
-          buf.args.state = state.get();
-          auto w0 = std::chrono::steady_clock::now();
-          k->execute(buf.args);  // warm-up
-          double t_min = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
-          // A candidate whose warm-up is 20x slower than the best so far is not timed further.
-          int iterations = t_min > 20 * best ? 0 : config.timing_iterations;
-          if (iterations > 0) t_min = 1e300;
-          for (int it = 0; it < iterations; ++it) {
-            auto t0 = std::chrono::steady_clock::now();
-            k->execute(buf.args);
-            double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-            t_min = std::min(t_min, ms);
-          }
-          std::ostringstream s;
-          s << " " << t.name << "=" << t_min << "ms";
-          report += s.str();
-          if (t_min < best) {
-            best = t_min;
-            chosen = t.name;
-            kernel = std::move(k);
-          }
+          c.buf = make_buffers(g, static_cast<int64_t>(i), *opt, tinfo);
+          c.ws.resize(c.kernel->workspace_size());
+          c.state = c.kernel->create_state();
+          c.buf.args.workspace = c.ws.data();
+          c.buf.args.workspace_size = c.ws.size();
+          c.buf.args.pool = g.backend->thread_pool();
+          c.buf.args.state = c.state.get();
+          c.t_min = time_once(c);  // warm-up
+          best_warm = std::min(best_warm, c.t_min);
+          cands.push_back(std::move(c));
         } catch (const Error& e) {
           report += " " + t.name + "=failed(" + e.message() + ")";
         } catch (const std::exception& e) {
           report += " " + t.name + "=failed(" + e.what() + ")";
+        }
+      }
+      for (auto& c : cands) {
+        c.timed = c.t_min <= 20 * best_warm && config.timing_iterations > 0;
+        if (c.timed) c.t_min = 1e300;
+      }
+      for (int it = 0; it < config.timing_iterations; ++it) {
+        double round_best = 1e300;
+        for (auto& c : cands) {
+          if (!c.timed || !c.failed.empty()) continue;
+          try {
+            c.t_min = std::min(c.t_min, time_once(c));
+            round_best = std::min(round_best, c.t_min);
+          } catch (const Error& e) {
+            c.failed = e.message();
+          } catch (const std::exception& e) {
+            c.failed = e.what();
+          }
+        }
+        // 20x slower than the best after a round: out of the running, not timed again.
+        for (auto& c : cands) c.timed = c.timed && c.t_min <= 20 * round_best;
+      }
+      double best = 1e300;
+      for (auto& c : cands) {
+        std::ostringstream s;
+        if (c.failed.empty()) {
+          s << " " << c.name << "=" << c.t_min << "ms" << (c.timed ? "" : "(warm-up)");
+        } else {
+          s << " " << c.name << "=failed(" << c.failed << ")";
+        }
+        report += s.str();
+        if (c.failed.empty() && c.t_min < best) {
+          best = c.t_min;
+          chosen = c.name;
+          kernel = std::move(c.kernel);
         }
       }
       if (chosen.empty()) chosen = tactics[0].name;
