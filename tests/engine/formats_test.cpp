@@ -216,6 +216,35 @@ TEST(EngineFormats, ChannelsNotAMultipleOfTheBlockArePadded) {
   }
 }
 
+TEST(EngineFormats, ResidualThatIsAlsoTheConvolutionInput) {
+  // y = relu(conv2(t) + t) with t = relu(conv1(x)): t is conv2's input and residual, so conv2 must not
+  // write its output over t (the memory plan's in-place residual applies only when the residual is read
+  // as nothing else); numbers against the naive reference.
+  std::mt19937 rng(75);
+  const int64_t c = 16, h = 6, w = 7;
+  HostTensor k1 = random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.2, 0.2), b1 = random_tensor(DType::Float32, {c}, rng);
+  HostTensor k2 = random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.2, 0.2), b2 = random_tensor(DType::Float32, {c}, rng);
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {1, c, h, w});
+  ConvolutionParams p;
+  p.pre_padding = p.post_padding = {1, 1};
+  Tensor* t = net.add_activation("relu1", net.add_convolution("conv1", x, k1, b1, p), ActivationKind::Relu);
+  Tensor* y = net.add_convolution("conv2", t, k2, b2, p);
+  y = net.add_activation("relu2", net.add_elementwise("add", y, t, ElementwiseOp::Add), ActivationKind::Relu);
+  y->set_name("y");
+  net.mark_output(y);
+  auto plan = build(net, untimed());
+  SCOPED_TRACE(describe(plan->layers()));
+  EXPECT_EQ(count_kind(plan->layers(), LayerKind::Convolution), 2);
+  HostTensor in = random_tensor(DType::Float32, {1, c, h, w}, rng);
+  auto a = conv3x3(values(in), c, h, w, k1, b1);
+  relu(a);
+  auto r = conv3x3(a, c, h, w, k2, b2);
+  for (size_t i = 0; i < r.size(); ++i) r[i] += a[i];
+  relu(r);
+  expect_close(run(plan, {{"x", in}})[0], r, kRtol, kAtol, "residual = input");
+}
+
 TEST(EngineFormats, BlockedPlanRoundTripIsBitIdentical) {
   std::mt19937 rng(74);
   ConvChain m(rng);

@@ -156,6 +156,38 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
     if (t.is_output) last = static_cast<int64_t>(plan.layers.size());
     if (bytes > 0) bufs.push_back({static_cast<int64_t>(id), t.producer, last, bytes});
   }
+  // In place: the output of a layer with one residual (Sum post-op) takes its residual's buffer when the
+  // residual dies at that layer, is read by it only as the residual, and has the output's size and format
+  // (kernels then skip copying the residual into the output).
+  std::vector<int64_t> alias(nt, -1);  // output -> the residual whose buffer it shares
+  std::vector<int64_t> buf_of(nt, -1);
+  for (size_t b = 0; b < bufs.size(); ++b) buf_of[bufs[b].id] = static_cast<int64_t>(b);
+  for (size_t li = 0; li < plan.layers.size(); ++li) {
+    const Layer& l = plan.layers[li].layer;
+    const std::vector<PostOp>* post_ops = nullptr;
+    if (l.kind == LayerKind::Convolution) post_ops = &l.get<ConvolutionParams>().post_ops;
+    if (l.kind == LayerKind::MatrixMultiply) post_ops = &l.get<MatrixMultiplyParams>().post_ops;
+    if (!post_ops || count_sum_post_ops(*post_ops) != 1 || !plan.is_kernel_layer(static_cast<int64_t>(li))) continue;
+    size_t ri = static_cast<size_t>(first_residual_input(l));
+    if (ri >= l.inputs.size() || l.outputs.size() != 1) continue;
+    int64_t r = l.inputs[ri], out = l.outputs[0];
+    if (buf_of[r] < 0 || buf_of[out] < 0 || std::count(l.inputs.begin(), l.inputs.end(), r) != 1) continue;
+    const Buf& rb = bufs[buf_of[r]];
+    const PlanTensor &rt = plan.tensors[r], &ot = plan.tensors[out];
+    if (rb.last != static_cast<int64_t>(li) || rb.size != bufs[buf_of[out]].size || rt.format != ot.format ||
+        rt.dtype != ot.dtype || prof.max[r] != prof.max[out]) {
+      continue;
+    }
+    alias[out] = r;
+  }
+  for (size_t id = 0; id < nt; ++id) {  // each output's lifetime joins its root buffer's
+    if (alias[id] < 0) continue;
+    int64_t root = alias[id];
+    while (alias[root] >= 0) root = alias[root];
+    bufs[buf_of[root]].last = std::max(bufs[buf_of[root]].last, bufs[buf_of[id]].last);
+    bufs[buf_of[id]].size = 0;  // dropped below
+  }
+  bufs.erase(std::remove_if(bufs.begin(), bufs.end(), [](const Buf& b) { return b.size == 0; }), bufs.end());
   // Lower bound: the largest sum of sizes live at one step.
   uint64_t lower = 0;
   for (size_t step = 0; step <= plan.layers.size(); ++step) {
@@ -191,6 +223,12 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
     prof.offsets[b.id] = best;
     arena = std::max<uint64_t>(arena, static_cast<uint64_t>(best + b.size));
     placed.push_back(oi);
+  }
+  for (size_t id = 0; id < nt; ++id) {
+    if (alias[id] < 0) continue;
+    int64_t root = alias[id];
+    while (alias[root] >= 0) root = alias[root];
+    prof.offsets[id] = prof.offsets[root];
   }
   prof.arena_bytes = arena;
   prof.live_lower_bound = lower;

@@ -16,7 +16,9 @@
 //   - execute() is const and may run concurrently from several contexts; put per-context caches in the
 //     KernelState from create_state(); parallelize with args.pool->parallel_for.
 //   - Fused layers: Convolution/MatrixMultiply carry post_ops (activation, or Sum of the next extra input)
-//     and an optional bias weight; FusedPointwise carries a small program (layers.h).
+//     and an optional bias weight; FusedPointwise carries a small program (layers.h). With one Sum, the
+//     output may be the residual's own buffer (the memory plan does that when the residual dies there):
+//     read each residual element before writing that output element, and skip copying when they coincide.
 //   - The semantics of every kind are those of the reference kernels in src/engine/reference/.
 //
 // Rows come from two functions: register_reference_kernels (this backend's own, reference_kernels.cpp)
