@@ -337,13 +337,20 @@ void normalize_arguments(ir::Node& node, const OpSchema& schema) {
   std::vector<bool> used(given.size(), false);
   std::vector<ir::NamedArgument> out;
   out.reserve(schema.arguments.size() + given.size());
-  for (const SchemaArgument& sa : schema.arguments) {
+  for (size_t position = 0; position < schema.arguments.size(); ++position) {
+    const SchemaArgument& sa = schema.arguments[position];
     size_t found = given.size();
     for (size_t i = 0; i < given.size(); ++i) {
       if (!used[i] && given[i].name == sa.name) {
         found = i;
         break;
       }
+    }
+    // A positional argument whose name is no parameter of this schema binds by position (export keeps the name
+    // of the in-place overload's `self` when it functionalizes `dropout_` into `dropout(input, ...)`).
+    if (found == given.size() && position < given.size() && !used[position] && !given[position].kwarg_only &&
+        schema.find_argument(given[position].name) == nullptr) {
+      found = position;
     }
     if (found < given.size()) {
       used[found] = true;

@@ -96,6 +96,12 @@ constexpr const char* kSchemas[] = {
   "aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
   "aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
   "aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+  "aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+  "aten::any(Tensor self) -> Tensor",
+  "aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+  "aten::all(Tensor self) -> Tensor",
+  "aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor",
+  "aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor",
   "aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
 
   // --- Pooling and resizing ------------------------------------------------------------------------
@@ -263,6 +269,13 @@ constexpr const char* kSchemas[] = {
   "aten::alias(Tensor(a) self) -> Tensor(a)",
   "aten::lift_fresh_copy(Tensor self) -> Tensor",
   "aten::dropout(Tensor input, float p, bool train) -> Tensor",
+  "aten::dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)",
+  "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
+  "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+  "aten::fill.Scalar(Tensor self, Scalar value) -> Tensor",
+  "aten::fill.Tensor(Tensor self, Tensor value) -> Tensor",
+  "aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+  "aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
   "aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
 
   // --- Symbolic sizes and assertions ---------------------------------------------------------------

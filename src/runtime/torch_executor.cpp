@@ -44,8 +44,21 @@ ErrorContext node_context(const ir::Node& node) {
   return context;
 }
 
-const ir::Argument* find_positional(const ir::Node& node, size_t index) {
-  if (index < node.args().size() && node.args()[index].name.empty()) return &node.args()[index].value;
+bool schema_has_argument(const c10::FunctionSchema& schema, const std::string& name) {
+  for (const c10::Argument& sa : schema.arguments()) {
+    if (sa.name() == name) return true;
+  }
+  return false;
+}
+
+// The node's argument at `index` when it is positional and its name does not bind it by name: unnamed, or named
+// after another overload's parameter (export writes `dropout_(self, ...)` functionalized as `dropout(input, ...)`
+// with the name `self` kept).
+const ir::NamedArgument* find_positional(const ir::Node& node, const c10::FunctionSchema& schema, size_t index) {
+  if (index >= node.args().size()) return nullptr;
+  const ir::NamedArgument& na = node.args()[index];
+  if (na.name.empty()) return &na;
+  if (!na.kwarg_only && !schema_has_argument(schema, na.name)) return &na;
   return nullptr;
 }
 
@@ -61,7 +74,12 @@ std::vector<ArgPlan> plan_arguments(const ir::Node& node, const c10::FunctionSch
     p.type = sa.type();
     p.list_size = sa.N();
     p.arg = node.find_arg(sa.name());
-    if (p.arg == nullptr) p.arg = find_positional(node, i);
+    if (p.arg == nullptr) {
+      if (const ir::NamedArgument* positional = find_positional(node, schema, i)) {
+        p.arg = &positional->value;
+        used.insert(positional->name);
+      }
+    }
     if (p.arg != nullptr) {
       used.insert(sa.name());
     } else if (sa.default_value().has_value()) {

@@ -135,6 +135,21 @@ TEST(OpSchemaTest, NormalizeOrdersAndFillsDefaults) {
   EXPECT_EQ(n->arg("dilation").as_ints(), (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(n->arg("groups").as_int(), 1);
 
+  // A positional argument named after another overload's parameter binds by position (export writes
+  // dropout(self=...) when it functionalizes dropout_); a keyword argument never does.
+  ir::Node* drop = g.create_node(ir::OpName::parse("aten.dropout.default"),
+                                 {{"self", ir::Argument::tensor(x), false}, {"p", ir::Argument::float_(0.2), false},
+                                  {"train", ir::Argument::bool_(false), false}},
+                                 {ir::OutputSpec{"d", ir::ValueKind::Tensor, {}}});
+  ASSERT_TRUE(fill_default_arguments(*drop));
+  EXPECT_EQ(drop->arg("input").as_tensor(), x);
+  EXPECT_EQ(drop->args().size(), 3u);
+  ir::Node* keyword = g.create_node(ir::OpName::parse("aten.dropout.default"),
+                                    {{"self", ir::Argument::tensor(x), true}, {"p", ir::Argument::float_(0.2), false},
+                                     {"train", ir::Argument::bool_(false), false}},
+                                    {ir::OutputSpec{"k", ir::ValueKind::Tensor, {}}});
+  EXPECT_THROW(fill_default_arguments(*keyword), Error);
+
   // A missing required argument is an error naming it.
   ir::Node* bad = g.create_node(ir::OpName::parse("aten.relu.default"), {},
                                 {ir::OutputSpec{"r", ir::ValueKind::Tensor, {}}});

@@ -1,4 +1,4 @@
-// addcmul/addcdiv, baddbmm/addbmm, rsub and square into mul/div/add/sub/bmm/sum.
+// addcmul/addcdiv, baddbmm/addbmm, rsub and square into mul/div/add/sub/bmm/sum; fmod into trunc-div, mul and sub.
 
 #include "builder.h"
 #include "decompositions_internal.h"
@@ -74,6 +74,32 @@ bool decompose_square(ir::Graph& g, ir::Node* n) {
   Builder b(g, n);
   ir::Value* x = tensor_arg(*n, "self");
   replace_node(g, n, {b.mul(x, x)});
+  return true;
+}
+
+// fmod(a, b) = a - trunc(a / b) * b (C's fmod: the remainder takes the sign of a).
+bool decompose_fmod(ir::Graph& g, ir::Node* n) {
+  ir::Value* x = tensor_arg(*n, "self");
+  const ir::TensorMeta& out = n->output(0)->meta();
+  Builder b(g, n);
+  if (x->meta().dtype != out.dtype) {
+    x = b.op("aten._to_copy.default", to_copy_args(x, out.dtype), with_dtype(x->meta(), out.dtype), "_to_copy");
+  }
+  const ir::Argument& other = n->arg("other");
+  const bool scalar = n->target().overload == "Scalar";
+  const ir::Argument trunc = ir::Argument::string("trunc");
+  ir::Value* quotient =
+      scalar ? b.op("aten.div.Scalar_mode", {named("self", ir::Argument::tensor(x)), named("other", other),
+                                             named("rounding_mode", trunc, true)}, out, "div")
+             : b.op("aten.div.Tensor_mode", {named("self", ir::Argument::tensor(x)), named("other", other),
+                                             named("rounding_mode", trunc, true)}, out, "div");
+  ir::Value* product = scalar ? b.op("aten.mul.Scalar", {named("self", ir::Argument::tensor(quotient)),
+                                                         named("other", other)}, out, "mul")
+                              : b.op("aten.mul.Tensor", {named("self", ir::Argument::tensor(quotient)),
+                                                         named("other", other)}, out, "mul");
+  replace_node(g, n, {b.op("aten.sub.Tensor", {named("self", ir::Argument::tensor(x)),
+                                              named("other", ir::Argument::tensor(product)),
+                                              named("alpha", ir::Argument::int_(1), true)}, out, "sub")});
   return true;
 }
 

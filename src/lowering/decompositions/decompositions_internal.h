@@ -23,6 +23,7 @@ bool decompose_addcmul_addcdiv(ir::Graph& g, ir::Node* n);
 bool decompose_baddbmm_addbmm(ir::Graph& g, ir::Node* n);
 bool decompose_rsub(ir::Graph& g, ir::Node* n);
 bool decompose_square(ir::Graph& g, ir::Node* n);
+bool decompose_fmod(ir::Graph& g, ir::Node* n);
 // shape.cpp
 bool decompose_transpose(ir::Graph& g, ir::Node* n);
 bool decompose_stack(ir::Graph& g, ir::Node* n);
@@ -36,6 +37,13 @@ bool decompose_tril_triu(ir::Graph& g, ir::Node* n);
 bool decompose_full_like(ir::Graph& g, ir::Node* n);
 bool decompose_new_full(ir::Graph& g, ir::Node* n);
 bool decompose_zeros_ones(ir::Graph& g, ir::Node* n);
+// scatter.cpp
+bool decompose_slice_scatter(ir::Graph& g, ir::Node* n);
+bool decompose_select_scatter(ir::Graph& g, ir::Node* n);
+bool decompose_fill(ir::Graph& g, ir::Node* n);
+bool decompose_copy(ir::Graph& g, ir::Node* n);
+// logical_reduce.cpp
+bool decompose_any_all(ir::Graph& g, ir::Node* n);
 // pooling.cpp
 bool decompose_global_adaptive_avg_pool(ir::Graph& g, ir::Node* n);
 

@@ -55,5 +55,23 @@ TEST(DecomposeArithmetic, RsubAndSquare) {
 })");
 }
 
+// fmod as a - trunc(a / b) * b: the same operations libtorch's fmod performs up to rounding of the quotient
+// (rtol 1e-5, atol 1e-6 hold for the test's inputs, whose quotients are far from integers).
+TEST(DecomposeArithmetic, FmodBecomesTruncatedDivision) {
+  testing::expect_decomposition(R"(graph(%x: f32[2, 3], %y: f32[2, 3]) {
+  %a: f32[2, 3] = aten.fmod.Scalar(self=%x, other=1.5)
+  %b: f32[2, 3] = aten.fmod.Tensor(self=%x, other=%y)
+  return (%a, %b)
+})", R"(graph(%x: f32[2, 3], %y: f32[2, 3]) {
+  %div: f32[2, 3] = aten.div.Scalar_mode(self=%x, other=1.5, *, rounding_mode="trunc")
+  %mul: f32[2, 3] = aten.mul.Scalar(self=%div, other=1.5)
+  %sub: f32[2, 3] = aten.sub.Tensor(self=%x, other=%mul, *, alpha=1)
+  %div_1: f32[2, 3] = aten.div.Tensor_mode(self=%x, other=%y, *, rounding_mode="trunc")
+  %mul_1: f32[2, 3] = aten.mul.Tensor(self=%div_1, other=%y)
+  %sub_1: f32[2, 3] = aten.sub.Tensor(self=%x, other=%mul_1, *, alpha=1)
+  return (%sub, %sub_1)
+})");
+}
+
 }  // namespace
 }  // namespace kiln::lowering

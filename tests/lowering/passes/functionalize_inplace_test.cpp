@@ -39,6 +39,60 @@ TEST(FunctionalizeInplace, CopyBecomesCastAndExpand) {
 })");
 }
 
+// A mutation through slices of a fresh tensor read afterwards (`mask[:, 1:3] = 5`, as swin_t builds its attention
+// mask) is written back with slice_scatter. Exact (data movement and a constant).
+TEST(FunctionalizeInplace, WritesBackThroughSlicesIntoTheBase) {
+  auto pass = make_functionalize_inplace_pass();
+  testing::expect_pass(*pass, R"(graph(%x: f32[2, 4]) {
+  %z: f32[2, 4] = aten.mul.Tensor(self=%x, other=%x)
+  %s: f32[2, 2] = aten.slice.Tensor(self=%z, dim=1, start=1, end=3, step=1)
+  %f: f32[2, 2] = aten.fill_.Scalar(self=%s, value=5.0)
+  %r: f32[2, 4] = aten.add.Tensor(self=%z, other=%x, *, alpha=1)
+  return (%r)
+})", R"(graph(%x: f32[2, 4]) {
+  %z: f32[2, 4] = aten.mul.Tensor(self=%x, other=%x)
+  %s: f32[2, 2] = aten.slice.Tensor(self=%z, dim=1, start=1, end=3, step=1)
+  %fill: f32[2, 2] = aten.fill.Scalar(self=%s, value=5.0)
+  %slice_scatter: f32[2, 4] = aten.slice_scatter.default(self=%z, src=%fill, dim=1, start=1, end=3, step=1)
+  %r: f32[2, 4] = aten.add.Tensor(self=%slice_scatter, other=%x, *, alpha=1)
+  return (%r)
+})");
+}
+
+// dropout_ keeps the in-place overload's `self` name in the export; its functional form names it `input`.
+TEST(FunctionalizeInplace, FunctionalFormTakesItsOwnArgumentNames) {
+  auto pass = make_functionalize_inplace_pass();
+  auto g = ir::parse_graph(R"(graph(%x: f32[2, 4]) {
+  %z: f32[2, 4] = aten.relu.default(self=%x)
+  %d: f32[2, 4] = aten.dropout_.default(self=%z, p=0.2, train=False)
+  return (%d)
+})");
+  pass->run(*g, {});
+  const ir::Node* dropout = g->outputs()[0]->producer();
+  ASSERT_NE(dropout, nullptr);
+  EXPECT_EQ(dropout->target().to_string(), "aten.dropout.default");
+  EXPECT_NE(dropout->find_arg("input"), nullptr) << ir::print_graph(*g);
+}
+
+TEST(FunctionalizeInplace, AnotherViewReadAfterTheMutationFailsClearly) {
+  auto pass = make_functionalize_inplace_pass();
+  auto g = ir::parse_graph(R"(graph(%x: f32[2, 4]) {
+  %z: f32[2, 4] = aten.mul.Tensor(self=%x, other=%x)
+  %a: f32[2, 2] = aten.slice.Tensor(self=%z, dim=1, start=0, end=2, step=1)
+  %s: f32[2, 2] = aten.slice.Tensor(self=%z, dim=1, start=1, end=3, step=1)
+  %f: f32[2, 2] = aten.fill_.Scalar(self=%s, value=5.0)
+  %r: f32[2, 2] = aten.neg.default(self=%a)
+  return (%r)
+})");
+  try {
+    pass->run(*g, {});
+    FAIL() << "expected kiln::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("'a' is a view read afterwards"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FunctionalizeInplace, MutatingAGraphInputFailsClearly) {
   auto pass = make_functionalize_inplace_pass();
   auto g = ir::parse_graph(R"(graph(%x: f32[2, 3]) {
