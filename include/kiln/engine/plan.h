@@ -75,6 +75,10 @@ class Plan {
   bool refittable() const;
   /// Whether weights were stripped (and not yet refit): such a plan cannot execute.
   bool weights_missing() const;
+  /// Whether serialize() leaves the named weights out (the build's strip_weights; a plan loaded from a stripped
+  /// file keeps that flag until told otherwise, e.g. after its refit by an engine cache hit).
+  bool strip_weights() const;
+  void set_strip_weights(bool strip);
 
   Impl& impl() { return *impl_; }
   const Impl& impl() const { return *impl_; }

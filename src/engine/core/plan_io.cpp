@@ -191,7 +191,17 @@ LayerParams make_params(size_t index) {
   }
 }
 
-void write_weights(Writer& w, const Weights& wt, bool strip) {
+/// Writes one weight slot. A named slot still waiting for its refit (loaded stripped) is written stripped again,
+/// with the dtype and dims of its refit entry `missing`.
+void write_weights(Writer& w, const Weights& wt, bool strip, const RefitEntry* missing) {
+  if (!wt.defined() && !wt.name.empty() && missing != nullptr) {
+    w.u8(1);
+    w.str(wt.name);
+    w.u8(static_cast<uint8_t>(missing->original_dtype));
+    w.dims(missing->original_dims);
+    w.u8(0);
+    return;
+  }
   w.u8(wt.defined() ? 1 : 0);
   if (!wt.defined()) return;
   w.str(wt.name);
@@ -258,7 +268,8 @@ std::vector<uint8_t> Plan::serialize(bool strip_weights) const {
   w.dims(g.inputs);
   w.dims(g.outputs);
   w.u32(static_cast<uint32_t>(g.layers.size()));
-  for (const auto& pl : g.layers) {
+  for (size_t li = 0; li < g.layers.size(); ++li) {
+    const PlanLayer& pl = g.layers[li];
     const Layer& l = pl.layer;
     w.str(l.name);
     w.u8(static_cast<uint8_t>(l.kind));
@@ -269,7 +280,13 @@ std::vector<uint8_t> Plan::serialize(bool strip_weights) const {
     WriteVisitor v{w};
     std::visit([&](const auto& p) { const_cast<std::decay_t<decltype(p)>&>(p).visit(v); }, l.params);
     w.u32(static_cast<uint32_t>(l.weights.size()));
-    for (const auto& wt : l.weights) write_weights(w, wt, strip_weights);
+    for (size_t slot = 0; slot < l.weights.size(); ++slot) {
+      const RefitEntry* missing = nullptr;
+      for (const auto& e : g.refit) {
+        if (e.layer == static_cast<int64_t>(li) && e.slot == static_cast<int64_t>(slot)) missing = &e;
+      }
+      write_weights(w, l.weights[slot], strip_weights, missing);
+    }
   }
   w.u32(static_cast<uint32_t>(g.profiles.size()));
   for (const auto& p : g.profiles) {
