@@ -6,7 +6,10 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/engine_cache_entry.h"
 #include "compiler/segment_fallback.h"
+#include "kiln/compiler/engine_cache.h"
+#include "kiln/compiler/engine_hash.h"
 #include "kiln/conversion/interpreter.h"
 #include "kiln/conversion/segment_conversion.h"
 #include "kiln/engine/builder.h"
@@ -82,24 +85,76 @@ void apply_input_specs(ir::Graph& graph, const std::vector<InputSpec>& specs) {
   for (const auto& [symbol, hint] : hints) graph.symbol_hints()[symbol] = hint;
 }
 
-// Converts and builds one engine segment (conversion::convert_segment), timing it for the report.
+// The engine cache a compile uses: the caller's, else a DiskEngineCache when the settings ask for caching.
+struct CacheUse {
+  EngineCache* cache = nullptr;
+  std::unique_ptr<DiskEngineCache> owned;
+  std::string device;  // the backend's device string (part of the hash)
+};
+
+CacheUse open_cache(const CompilationSettings& settings, EngineCache* user_cache) {
+  CacheUse use;
+  if (!settings.cache_built_engines && !settings.reuse_cached_engines) return use;
+  KILN_CHECK(!settings.immutable_weights, InvalidInput,
+             "the engine cache stores weightless engines and refits them: set immutable_weights=false (kiln compile "
+             "--cache-dir does) to use cache_built_engines or reuse_cached_engines");
+  if (user_cache != nullptr) {
+    use.cache = user_cache;
+  } else {
+    const std::string dir = settings.engine_cache_dir.empty() ? default_engine_cache_dir() : settings.engine_cache_dir;
+    use.owned = std::make_unique<DiskEngineCache>(dir, settings.engine_cache_size);
+    use.cache = use.owned.get();
+  }
+  use.device = engine::create_backend(settings.backend)->device();
+  return use;
+}
+
+// Converts and builds one engine segment (conversion::convert_segment), or takes it from the engine cache and
+// refits it; timed for the report.
 runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node, const CompilationSettings& settings,
-                                     EngineBuildInfo& info) {
+                                     const CacheUse& cache, EngineBuildInfo& info) {
   conversion::InterpreterOptions options;
   options.symbol_ranges = top.symbol_ranges();
   options.symbol_hints = top.symbol_hints();
   auto start = Clock::now();
-  conversion::BuiltSegment built = conversion::convert_segment(node, settings, options);
-  info.build_ms = ms_since(start);
-  info.network_layers = static_cast<size_t>(built.network_layers);
-  info.plan_layers = built.plan->layers().size();
-  info.plan_bytes = built.plan->serialize().size();
-
   runtime::EngineSegment segment;
   segment.node = node.name();
-  segment.plan = std::move(built.plan);
-  segment.input_bindings = std::move(built.input_bindings);
-  segment.output_bindings = std::move(built.output_bindings);
+  std::string hash;
+  if (cache.cache != nullptr) {
+    hash = engine_segment_hash(*node.subgraph(), options.symbol_ranges, options.symbol_hints, settings, cache.device);
+    if (settings.reuse_cached_engines) {
+      if (std::optional<std::vector<uint8_t>> blob = cache.cache->load(hash)) {
+        try {
+          detail::CachedEngine cached = detail::load_cache_entry(*blob, *node.subgraph(), settings.strip_engine_weights);
+          segment.plan = std::move(cached.plan);
+          segment.input_bindings = std::move(cached.input_bindings);
+          segment.output_bindings = std::move(cached.output_bindings);
+          info.cache_hit = true;
+          KILN_INFO("engine ", node.name(), ": cache hit (", hash.substr(0, 12), "), refitted with the program's weights");
+        } catch (const Error& e) {
+          KILN_WARN("engine ", node.name(), ": cache entry ", hash.substr(0, 12), " not usable, building: ", e.message());
+        }
+      } else {
+        KILN_INFO("engine ", node.name(), ": cache miss (", hash.substr(0, 12), ")");
+      }
+    }
+  }
+  if (segment.plan == nullptr) {
+    CompilationSettings build_settings = settings;
+    if (cache.cache != nullptr) build_settings.immutable_weights = false;
+    conversion::BuiltSegment built = conversion::convert_segment(node, build_settings, options);
+    info.network_layers = static_cast<size_t>(built.network_layers);
+    segment.plan = std::move(built.plan);
+    segment.input_bindings = std::move(built.input_bindings);
+    segment.output_bindings = std::move(built.output_bindings);
+    if (cache.cache != nullptr && settings.cache_built_engines) {
+      cache.cache->save(hash, detail::make_cache_entry({segment.plan, segment.input_bindings, segment.output_bindings},
+                                                        *node.subgraph()));
+    }
+  }
+  info.build_ms = ms_since(start);
+  info.plan_layers = segment.plan->layers().size();
+  info.plan_bytes = segment.plan->serialize().size();
   return segment;
 }
 
@@ -115,6 +170,11 @@ std::string CompileReport::to_string() const {
   std::ostringstream out;
   for (const auto& [phase, ms] : phases) out << phase << ": " << format_ms(ms) << "\n";
   for (const EngineBuildInfo& e : engines) {
+    if (e.cache_hit) {
+      out << "engine " << e.segment << ": " << e.nodes << " nodes, cache hit, " << e.plan_layers
+          << " plan layers, plan " << e.plan_bytes << " bytes, load+refit " << format_ms(e.build_ms) << "\n";
+      continue;
+    }
     out << "engine " << e.segment << ": " << e.nodes << " nodes, " << e.network_layers << " layers -> "
         << e.plan_layers << " after fusion (" << (e.network_layers - std::min(e.network_layers, e.plan_layers))
         << " fused or folded), plan " << e.plan_bytes << " bytes, convert+build "
@@ -136,7 +196,8 @@ void lower(ir::Graph& graph, const CompilationSettings& settings) {
 }
 
 std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& program, const CompilationSettings& settings,
-                                                 const std::vector<InputSpec>& inputs, CompileReport* report) {
+                                                 const std::vector<InputSpec>& inputs, CompileReport* report,
+                                                 EngineCache* engine_cache) {
   KILN_CHECK(program.graph != nullptr, InvalidInput, "compile: the program has no graph");
   builder_precisions(settings);  // rejects precisions engines cannot run in before any work
   CompileReport local;
@@ -172,6 +233,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
   std::set<std::string> failed;
   {
     PhaseTimer timer("conversion and build");
+    const CacheUse cache = open_cache(settings, engine_cache);
     for (const ir::Node* node : partitioned->nodes()) {
       if (!partitioning::is_engine_segment(*node)) continue;
       EngineBuildInfo info;
@@ -179,7 +241,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
       info.nodes = node->subgraph() ? node->subgraph()->num_nodes() : 0;
       try {
         KILN_CHECK(node->subgraph() != nullptr, Internal, "engine segment without a subgraph");
-        engines.push_back(build_segment(*partitioned, *node, settings, info));
+        engines.push_back(build_segment(*partitioned, *node, settings, cache, info));
       } catch (const Error& e) {
         Error located = e.with_context(ErrorContext{"", node->name(), "", ""});
         if (settings.pass_through_build_failures) throw located;
@@ -189,9 +251,14 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
         failed.insert(node->name());
         continue;
       }
-      KILN_INFO("engine ", info.segment, ": ", info.nodes, " nodes, ", info.network_layers, " layers -> ",
-                info.plan_layers, " after fusion, plan ", info.plan_bytes, " bytes (convert+build ",
-                format_ms(info.build_ms), ")");
+      if (info.cache_hit) {
+        KILN_INFO("engine ", info.segment, ": ", info.nodes, " nodes, ", info.plan_layers, " plan layers from the cache, plan ",
+                  info.plan_bytes, " bytes (load+refit ", format_ms(info.build_ms), ")");
+      } else {
+        KILN_INFO("engine ", info.segment, ": ", info.nodes, " nodes, ", info.network_layers, " layers -> ",
+                  info.plan_layers, " after fusion, plan ", info.plan_bytes, " bytes (convert+build ",
+                  format_ms(info.build_ms), ")");
+      }
       r.engines.push_back(info);
     }
     if (!failed.empty()) partitioned = inline_segments(*partitioned, failed);

@@ -51,7 +51,7 @@ int64_t parse_int(const std::string& flag, std::string_view value, bool allow_su
 bool is_settings_switch(std::string_view key) {
   const std::string k = normalize_key(key);
   return k == "require-full-compilation" || k == "assume-dynamic-shape-support" ||
-         k == "enable-resource-partitioning";
+         k == "enable-resource-partitioning" || k == "no-cache" || k == "refittable";
 }
 
 bool apply_settings_flag(compiler::CompilationSettings& settings, std::string_view key, std::string_view value) {
@@ -86,6 +86,24 @@ bool apply_settings_flag(compiler::CompilationSettings& settings, std::string_vi
   } else if (k == "backend") {
     KILN_CHECK(value == "cpu" || value == "cuda", InvalidInput, "--backend: expected cpu or cuda, got '", value, "'");
     settings.backend = std::string(value);
+  } else if (k == "cache-dir") {
+    KILN_CHECK(!value.empty(), InvalidInput, "--cache-dir: expected a directory");
+    settings.engine_cache_dir = std::string(value);
+    settings.cache_built_engines = settings.reuse_cached_engines = true;
+    settings.immutable_weights = false;  // cached engines are weightless and refitted
+  } else if (k == "cache-size") {
+    const int64_t bytes = parse_int(k, value, true);
+    KILN_CHECK(bytes > 0, InvalidInput, "--cache-size: must be positive, got '", value, "'");
+    settings.engine_cache_size = bytes;
+  } else if (k == "no-cache") {
+    if (parse_switch(k, value)) {
+      settings.cache_built_engines = settings.reuse_cached_engines = false;
+      settings.timing_cache_path.clear();
+    }
+  } else if (k == "timing-cache") {
+    settings.timing_cache_path = std::string(value);
+  } else if (k == "refittable") {
+    settings.immutable_weights = !parse_switch(k, value);
   } else {
     return false;
   }
@@ -102,6 +120,11 @@ std::vector<std::pair<std::string, std::string>> settings_flags_help() {
       {"--enable-resource-partitioning", "split engines whose weights exceed the memory budget"},
       {"--cpu-memory-budget BYTES", "per-engine weight budget (K/M/G suffixes); enables resource partitioning"},
       {"--backend cpu|cuda", "engine backend (default cpu)"},
+      {"--cache-dir DIR", "engine cache: reuse engines built before (refitted with this program's weights), save new"},
+      {"--cache-size BYTES", "engine cache size budget (K/M/G suffixes; default 5G), least recently used evicted"},
+      {"--no-cache", "no engine cache and no timing cache: build every engine from scratch"},
+      {"--timing-cache FILE", "timing cache file (default /tmp/kiln_engine_cache/timing_cache.bin; empty: none)"},
+      {"--refittable", "build refittable engines (immutable_weights=false), for kiln refit"},
   };
 }
 

@@ -14,46 +14,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e/cli_util.h"
 #include "kiln/support/npz.h"
-
-#ifndef KILN_CLI_PATH
-#error "KILN_CLI_PATH must name the kiln binary"
-#endif
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-Result kiln(const std::string& args) {
-  static int counter = 0;
-  fs::path dir = fs::temp_directory_path() / ("kiln_cli_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
-  fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
-  std::string command = std::string(KILN_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
-  int status = std::system(command.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_file(out);
-  r.err = read_file(err);
-  return r;
-}
-
-std::string data(const std::string& rel) { return std::string(KILN_TEST_DATA_DIR) + "/" + rel; }
-
-size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+using namespace kiln::cli_test;  // NOLINT(google-build-using-namespace)
 
 TEST(Cli, InspectJsonHasTheDocumentedFields) {
   Result r = kiln("inspect " + data("tiny_encoder/model.pt2") + " --json");

@@ -34,6 +34,7 @@ Action setup_inspect(CLI::App& app);
 Action setup_run(CLI::App& app);
 Action setup_compile(CLI::App& app);
 Action setup_bench(CLI::App& app);
+Action setup_refit(CLI::App& app);
 Action setup_passes(CLI::App& app);
 Action setup_converters(CLI::App& app);
 

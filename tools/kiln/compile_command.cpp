@@ -55,8 +55,11 @@ int run_compile(const CompileCommandOptions& o) {
     PhaseTimer timer("compile");
     module = compiler::compile(program, settings, specs, &report);
   }
-  size_t plan_bytes = 0;
-  for (const compiler::EngineBuildInfo& e : report.engines) plan_bytes += e.plan_bytes;
+  size_t plan_bytes = 0, cache_hits = 0;
+  for (const compiler::EngineBuildInfo& e : report.engines) {
+    plan_bytes += e.plan_bytes;
+    cache_hits += e.cache_hit ? 1 : 0;
+  }
   if (o.verbose) std::cout << report.to_string();
   if (module == nullptr) {
     std::cout << "dry run: " << report.engine_nodes << " nodes would run in engines, " << report.torch_nodes
@@ -69,7 +72,9 @@ int run_compile(const CompileCommandOptions& o) {
   for (const auto& [phase, ms] : report.phases) total_ms += ms;
   std::cout << "compiled " << o.model << " -> " << o.output << ": " << s.engine_segments << " engines ("
             << s.engine_nodes << " nodes, " << plan_bytes << " plan bytes), " << s.torch_runs << " PyTorch runs ("
-            << s.torch_nodes << " nodes), " << static_cast<int64_t>(total_ms) << " ms\n";
+            << s.torch_nodes << " nodes), " << static_cast<int64_t>(total_ms) << " ms";
+  if (settings.reuse_cached_engines) std::cout << ", " << cache_hits << " engines from the cache";
+  std::cout << "\n";
   for (const std::string& f : report.fallbacks) std::cout << "warning: fell back to PyTorch: " << f << "\n";
   return kExitOk;
 }

@@ -54,7 +54,8 @@ struct CompilationSettings {
   std::string timing_cache_path = "/tmp/kiln_engine_cache/timing_cache.bin";
   /// Raise engine build failures instead of falling back to PyTorch for the segment.
   bool pass_through_build_failures = false;
-  /// false: engines are built refittable (weights can be replaced without a rebuild).
+  /// false: engines are built refittable (weights can be replaced without a rebuild: refit_module_weights, the
+  /// engine cache). true lets the engine builder fold weights into one another (e.g. a scale into a convolution).
   bool immutable_weights = true;
   /// Store engines without weights (they are refitted from the program at load time).
   bool strip_engine_weights = false;
@@ -66,8 +67,9 @@ struct CompilationSettings {
   bool cache_built_engines = false;
   /// Load engines from the engine cache instead of building when the key matches.
   bool reuse_cached_engines = false;
-  /// Directory of the on-disk engine cache.
-  std::string engine_cache_dir = "/tmp/kiln_engine_cache";
+  /// Directory of the on-disk engine cache; empty: default_engine_cache_dir() (engine_cache.h), under the user's
+  /// cache directory.
+  std::string engine_cache_dir;
   /// Size budget of the on-disk engine cache in bytes (LRU eviction beyond it); 5 GiB as Torch-TensorRT.
   int64_t engine_cache_size = int64_t{5} << 30;
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kiln/compiler/compilation_settings.h"
+#include "kiln/compiler/engine_cache.h"
 #include "kiln/frontend/program.h"
 #include "kiln/runtime/compiled_module.h"
 
@@ -31,7 +32,8 @@ struct EngineBuildInfo {
   size_t network_layers = 0;   // layers the converters produced
   size_t plan_layers = 0;      // layers left after the builder's folding and fusions
   size_t plan_bytes = 0;       // serialized plan size
-  double build_ms = 0.0;       // conversion and engine build
+  double build_ms = 0.0;       // conversion and engine build (or cache load and refit)
+  bool cache_hit = false;      // taken from the engine cache and refitted
 };
 
 struct CompileReport {
@@ -57,9 +59,13 @@ void lower(ir::Graph& graph, const CompilationSettings& settings);
 /// engine with its layers, fusions and plan bytes. An engine segment whose conversion or build fails runs in
 /// PyTorch instead, with a warning, unless settings.pass_through_build_failures (then the error propagates).
 /// settings.dryrun stops after partitioning and returns nullptr (the report still says what would run where).
+/// With settings.cache_built_engines / reuse_cached_engines (which need immutable_weights=false), engines are looked
+/// up in `engine_cache` (default: a DiskEngineCache at settings.engine_cache_dir) by their segment hash
+/// (engine_hash.h): a hit is a weightless plan refitted with this program's weights ("cache hit" in the log); a miss
+/// is built (refittable) and saved.
 std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& program, const CompilationSettings& settings,
                                                  const std::vector<InputSpec>& inputs = {},
-                                                 CompileReport* report = nullptr);
+                                                 CompileReport* report = nullptr, EngineCache* engine_cache = nullptr);
 
 /// The engine builder's precisions for settings.enabled_precisions (FP32 always included).
 std::vector<std::string> precision_names(const CompilationSettings& settings);

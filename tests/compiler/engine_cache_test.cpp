@@ -1,0 +1,192 @@
+// DiskEngineCache (atomic entries, LRU eviction, corrupted entries are misses, concurrent writers) and the engine
+// segment hash (ignores weight values; changes with shapes, dtypes, settings, structure and ranges).
+
+#include "kiln/compiler/engine_cache.h"
+
+#include <filesystem>
+#include <fstream>
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "kiln/compiler/engine_hash.h"
+#include "kiln/ir/text.h"
+#include "kiln/support/error.h"
+#include "kiln/support/file.h"
+
+namespace kiln::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fresh_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("kiln_cache_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+std::string hash_of(int i) {
+  std::string h(64, '0');
+  const std::string digits = std::to_string(i);
+  return h.replace(64 - digits.size(), digits.size(), digits);
+}
+
+std::vector<uint8_t> blob_of(size_t size, uint8_t seed) {
+  std::vector<uint8_t> b(size);
+  for (size_t i = 0; i < size; ++i) b[i] = static_cast<uint8_t>(seed + i * 31);
+  return b;
+}
+
+TEST(DiskEngineCache, SavesAndLoads) {
+  DiskEngineCache cache(fresh_dir("roundtrip"), 1 << 20);
+  EXPECT_FALSE(cache.load(hash_of(1)).has_value());
+  cache.save(hash_of(1), blob_of(1000, 7));
+  auto loaded = cache.load(hash_of(1));
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(*loaded, blob_of(1000, 7));
+  cache.save(hash_of(1), blob_of(10, 9));  // replaces
+  EXPECT_EQ(*cache.load(hash_of(1)), blob_of(10, 9));
+  EXPECT_EQ(cache.hashes(), std::vector<std::string>{hash_of(1)});
+}
+
+TEST(DiskEngineCache, RejectsNonHashKeys) {
+  DiskEngineCache cache(fresh_dir("keys"), 1 << 20);
+  for (const char* bad : {"../../etc/passwd", "ABCDEF0123456789", "short", ""}) {
+    EXPECT_THROW(cache.save(bad, blob_of(4, 1)), Error) << bad;
+  }
+}
+
+TEST(DiskEngineCache, CorruptedTruncatedAndForeignEntriesAreMisses) {
+  DiskEngineCache cache(fresh_dir("corrupt"), 1 << 20);
+  const std::vector<uint8_t> blob = blob_of(500, 3);
+  cache.save(hash_of(1), blob);
+  const std::vector<uint8_t> good = read_file_bytes(cache.entry_path(hash_of(1)));
+  // Every single-byte flip and every truncation is detected (magic, version, hash, size or checksum).
+  for (size_t at = 0; at < good.size(); at += 7) {
+    std::vector<uint8_t> bad = good;
+    bad[at] ^= 0x5a;
+    write_file_atomic(cache.entry_path(hash_of(1)), bad);
+    EXPECT_FALSE(cache.load(hash_of(1)).has_value()) << "flip at " << at;
+    EXPECT_FALSE(fs::exists(cache.entry_path(hash_of(1)))) << "an invalid entry is removed";
+  }
+  for (size_t size : {size_t{0}, size_t{5}, size_t{20}, good.size() - 1}) {
+    write_file_atomic(cache.entry_path(hash_of(1)), std::vector<uint8_t>(good.begin(), good.begin() + size));
+    EXPECT_FALSE(cache.load(hash_of(1)).has_value()) << "truncated to " << size;
+  }
+  // A valid entry of another hash copied under this one is a miss too.
+  cache.save(hash_of(2), blob);
+  fs::copy_file(cache.entry_path(hash_of(2)), cache.entry_path(hash_of(1)), fs::copy_options::overwrite_existing);
+  EXPECT_FALSE(cache.load(hash_of(1)).has_value());
+  EXPECT_TRUE(cache.load(hash_of(2)).has_value());
+}
+
+TEST(DiskEngineCache, EvictsLeastRecentlyUsedBeyondBudget) {
+  const std::string dir = fresh_dir("lru");
+  DiskEngineCache cache(dir, 3 * 1200);  // room for three ~1.1 KB entries
+  for (int i = 1; i <= 3; ++i) {
+    cache.save(hash_of(i), blob_of(1000, static_cast<uint8_t>(i)));
+    // Distinct modification times even on coarse-grained file systems.
+    fs::last_write_time(cache.entry_path(hash_of(i)), fs::file_time_type::clock::now() - std::chrono::hours(10 - i));
+  }
+  ASSERT_TRUE(cache.load(hash_of(1)).has_value());  // 1 becomes the most recently used
+  cache.save(hash_of(4), blob_of(1000, 4));
+  EXPECT_FALSE(cache.load(hash_of(2)).has_value()) << "the least recently used entry is evicted";
+  EXPECT_TRUE(cache.load(hash_of(1)).has_value());
+  EXPECT_TRUE(cache.load(hash_of(3)).has_value());
+  EXPECT_TRUE(cache.load(hash_of(4)).has_value());
+  EXPECT_LE(cache.total_bytes(), cache.size_budget());
+  // An entry larger than the whole budget is not stored (and evicts nothing).
+  cache.save(hash_of(5), blob_of(5000, 5));
+  EXPECT_FALSE(cache.load(hash_of(5)).has_value());
+  EXPECT_EQ(cache.hashes().size(), 3u);
+}
+
+TEST(DiskEngineCache, ConcurrentWritersAndReadersSeeWholeEntries) {
+  const std::string dir = fresh_dir("concurrent");
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      DiskEngineCache cache(dir, 1 << 22);  // one object per thread, as separate processes would have
+      for (int round = 0; round < 20; ++round) {
+        const int key = round % 3;
+        cache.save(hash_of(key), blob_of(20000 + key, static_cast<uint8_t>(key)));
+        auto got = cache.load(hash_of((key + t) % 3));
+        if (got && *got != blob_of(20000 + (key + t) % 3, static_cast<uint8_t>((key + t) % 3))) ++bad;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0) << "a reader saw a partial or mixed entry";
+  for (const auto& e : fs::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temporary file left behind";
+  }
+}
+
+TEST(DefaultEngineCacheDir, FollowsEnvironment) {
+  ::setenv("KILN_CACHE_DIR", "/tmp/kiln-test-cache-env", 1);
+  EXPECT_EQ(default_engine_cache_dir(), "/tmp/kiln-test-cache-env");
+  ::unsetenv("KILN_CACHE_DIR");
+  ::setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
+  EXPECT_EQ(default_engine_cache_dir(), "/tmp/xdg/kiln/engines");
+  ::unsetenv("XDG_CACHE_HOME");
+}
+
+// A small segment: linear(x, w, b) then relu, with constants of the given dtype and sizes.
+std::unique_ptr<ir::Graph> segment(const std::string& w_type, const std::string& op = "aten.relu.default") {
+  return ir::parse_graph(
+      "graph(%x: f32[s0, 8]) {\n"
+      "  symbol s0 in [1, 64] hint 4\n"
+      "  %w: " + w_type + " = parameter(\"fc.weight\")\n"
+      "  %b: f32[4] = parameter(\"fc.bias\")\n"
+      "  %y: f32[s0, 4] = aten.linear.default(input=%x, weight=%w, bias=%b)\n"
+      "  %z: f32[s0, 4] = " + op + "(self=%y)\n"
+      "  return (%z)\n"
+      "}\n");
+}
+
+std::string hash(const ir::Graph& g, const CompilationSettings& s = {}, int64_t max = 64) {
+  ir::SymRanges ranges;
+  ranges["s0"] = ir::SymRange{1, max};
+  return engine_segment_hash(g, ranges, {{"s0", 4}}, s, "cpu test-device");
+}
+
+TEST(EngineSegmentHash, IgnoresWeightValuesAndValueNames) {
+  auto a = segment("f32[4, 8]");
+  auto b = segment("f32[4, 8]");
+  HostTensor w1(DType::Float32, {4, 8}), w2(DType::Float32, {4, 8});
+  for (int64_t i = 0; i < 32; ++i) {
+    w1.set_from_double(i, 0.1 * i);
+    w2.set_from_double(i, -0.3 * i + 1);
+  }
+  a->find_value("w")->set_data(w1);
+  b->find_value("w")->set_data(w2);
+  EXPECT_EQ(hash(*a), hash(*b));
+  auto renamed = ir::parse_graph(
+      "graph(%input: f32[s0, 8]) {\n  symbol s0 in [1, 64] hint 4\n"
+      "  %weight: f32[4, 8] = parameter(\"fc.weight\")\n  %bias: f32[4] = parameter(\"fc.bias\")\n"
+      "  %h: f32[s0, 4] = aten.linear.default(input=%input, weight=%weight, bias=%bias)\n"
+      "  %out: f32[s0, 4] = aten.relu.default(self=%h)\n  return (%out)\n}\n");
+  EXPECT_EQ(hash(*a), hash(*renamed));
+  EXPECT_EQ(hash(*a).size(), 64u);
+}
+
+TEST(EngineSegmentHash, ChangesWithShapesDtypesSettingsStructureAndRanges) {
+  const std::string base = hash(*segment("f32[4, 8]"));
+  EXPECT_NE(base, hash(*segment("f16[4, 8]"))) << "weight dtype";
+  EXPECT_NE(base, hash(*segment("f32[4, 8]", "aten.sigmoid.default"))) << "structure";
+  CompilationSettings fp16;
+  fp16.enabled_precisions.insert(DType::Float16);
+  EXPECT_NE(base, hash(*segment("f32[4, 8]"), fp16)) << "precision";
+  CompilationSettings cuda;
+  cuda.backend = "cuda";
+  EXPECT_NE(base, hash(*segment("f32[4, 8]"), cuda)) << "backend";
+  EXPECT_NE(base, hash(*segment("f32[4, 8]"), {}, 32)) << "shape range";
+  auto g = segment("f32[4, 8]");
+  EXPECT_NE(base, engine_segment_hash(*g, {{"s0", ir::SymRange{1, 64}}}, {{"s0", 4}}, {}, "cpu other-device"))
+      << "device";
+}
+
+}  // namespace
+}  // namespace kiln::compiler
