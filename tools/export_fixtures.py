@@ -173,8 +173,14 @@ def transformers_model(kind: str) -> Callable[[], nn.Module]:
         if kind == "bert":
             config = transformers.BertConfig(vocab_size=1000, max_position_embeddings=128, **small)
             model = transformers.BertModel(config, add_pooling_layer=False)
+        elif kind == "bert_base":  # BERT-base's shape (12 layers, 768 hidden, 12 heads, 3072 intermediate)
+            config = transformers.BertConfig()
+            model = transformers.BertModel(config, add_pooling_layer=False)
         elif kind == "gpt2":
             config = transformers.GPT2Config(vocab_size=1000, n_positions=128, n_embd=128, n_layer=2, n_head=4)
+            # The plain-matmul attention: transformers 5.17's sdpa path for GPT-2 fails in eager PyTorch itself
+            # (Conv1D views a non-contiguous attention output).
+            config._attn_implementation = "eager"
             model = transformers.GPT2Model(config)
         elif kind == "t5_encoder":
             config = transformers.T5Config(vocab_size=1000, d_model=128, d_kv=32, d_ff=256, num_layers=2,
@@ -188,9 +194,10 @@ def transformers_model(kind: str) -> Callable[[], nn.Module]:
     return build
 
 
-def token_cases(shapes: Sequence[Tuple[int, int]]) -> List[Callable[[torch.Generator], Tuple[torch.Tensor, ...]]]:
+def token_cases(shapes: Sequence[Tuple[int, int]],
+                vocab: int = 1000) -> List[Callable[[torch.Generator], Tuple[torch.Tensor, ...]]]:
     def case(gen: torch.Generator, b: int, s: int) -> Tuple[torch.Tensor, ...]:
-        ids = randint(gen, 1000, b, s)
+        ids = randint(gen, vocab, b, s)
         mask = torch.ones(b, s, dtype=torch.int64)
         mask[0, s - 2:] = 0  # some padding, so the mask path is exercised
         return ids, mask
@@ -227,6 +234,10 @@ FIXTURES: Dict[str, Fixture] = {
     # GPT-2's Conv1D views its input with strides torch.export cannot prove contiguous under a dynamic batch
     # and sequence, so it is exported with static shapes.
     "gpt2": Fixture(transformers_model("gpt2"), token_cases([(2, 16)]), None, needs=["transformers"]),
+    # Benchmark shapes (issue: resnet18 at batch 1, 224x224; a BERT-base encoder at sequence 128), static.
+    "resnet18_224": Fixture(torchvision_model("resnet18"), image_cases(224, [1]), None, needs=["torchvision"]),
+    "bert_base": Fixture(transformers_model("bert_base"), token_cases([(1, 128)], vocab=30522), None,
+                         needs=["transformers"]),
     "t5_encoder": Fixture(transformers_model("t5_encoder"), token_cases([(2, 16), (3, 37)]), token_dynamic,
                           needs=["transformers"]),
 }
@@ -256,6 +267,10 @@ def export_fixture(name: str, fixture: Fixture, out_dir: str, core_aten: bool) -
     input_gen = torch.Generator().manual_seed(SEED + 1)
     cases = [case(input_gen) for case in fixture.cases]
 
+    # Reference outputs first: export may leave the module traced into a state its eager forward rejects
+    # (transformers' GPT-2 under torch 2.11).
+    with torch.no_grad():
+        references = [flatten_outputs(module(*inputs)) for inputs in cases]
     dynamic = fixture.dynamic_shapes() if fixture.dynamic_shapes else None
     with torch.no_grad():
         # Export with the first case as the example: keep it at batch >= 2, or export specializes a dynamic
@@ -268,9 +283,7 @@ def export_fixture(name: str, fixture: Fixture, out_dir: str, core_aten: bool) -
         torch.export.save(ep.run_decompositions(), os.path.join(folder, "model_core_aten.pt2"))
 
     meta = {"name": name, "torch": torch.__version__, "cases": [], "ops": op_names(ep)}
-    for index, inputs in enumerate(cases):
-        with torch.no_grad():
-            outputs = flatten_outputs(module(*inputs))
+    for index, (inputs, outputs) in enumerate(zip(cases, references)):
         arrays = {f"input_{k}": t.detach().contiguous().numpy() for k, t in enumerate(inputs)}
         arrays.update({f"output_{k}": t.detach().contiguous().numpy() for k, t in enumerate(outputs)})
         np.savez(os.path.join(folder, f"io_{index}.npz"), **arrays)
