@@ -191,9 +191,9 @@ void register_elementwise_converters(ConverterRegistry& r) {
   add(r, {"aten.square.default"}, square, true);
   add(r, {"aten.tril.default"}, triangle<true>, true, static_matrix_dims);
   add(r, {"aten.triu.default"}, triangle<false>, true, static_matrix_dims);
-  add(r, {"aten.bitwise_and.Tensor"}, logical<ElementwiseOp::And>, true, bool_operands);
-  add(r, {"aten.bitwise_or.Tensor"}, logical<ElementwiseOp::Or>, true, bool_operands);
-  add(r, {"aten.bitwise_xor.Tensor"}, logical<ElementwiseOp::Xor>, true, bool_operands);
+  add(r, {"aten.bitwise_and.Tensor", "aten.__and__.Tensor"}, logical<ElementwiseOp::And>, true, bool_operands);
+  add(r, {"aten.bitwise_or.Tensor", "aten.__or__.Tensor"}, logical<ElementwiseOp::Or>, true, bool_operands);
+  add(r, {"aten.bitwise_xor.Tensor", "aten.__xor__.Tensor"}, logical<ElementwiseOp::Xor>, true, bool_operands);
   add(r, {"aten.bitwise_not.default"}, logical_not, true, bool_operands);
 }
 

@@ -131,6 +131,9 @@ CaseList elementwise_cases() {
       with_bool_lhs(binary("bitwise_or", "aten.bitwise_or.Tensor(self=%w, other=%z)", b, "bool[4, 5]")),
       with_bool_lhs(binary("bitwise_xor", "aten.bitwise_xor.Tensor(self=%w, other=%z)", b, "bool[4, 5]")),
       with_bool_lhs(binary("bitwise_not", "aten.bitwise_not.default(self=%w)", b, "bool[4, 5]")),
+      with_bool_lhs(binary("dunder_and", "aten.__and__.Tensor(self=%w, other=%z)", b, "bool[4, 5]")),
+      with_bool_lhs(binary("dunder_or", "aten.__or__.Tensor(self=%w, other=%z)", b, "bool[4, 5]")),
+      with_bool_lhs(binary("dunder_xor", "aten.__xor__.Tensor(self=%w, other=%z)", b, "bool[4, 5]")),
   };
 }
 
