@@ -1,15 +1,19 @@
 // oneDNN convolution and deconvolution (1-3 spatial dims, groups, dilation, asymmetric padding) with fused
 // bias, eltwise post-ops and a residual sum.
 //
-// Two tactics:
-//   "onednn"         reads and writes Plain (NC...) activations;
-//   "onednn_blocked" prefers the activation formats the primitive picks for itself at the profile's opt
-//                    shape (e.g. nChw16c) and reads/writes whatever formats the plan gives it: the builder
-//                    passes blocked tensors between consecutive convolutions and reorders only where a
-//                    neighbour needs another format. The residual input has the output's format.
+// Three tactics:
+//   "onednn"          reads and writes Plain (NC...) activations;
+//   "onednn_blocked"  prefers the activation formats the primitive picks for itself at the profile's opt
+//                     shape (e.g. nChw16c) and reads/writes whatever formats the plan gives it: the builder
+//                     passes blocked tensors between consecutive convolutions and reorders only where a
+//                     neighbour needs another format. The residual input has the output's format.
+//   "onednn_winograd" like "onednn_blocked" with oneDNN's Winograd algorithm (3x3, stride 1, no dilation or
+//                     groups, where this CPU has it): fewer multiplications, results differ from the direct
+//                     sums by a few float ulps of the partial sums (the transforms reassociate them).
 // Both prepare the weights once, in the layout the primitive prefers at the profile's opt shape. Primitives
 // are cached per input shape in the per-context state.
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -47,7 +51,10 @@ struct ConvGeometry {
   memory::desc weights_user_md, bias_md;
   dnnl::primitive_attr attr;
 
-  explicit ConvGeometry(const Layer& layer) {
+  dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;
+
+  ConvGeometry(const Layer& layer, bool winograd) {
+    if (winograd) algorithm = dnnl::algorithm::convolution_winograd;
     p = layer.get<ConvolutionParams>();
     const HostTensor& w = layer.weights[0].value;
     ns = w.dim() - 2;
@@ -108,8 +115,8 @@ struct ConvGeometry {
     memory::dims st(stride.begin(), stride.end()), dl(dilate.begin(), dilate.end());
     memory::dims pl(pad_l.begin(), pad_l.end()), pr(pad_r.begin(), pad_r.end());
     if (!p.transposed) {
-      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                        src, wts, bias_md, dst, st, dl, pl, pr);
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, src, wts, bias_md, dst, st, dl,
+                                        pl, pr);
       return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
     }
     dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
@@ -119,8 +126,8 @@ struct ConvGeometry {
 };
 
 /// The formats the primitive picks for itself at the opt shape (Plain where it picks none of Kiln's formats).
-TacticFormats preferred_formats(const LayerInfo& info) {
-  ConvGeometry geo(*info.layer);
+TacticFormats preferred_formats(const LayerInfo& info, bool winograd) {
+  ConvGeometry geo(*info.layer, winograd);
   const Dims& x = info.inputs[0].opt;
   const Dims& y = info.outputs[0].opt;
   auto pd = geo.make_pd(memory::desc(to_dnnl_dims(x), DT::f32, Tag::any), memory::desc(to_dnnl_dims(y), DT::f32, Tag::any));
@@ -134,7 +141,7 @@ TacticFormats preferred_formats(const LayerInfo& info) {
 
 class ConvolutionKernel : public Kernel {
  public:
-  explicit ConvolutionKernel(const LayerInfo& info) : geo_(*info.layer) {
+  ConvolutionKernel(const LayerInfo& info, bool winograd) : geo_(*info.layer, winograd) {
     const Layer& layer = *info.layer;
     src_format_ = info.inputs[0].format;
     dst_format_ = info.outputs[0].format;
@@ -249,12 +256,38 @@ bool conv_applies(const LayerInfo& info) {
   return true;
 }
 
+/// Winograd: 2-D 3x3 stride-1 undilated ungrouped convolutions for which oneDNN has an implementation here.
+bool winograd_applies(const LayerInfo& info) {
+  if (!conv_applies(info)) return false;
+  const Layer& layer = *info.layer;
+  const auto& p = layer.get<ConvolutionParams>();
+  const auto& w = layer.weights[0].value.sizes();
+  auto all = [](const std::vector<int64_t>& v, int64_t x) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == x; });
+  };
+  if (p.transposed || p.groups != 1 || w.size() != 4 || w[2] != 3 || w[3] != 3 || !all(p.stride, 1) ||
+      !all(p.dilation, 1)) {
+    return false;
+  }
+  try {
+    preferred_formats(info, true);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;  // no Winograd implementation for this shape on this CPU
+  }
+}
+
 }  // namespace
 
 void register_onednn_convolution(CpuKernelRegistry& registry) {
-  auto create = [](const LayerInfo& info) { return std::unique_ptr<Kernel>(std::make_unique<ConvolutionKernel>(info)); };
-  registry.add(CpuKernelFactory{"onednn", LayerKind::Convolution, conv_applies, create});
-  registry.add(CpuKernelFactory{"onednn_blocked", LayerKind::Convolution, conv_applies, create, preferred_formats});
+  auto direct = [](const LayerInfo& info) { return std::unique_ptr<Kernel>(std::make_unique<ConvolutionKernel>(info, false)); };
+  auto winograd = [](const LayerInfo& info) { return std::unique_ptr<Kernel>(std::make_unique<ConvolutionKernel>(info, true)); };
+  // Untimed builds take the last row first: "onednn_blocked" (direct convolution applies everywhere).
+  registry.add(CpuKernelFactory{"onednn", LayerKind::Convolution, conv_applies, direct});
+  registry.add(CpuKernelFactory{"onednn_winograd", LayerKind::Convolution, winograd_applies, winograd,
+                                [](const LayerInfo& info) { return preferred_formats(info, true); }});
+  registry.add(CpuKernelFactory{"onednn_blocked", LayerKind::Convolution, conv_applies, direct,
+                                [](const LayerInfo& info) { return preferred_formats(info, false); }});
 }
 
 }  // namespace kiln::engine::cpu::onednn

@@ -5,7 +5,7 @@
 
 namespace kiln::engine::cpu::onednn {
 
-/// Rows "onednn" and "onednn_blocked" for Convolution (plain and deconvolution).
+/// Rows "onednn", "onednn_winograd" and "onednn_blocked" for Convolution (and deconvolution, but Winograd).
 void register_onednn_convolution(CpuKernelRegistry& registry);
 /// Row "onednn" for Reformat (fp32 reorders between Plain and the blocked formats).
 void register_onednn_reformat(CpuKernelRegistry& registry);

@@ -4,6 +4,8 @@
 // Winograd-free direct/GEMM kernels with FMA), so results differ from the reference's sequential sums by a
 // few ulps of the partial sums; inputs and weights in [-1, 1) keep those sums O(1), well within the bound.
 
+#include <cstdio>
+
 #include "engine/backends/cpu/kernels/kernel_test_util.h"
 
 namespace kiln::engine::cpu::testing {
@@ -149,6 +151,80 @@ TEST(OnednnConvolution, Deconvolution) {
   d1.transposed = true;
   d1.stride = {3};
   check(conv_layer({4, 5, 4}, d1, true, 12), {{2, 4, 9}}, "deconv1d");
+}
+
+/// Reformats plain `values` of `dims` into `format` (or back when `to_plain`) with the reference reformat.
+std::vector<float> reformat(std::vector<float>& values, const Dims& dims, TensorFormat format, bool to_plain) {
+  Layer l;
+  l.kind = LayerKind::Reformat;
+  TensorFormat from = to_plain ? format : TensorFormat::Plain, to = to_plain ? TensorFormat::Plain : format;
+  l.params = ReformatParams{from, to};
+  std::vector<float> out(static_cast<size_t>(format_numel(to, dims)));
+  KernelArgs args;
+  args.inputs.push_back(TensorView{values.data(), DType::Float32, dims, from});
+  args.outputs.push_back(TensorView{out.data(), DType::Float32, dims, to});
+  ref::execute(l, args);
+  return out;
+}
+
+/// Creates tactic `name` with the formats it prefers, runs it on inputs reformatted into them (at each of
+/// `runs`, 1 and 2 threads) and compares the output, reformatted back, with the reference.
+void check_in_preferred_formats(const OneLayer& l, const std::string& name, const std::vector<std::vector<Dims>>& runs,
+                                double rtol, double atol, const std::string& what) {
+  const CpuKernelFactory& f = row(l.layer.kind, name);
+  LayerInfo info = l.info(runs[0]);
+  ASSERT_TRUE(f.applies(info)) << what << ": " << name << " does not apply";
+  TacticFormats formats = f.formats(info);
+  for (size_t k = 0; k < info.inputs.size(); ++k) info.inputs[k].format = formats.inputs[k];
+  info.outputs[0].format = formats.outputs[0];
+  auto kernel = f.create(info);
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    auto state = kernel->create_state();
+    uint32_t seed = 200;
+    for (const auto& dims : runs) {
+      std::vector<std::vector<float>> inputs, formatted;
+      for (const Dims& d : dims) inputs.push_back(random_floats(static_cast<size_t>(numel(d)), seed++));
+      auto want = run_reference(l, inputs, dims);
+      KernelArgs args;
+      for (size_t k = 0; k < dims.size(); ++k) {
+        formatted.push_back(reformat(inputs[k], dims[k], formats.inputs[k], false));
+        args.inputs.push_back(TensorView{formatted[k].data(), DType::Float32, dims[k], formats.inputs[k]});
+      }
+      Dims y = l.output_dims(dims);
+      std::vector<float> out(static_cast<size_t>(format_numel(formats.outputs[0], y)), std::nanf(""));
+      args.outputs.push_back(TensorView{out.data(), DType::Float32, y, formats.outputs[0]});
+      args.pool = &pool;
+      args.state = state.get();
+      kernel->execute(args);
+      expect_allclose(reformat(out, y, formats.outputs[0], true), want, rtol, atol,
+                      what + " [" + name + " in " + tensor_format_name(formats.outputs[0]) + ", " +
+                          std::to_string(threads) + " threads]");
+    }
+  }
+}
+
+TEST(OnednnConvolution, BlockedAndWinogradInTheirOwnFormats) {
+  // 3x3 pad 1 with bias, residual and relu (the ResNet block's second convolution), 32 channels; the residual
+  // input comes in the output's format. Winograd's transforms reassociate the sums more than direct
+  // convolution (Winograd's F(2,3) transforms add and halve a few partial sums): rtol 1e-4 / atol 1e-4 bound
+  // its error for O(1) values with room to spare.
+  ConvolutionParams p;
+  p.pre_padding = {1, 1};
+  p.post_padding = {1, 1};
+  p.post_ops = {residual(), act(ActivationKind::Relu)};
+  OneLayer l = conv_layer({32, 32, 3, 3}, p, true, 15);
+  // Weights scaled so sums of 288 products stay O(1).
+  HostTensor w = l.layer.weights[0].value;
+  for (int64_t i = 0; i < w.numel(); ++i) w.set_from_double(i, w.get_as_double(i) * 0.1);
+  l.layer.weights[0] = Weights("w", w);
+  std::vector<std::vector<Dims>> runs{{{1, 32, 12, 12}, {1, 32, 12, 12}}, {{2, 32, 7, 9}, {2, 32, 7, 9}}};
+  check_in_preferred_formats(l, "onednn_blocked", runs, kRtol, kAtol, "blocked");
+  if (row(LayerKind::Convolution, "onednn_winograd").applies(l.info(runs[0]))) {
+    check_in_preferred_formats(l, "onednn_winograd", runs, 1e-4, 1e-4, "winograd");
+  } else {
+    std::printf("onednn_winograd: no Winograd convolution on this CPU, not checked\n");
+  }
 }
 
 TEST(OnednnConvolution, DoesNotApplyToUnsupportedPostOpsOrDtypes) {
