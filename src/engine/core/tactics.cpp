@@ -1,6 +1,7 @@
 #include "engine/core/tactics.h"
 
 #include <chrono>
+#include <deque>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -116,17 +117,25 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   g.kernels.resize(g.layers.size());
   g.workspace_bytes = 0;
   std::optional<ConcreteShapes> opt;
+  // The format each tensor will be written in, as far as tactics are chosen (layers go in order): a
+  // candidate that wants another format for an input is timed together with the reformat it will need.
+  std::vector<TensorFormat> produced(g.tensors.size(), TensorFormat::Plain);
   for (size_t i = 0; i < g.layers.size(); ++i) {
     if (!g.is_kernel_layer(static_cast<int64_t>(i))) continue;
     const Layer& l = g.layers[i].layer;
     LayerInfo info = g.layer_info(static_cast<int64_t>(i));
+    std::string input_formats;  // part of the timing-cache key: the choice depends on them
+    for (int64_t id : l.inputs) input_formats += tensor_format_name(produced[id]) + std::string(",");
     std::string why;
     KILN_CHECK(g.backend->supports(info, &why), Unsupported, "layer '", l.name, "' (", layer_kind_name(l.kind),
                ") is not supported by backend ", g.backend_name, ": ", why);
     std::vector<Tactic> tactics = g.backend->tactics(info);
     KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '", l.name, "'");
     std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" +
-                      hex64([&] { std::string s = layer_signature(g, static_cast<int64_t>(i)); return fnv1a64(s.data(), s.size()); }());
+                      hex64([&] {
+                        std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats;
+                        return fnv1a64(s.data(), s.size());
+                      }());
     std::string chosen;
     std::unique_ptr<Kernel> kernel;
     if (const std::string* hit = cache.find(key);
@@ -147,20 +156,57 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       // candidate), so that load from other processes hits every candidate alike. A candidate whose
       // warm-up is 20x slower than the fastest warm-up, or whose time is 20x the best after a round, is not
       // timed further (it loses with the time it has).
-      struct Candidate {
-        std::string name;
+      struct Run {  // one kernel with its timing buffers
         std::unique_ptr<Kernel> kernel;
         TimingBuffers buf;
         std::vector<uint8_t> ws;
         std::unique_ptr<KernelState> state;
+        void prepare(Backend& backend) {
+          ws.resize(kernel->workspace_size());
+          state = kernel->create_state();
+          buf.args.workspace = ws.data();
+          buf.args.workspace_size = ws.size();
+          buf.args.pool = backend.thread_pool();
+          buf.args.state = state.get();
+        }
+      };
+      struct Candidate {
+        std::string name;
+        Run main;
+        std::vector<Run> reformats;  // of inputs it wants in another format than they are written in
         double t_min = 1e300;
         std::string failed;
         bool timed = true;
       };
       auto time_once = [](Candidate& c) {
         auto t0 = std::chrono::steady_clock::now();
-        c.kernel->execute(c.buf.args);
+        for (auto& r : c.reformats) r.kernel->execute(r.buf.args);
+        c.main.kernel->execute(c.main.buf.args);
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      };
+      // A Reformat of tensor `id` from `from` to `to` at the opt shape, ready to time.
+      std::deque<Layer> reformat_layers;  // stable addresses for the LayerInfos
+      auto reformat_run = [&](int64_t id, TensorFormat from, TensorFormat to) {
+        Layer& rl = reformat_layers.emplace_back();
+        rl.name = g.tensors[id].name + "/reformat";
+        rl.kind = LayerKind::Reformat;
+        rl.params = ReformatParams{from, to};
+        rl.inputs = {id};
+        rl.outputs = {id};
+        LayerInfo ri;
+        ri.layer = &rl;
+        TensorInfo t{g.tensors[id].name, g.tensors[id].dtype, opt->dims[id], opt->dims[id], opt->dims[id], from};
+        ri.inputs = {t};
+        t.format = to;
+        ri.outputs = {t};
+        Run r;
+        r.kernel = g.backend->create_kernel(ri, g.backend->tactics(ri).at(0).name);
+        r.buf.storage.emplace_back(static_cast<size_t>(tensor_bytes(from, t.dtype, t.opt)) + 64, 0);
+        r.buf.storage.emplace_back(static_cast<size_t>(tensor_bytes(to, t.dtype, t.opt)) + 64, 0);
+        r.buf.args.inputs.push_back(TensorView{r.buf.storage[0].data(), t.dtype, t.opt, from});
+        r.buf.args.outputs.push_back(TensorView{r.buf.storage[1].data(), t.dtype, t.opt, to});
+        r.prepare(*g.backend);
+        return r;
       };
       std::vector<Candidate> cands;
       std::string report;
@@ -169,20 +215,29 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         Candidate c;
         c.name = t.name;
         try {
-          // Each candidate runs in the formats it prefers: reformats around it are separate layers.
+          // Each candidate runs in the formats it prefers, timed with the reformats that puts in front of it
+          // (inputs written in another format) and behind it (a plan output not written Plain).
           LayerInfo tinfo = with_formats(info, g.backend->formats(info, t.name));
-          c.kernel = g.backend->create_kernel(tinfo, t.name);
-          if (c.kernel->workspace_size() > config.workspace_limit) {
+          c.main.kernel = g.backend->create_kernel(tinfo, t.name);
+          if (c.main.kernel->workspace_size() > config.workspace_limit) {
             report += " " + t.name + "=skipped(workspace)";
             continue;
           }
-          c.buf = make_buffers(g, static_cast<int64_t>(i), *opt, tinfo);
-          c.ws.resize(c.kernel->workspace_size());
-          c.state = c.kernel->create_state();
-          c.buf.args.workspace = c.ws.data();
-          c.buf.args.workspace_size = c.ws.size();
-          c.buf.args.pool = g.backend->thread_pool();
-          c.buf.args.state = c.state.get();
+          c.main.buf = make_buffers(g, static_cast<int64_t>(i), *opt, tinfo);
+          c.main.prepare(*g.backend);
+          for (size_t k = 0; k < l.inputs.size(); ++k) {
+            int64_t id = l.inputs[k];
+            if (tinfo.inputs[k].format == produced[id]) continue;
+            bool seen = false;  // one reformat per tensor, however many inputs read it
+            for (size_t j = 0; j < k; ++j) seen = seen || l.inputs[j] == id;
+            if (!seen) c.reformats.push_back(reformat_run(id, produced[id], tinfo.inputs[k].format));
+          }
+          for (size_t k = 0; k < l.outputs.size(); ++k) {
+            int64_t id = l.outputs[k];
+            if (g.tensors[id].is_output && tinfo.outputs[k].format != TensorFormat::Plain) {
+              c.reformats.push_back(reformat_run(id, tinfo.outputs[k].format, TensorFormat::Plain));
+            }
+          }
           c.t_min = time_once(c);  // warm-up
           best_warm = std::min(best_warm, c.t_min);
           cands.push_back(std::move(c));
@@ -224,7 +279,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         if (c.failed.empty() && c.t_min < best) {
           best = c.t_min;
           chosen = c.name;
-          kernel = std::move(c.kernel);
+          kernel = std::move(c.main.kernel);
         }
       }
       if (chosen.empty()) chosen = tactics[0].name;
@@ -232,7 +287,9 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen, "'; timed:", report);
     }
     g.layers[i].tactic = chosen;
-    if (!kernel) kernel = g.backend->create_kernel(with_formats(info, g.backend->formats(info, chosen)), chosen);
+    TacticFormats formats = g.backend->formats(info, chosen);
+    for (size_t k = 0; k < l.outputs.size() && k < formats.outputs.size(); ++k) produced[l.outputs[k]] = formats.outputs[k];
+    if (!kernel) kernel = g.backend->create_kernel(with_formats(info, formats), chosen);
     g.workspace_bytes = std::max<uint64_t>(g.workspace_bytes, kernel->workspace_size());
     g.kernels[i] = std::move(kernel);
   }
