@@ -44,6 +44,7 @@ const std::vector<Decomposition>& decompositions() {
       {"fill", {"aten.fill.Scalar", "aten.fill.Tensor"}, decompose_fill},
       {"copy", {"aten.copy.default"}, decompose_copy},
       {"fmod", {"aten.fmod.Scalar", "aten.fmod.Tensor"}, decompose_fmod},
+      {"index_several", {"aten.index.Tensor"}, decompose_index_tensor},
       {"any_all", {"aten.any.dim", "aten.any.dims", "aten.any.default", "aten.all.dim", "aten.all.default"},
        decompose_any_all},
       {"global_adaptive_avg_pool",

@@ -42,6 +42,8 @@ bool decompose_slice_scatter(ir::Graph& g, ir::Node* n);
 bool decompose_select_scatter(ir::Graph& g, ir::Node* n);
 bool decompose_fill(ir::Graph& g, ir::Node* n);
 bool decompose_copy(ir::Graph& g, ir::Node* n);
+// index.cpp
+bool decompose_index_tensor(ir::Graph& g, ir::Node* n);
 // logical_reduce.cpp
 bool decompose_any_all(ir::Graph& g, ir::Node* n);
 // pooling.cpp
