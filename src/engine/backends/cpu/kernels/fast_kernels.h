@@ -11,6 +11,8 @@ void register_normalization(CpuKernelRegistry& registry);
 void register_softmax(CpuKernelRegistry& registry);
 /// Row "vec" for Reduce (sum / mean / max / min over trailing dims, fp32).
 void register_reduce(CpuKernelRegistry& registry);
+/// Row "vec" for Attention (fp32, q/k/v with equal batch dims).
+void register_attention(CpuKernelRegistry& registry);
 /// Rows "vec" for FusedPointwise, Activation and Elementwise (fp32).
 void register_pointwise(CpuKernelRegistry& registry);
 

@@ -14,6 +14,7 @@ void register_fast_kernels(CpuKernelRegistry& registry) {
   fast::register_softmax(registry);
   fast::register_reduce(registry);
   fast::register_pointwise(registry);
+  fast::register_attention(registry);
 }
 
 }  // namespace kiln::engine::cpu

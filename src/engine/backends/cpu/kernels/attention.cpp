@@ -1,0 +1,121 @@
+// Vectorized scaled-dot-product attention (fp32): one task per (batch, query row) — scores by dot products over
+// the head dim, causal and mask applied, a max/exp/sum softmax, then the probability-weighted sum of value rows.
+// q, k and v share their batch dims; the mask (bool: keep where true; float: added) broadcasts to the scores.
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "engine/backends/cpu/kernels/fast_kernels.h"
+#include "engine/backends/cpu/kernels/vec_math.h"
+#include "engine/reference/common.h"
+
+namespace kiln::engine::cpu::fast {
+namespace {
+
+KILN_SIMD_CLONES
+float dot(const float* a, const float* b, int64_t n) {
+  float acc[vec::kLanes] = {};
+  int64_t i = 0;
+  for (; i + vec::kLanes <= n; i += vec::kLanes)
+    for (int j = 0; j < vec::kLanes; ++j) acc[j] += a[i + j] * b[i + j];
+  float s = 0;
+  for (int j = 0; j < vec::kLanes; ++j) s += acc[j];
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+KILN_SIMD_CLONES
+void axpy(float a, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+class AttentionKernel : public Kernel {
+ public:
+  explicit AttentionKernel(const Layer& layer) : p_(layer.get<AttentionParams>()) {}
+
+  void execute(KernelArgs& args) const override {
+    const TensorView &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2], &y = args.outputs[0];
+    const size_t r = q.dims.size();
+    const int64_t lq = q.dims[r - 2], e = q.dims[r - 1], lk = k.dims[r - 2], ev = v.dims[r - 1];
+    const int64_t nb = y.numel() / std::max<int64_t>(1, lq * ev);
+    const float scale = static_cast<float>(p_.scale > 0 ? p_.scale : 1.0 / std::sqrt(static_cast<double>(e)));
+    const TensorView* mask = p_.has_mask ? &args.inputs[3] : nullptr;
+    std::vector<int64_t> moff;
+    if (mask != nullptr) {
+      Dims scores(q.dims.begin(), q.dims.end() - 1);
+      scores.push_back(lk);
+      moff = ref::broadcast_offsets(mask->dims, scores);
+    }
+    const float *qs = q.as<float>(), *ks = k.as<float>(), *vs = v.as<float>();
+    float* ys = y.as<float>();
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    ref::parallel(args.pool, nb * lq, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, lk * e)),
+                  [&](int64_t begin, int64_t end) {
+      std::vector<float> s(static_cast<size_t>(lk));
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t b = row / lq, i = row % lq;
+        const float* qi = qs + row * e;
+        const float* kb = ks + b * lk * e;
+        const float* vb = vs + b * lk * ev;
+        float m = kNegInf;
+        for (int64_t j = 0; j < lk; ++j) {
+          float d = dot(qi, kb + j * e, e) * scale;
+          if (p_.causal && j > i) d = kNegInf;
+          if (mask != nullptr) {
+            const double mv = ref::load(*mask, moff[static_cast<size_t>(row * lk + j)]);
+            if (mask->dtype == DType::Bool) {
+              if (mv == 0) d = kNegInf;
+            } else {
+              d += static_cast<float>(mv);
+            }
+          }
+          s[j] = d;
+          m = d > m ? d : m;
+        }
+        float* yi = ys + row * ev;
+        for (int64_t c = 0; c < ev; ++c) yi[c] = 0.0f;
+        if (m == kNegInf) {  // every key masked: torch gives NaN rows
+          for (int64_t c = 0; c < ev; ++c) yi[c] = std::numeric_limits<float>::quiet_NaN();
+          continue;
+        }
+        float sum = 0;
+        for (int64_t j = 0; j < lk; ++j) {
+          const float pj = s[j] == kNegInf ? 0.0f : vec::exp(s[j] - m);
+          sum += pj;
+          if (pj != 0.0f) axpy(pj, vb + j * ev, yi, ev);
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t c = 0; c < ev; ++c) yi[c] *= inv;
+      }
+    });
+  }
+
+ private:
+  AttentionParams p_;
+};
+
+bool applies(const LayerInfo& info) {
+  for (size_t i = 0; i < 3; ++i) {
+    if (info.inputs[i].dtype != DType::Float32) return false;
+  }
+  if (info.outputs[0].dtype != DType::Float32) return false;
+  // q, k and v with the same batch dims over the whole range (no batch broadcasting).
+  const auto batch = [](const Dims& d) { return Dims(d.begin(), d.end() - 2); };
+  for (size_t i = 1; i < 3; ++i) {
+    if (batch(info.inputs[i].min) != batch(info.inputs[0].min) || batch(info.inputs[i].max) != batch(info.inputs[0].max)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void register_attention(CpuKernelRegistry& registry) {
+  registry.add(CpuKernelFactory{"vec", LayerKind::Attention, applies, [](const LayerInfo& info) {
+                                  return std::unique_ptr<Kernel>(std::make_unique<AttentionKernel>(*info.layer));
+                                }});
+}
+
+}  // namespace kiln::engine::cpu::fast
