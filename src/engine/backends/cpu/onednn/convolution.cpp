@@ -174,10 +174,12 @@ class ConvolutionKernel : public Kernel {
     const TensorView& y = args.outputs[0];
     KILN_CHECK(x.format == src_format_ && y.format == dst_format_, Internal, "oneDNN convolution got formats ",
                tensor_format_name(x.format), " -> ", tensor_format_name(y.format));
+    // The thread count first: oneDNN sizes a primitive's scratchpad and work split for the threads it is
+    // created with, and running it with more fails ("could not execute a primitive").
+    use_pool_threads(args.pool);
     auto& slot = state->entries[x.dims];
     if (!slot) slot = make_entry(x.dims, y.dims);
     ConvEntry& e = *slot;
-    use_pool_threads(args.pool);
     dnnl::stream& s = state->stream;
 
     if (geo_.residual_input >= 0) {

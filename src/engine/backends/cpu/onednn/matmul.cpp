@@ -86,10 +86,10 @@ class MatmulKernel : public Kernel {
     const TensorView& y = args.outputs[0];
     const TensorView* b = b_const_ ? nullptr : &args.inputs[1];
     auto key = std::make_pair(a.dims, b ? b->dims : Dims{});
+    use_pool_threads(args.pool);  // before creating the primitive: see convolution.cpp
     auto& slot = state->entries[key];
     if (!slot) slot = make_entry(a.dims, b ? b->dims : b_dims_, y.dims);
     MatmulEntry& e = *slot;
-    use_pool_threads(args.pool);
     if (residual_input_ >= 0) {
       const TensorView& r = args.inputs[residual_input_];
       if (r.data != y.data) std::memcpy(y.data, r.data, y.nbytes());
