@@ -267,20 +267,35 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         // 20x slower than the best after a round: out of the running, not timed again.
         for (auto& c : cands) c.timed = c.timed && c.t_min <= 20 * round_best;
       }
-      double best = 1e300;
+      // The fastest wins; among candidates within 5% of it (timing noise), the one whose outputs take the
+      // fewest bytes in its formats (e.g. no padded channel blocks), then the faster.
+      double fastest = 1e300;
       for (auto& c : cands) {
         std::ostringstream s;
         if (c.failed.empty()) {
           s << " " << c.name << "=" << c.t_min << "ms" << (c.timed ? "" : "(warm-up)");
+          fastest = std::min(fastest, c.t_min);
         } else {
           s << " " << c.name << "=failed(" << c.failed << ")";
         }
         report += s.str();
-        if (c.failed.empty() && c.t_min < best) {
-          best = c.t_min;
-          chosen = c.name;
-          kernel = std::move(c.main.kernel);
+      }
+      auto output_bytes = [](const Candidate& c) {
+        size_t n = 0;
+        for (const TensorView& v : c.main.buf.args.outputs) n += v.nbytes();
+        return n;
+      };
+      Candidate* pick = nullptr;
+      for (auto& c : cands) {
+        if (!c.failed.empty() || c.t_min > fastest * 1.05) continue;
+        if (!pick || output_bytes(c) < output_bytes(*pick) ||
+            (output_bytes(c) == output_bytes(*pick) && c.t_min < pick->t_min)) {
+          pick = &c;
         }
+      }
+      if (pick) {
+        chosen = pick->name;
+        kernel = std::move(pick->main.kernel);
       }
       if (chosen.empty()) chosen = tactics[0].name;
       cache.put(key, chosen);
