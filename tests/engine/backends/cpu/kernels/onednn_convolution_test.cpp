@@ -65,6 +65,18 @@ TEST(OnednnConvolution, Conv2dBasicWithBias) {
   check(conv_layer({16, 8, 3, 3}, p, true, 1), {{1, 8, 12, 12}, {2, 8, 7, 9}}, "3x3 pad 1");
 }
 
+// Squeeze-and-excitation convolutions (mobilenet_v3, efficientnet): 1x1 kernels over a 1x1 map, bias and an
+// activation, run at other batches than they were built for.
+TEST(OnednnConvolution, SqueezeExcitationOneByOne) {
+  ConvolutionParams p;
+  p.post_ops = {act(ActivationKind::Relu)};
+  check(conv_layer({24, 72, 1, 1}, p, true, 7), {{2, 72, 1, 1}, {3, 72, 1, 1}, {1, 72, 1, 1}, {16, 72, 1, 1}}, "SE relu");
+  p.post_ops = {act(ActivationKind::HardSigmoid, 1.0 / 6.0, 0.5)};
+  check(conv_layer({72, 24, 1, 1}, p, true, 8), {{2, 24, 1, 1}, {3, 24, 1, 1}}, "SE hardsigmoid");
+  p.post_ops = {act(ActivationKind::Silu)};
+  check(conv_layer({8, 32, 1, 1}, p, true, 9), {{2, 32, 1, 1}, {3, 32, 1, 1}}, "SE silu");
+}
+
 TEST(OnednnConvolution, Conv2dStrideDilationAsymmetricPadding) {
   ConvolutionParams p;
   p.stride = {2, 3};
