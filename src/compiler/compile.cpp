@@ -154,7 +154,7 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
   }
   info.build_ms = ms_since(start);
   info.plan_layers = segment.plan->layers().size();
-  info.plan_bytes = segment.plan->serialize().size();
+  info.plan_bytes = segment.plan->serialized_size();
   return segment;
 }
 

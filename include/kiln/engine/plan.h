@@ -52,6 +52,8 @@ class Plan {
   /// Serializes the plan with its named (refittable) weights left out or not, whatever it was built with: a
   /// weightless plan of a refittable build is what an engine cache stores (refit it after loading).
   std::vector<uint8_t> serialize(bool strip_weights) const;
+  /// Bytes serialize() writes (without computing the checksum).
+  size_t serialized_size() const;
   /// Loads a serialized plan and creates its kernels on a backend of the recorded kind. Throws
   /// kiln::Error on any malformed input, a foreign backend, or a device mismatch of tactics.
   static std::shared_ptr<Plan> deserialize(const std::vector<uint8_t>& bytes, const BackendOptions& options = {});
@@ -84,6 +86,7 @@ class Plan {
   const Impl& impl() const { return *impl_; }
 
  private:
+  std::vector<uint8_t> serialize_payload(bool strip_weights) const;
   std::unique_ptr<Impl> impl_;
 };
 

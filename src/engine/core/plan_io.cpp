@@ -248,6 +248,22 @@ void check_id(int64_t id, size_t n, const char* what) {
 std::vector<uint8_t> Plan::serialize() const { return serialize(impl_->strip_weights); }
 
 std::vector<uint8_t> Plan::serialize(bool strip_weights) const {
+  std::vector<uint8_t> payload = serialize_payload(strip_weights);
+  Writer out;
+  out.raw(kMagic, 8);
+  out.u32(kPlanFormatVersion);
+  out.u64(payload.size());
+  out.raw(payload.data(), payload.size());
+  std::vector<uint8_t> digest = payload_digest(payload.data(), payload.size());
+  out.raw(digest.data(), digest.size());
+  return out.bytes;
+}
+
+size_t Plan::serialized_size() const {
+  return 8 + 4 + 8 + serialize_payload(impl_->strip_weights).size() + 32;  // magic, version, size, payload, SHA-256
+}
+
+std::vector<uint8_t> Plan::serialize_payload(bool strip_weights) const {
   const Impl& g = *impl_;
   Writer w;
   w.str(g.backend_name);
@@ -315,14 +331,7 @@ std::vector<uint8_t> Plan::serialize(bool strip_weights) const {
     w.u8(static_cast<uint8_t>(e.original_dtype));
     w.dims(e.original_dims);
   }
-  Writer out;
-  out.raw(kMagic, 8);
-  out.u32(kPlanFormatVersion);
-  out.u64(w.bytes.size());
-  out.raw(w.bytes.data(), w.bytes.size());
-  std::vector<uint8_t> digest = payload_digest(w.bytes.data(), w.bytes.size());
-  out.raw(digest.data(), digest.size());
-  return out.bytes;
+  return std::move(w.bytes);
 }
 
 std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const BackendOptions& options) {

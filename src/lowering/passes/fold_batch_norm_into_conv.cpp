@@ -48,15 +48,25 @@ bool fold_one(ir::Graph& graph, ir::Node* bn) {
 
   HostTensor new_weight(w.dtype(), w.sizes());
   HostTensor new_bias(bias ? bias->data().dtype() : w.dtype(), {channels});
+  auto fold_bias = [&](int64_t c, double scale) {
+    const double b = beta ? beta->data().get_as_double(c) : 0.0;
+    const double conv_bias = bias ? bias->data().get_as_double(c) : 0.0;
+    new_bias.set_from_double(c, (conv_bias - mean->data().get_as_double(c)) * scale + b);
+  };
   for (int64_t c = 0; c < channels; ++c) {
     const double g = gamma ? gamma->data().get_as_double(c) : 1.0;
-    const double b = beta ? beta->data().get_as_double(c) : 0.0;
     const double scale = g / std::sqrt(var->data().get_as_double(c) + eps);
+    if (w.dtype() == DType::Float32) {  // the common case, without per-element dtype dispatch (same arithmetic)
+      const float* src = w.data_as<float>() + c * per_channel;
+      float* dst = new_weight.mutable_data_as<float>() + c * per_channel;
+      for (int64_t i = 0; i < per_channel; ++i) dst[i] = static_cast<float>(static_cast<double>(src[i]) * scale);
+      fold_bias(c, scale);
+      continue;
+    }
     for (int64_t i = c * per_channel; i < (c + 1) * per_channel; ++i) {
       new_weight.set_from_double(i, w.get_as_double(i) * scale);
     }
-    const double conv_bias = bias ? bias->data().get_as_double(c) : 0.0;
-    new_bias.set_from_double(c, (conv_bias - mean->data().get_as_double(c)) * scale + b);
+    fold_bias(c, scale);
   }
   ir::Value* w_const = detail::tensor_constant(graph, std::move(new_weight), conv->name() + "_folded_weight");
   ir::Value* b_const = detail::tensor_constant(graph, std::move(new_bias), conv->name() + "_folded_bias");
