@@ -54,11 +54,14 @@ struct ExecutionContext::State {
   std::vector<const Kernel*> state_owner;
   std::vector<Dims> dims;
   std::vector<std::optional<HostTensor>> values;
+  void* stream = nullptr;  // the stream of the current execute() (device backends)
 
   void* address(int64_t id) {
     const PlanTensor& t = g->tensors[id];
     if (t.is_input) return user(t.name);
     if (t.producer >= 0 && g->layers[t.producer].layer.kind == LayerKind::Constant) {
+      // Device backends read the plan's device copy of the constant (Plan::Impl::upload_constants).
+      if (!g->backend->host_accessible()) return g->device_constants[t.producer].data;
       return const_cast<uint8_t*>(g->layers[t.producer].layer.weights[0].value.data());
     }
     int64_t off = g->profiles[profile].offsets[id];
@@ -144,9 +147,10 @@ Dims ExecutionContext::tensor_shape(const std::string& name) {
   KILN_FAIL(Internal, "binding '", name, "' has no tensor");
 }
 
-void ExecutionContext::execute() {
+void ExecutionContext::execute(void* stream) {
   KILN_CHECK(!state_->g->weights_missing(), InvalidInput,
              "the plan's weights were stripped: refit them (Refitter) before executing");
+  state_->stream = stream;
   state_->run(true);
 }
 
@@ -187,7 +191,7 @@ void ExecutionContext::State::run(bool execute) {
       const HostTensor& w = l.weights[0].value;
       if (!is_floating(w.dtype()) && w.numel() <= 1024) values[l.outputs[0]] = w;
       if (execute && g->tensors[l.outputs[0]].is_output && w.nbytes()) {
-        std::memcpy(user(g->tensors[l.outputs[0]].name), w.data(), w.nbytes());
+        g->backend->copy(user(g->tensors[l.outputs[0]].name), w.data(), w.nbytes(), CopyKind::HostToDevice, stream);
       }
       continue;
     }
@@ -209,7 +213,8 @@ void ExecutionContext::State::run(bool execute) {
       if (execute && v.nbytes()) {
         check_capacity(out);
         void* dst = address(out);
-        if (dst) std::memcpy(dst, v.data(), v.nbytes());
+        // Host values are small (shape tensors); copy() has consumed the source when it returns.
+        if (dst) g->backend->copy(dst, v.data(), v.nbytes(), CopyKind::HostToDevice, stream);
       }
       continue;
     }
@@ -230,6 +235,7 @@ void ExecutionContext::State::run(bool execute) {
     for (size_t k = 0; k < l.inputs.size(); ++k) {
       const PlanTensor& t = g->tensors[l.inputs[k]];
       args.inputs.push_back({address(l.inputs[k]), t.dtype, dims[l.inputs[k]], t.format});
+      args.input_values.push_back(values[l.inputs[k]] ? &*values[l.inputs[k]] : nullptr);
     }
     for (int64_t id : l.outputs) {
       check_capacity(id);
@@ -239,6 +245,7 @@ void ExecutionContext::State::run(bool execute) {
     args.workspace_size = g->workspace_bytes;
     args.pool = g->backend->thread_pool();
     args.state = states[li].get();
+    args.stream = stream;
     try {
       kernel->execute(args);
     } catch (const Error&) {
@@ -263,7 +270,7 @@ void ExecutionContext::State::run(bool execute) {
       } else {
         dst = user(t.name);
       }
-      if (bytes) std::memcpy(dst, args.outputs[o].data, static_cast<size_t>(bytes));
+      if (bytes) g->backend->copy(dst, args.outputs[o].data, static_cast<size_t>(bytes), CopyKind::DeviceToDevice, stream);
     }
   }
 }

@@ -67,10 +67,28 @@ class TimingCache {
   bool dirty_ = false;
 };
 
-/// Buffers for one timing run of a layer at the opt shape.
+/// Buffers for one timing run of a layer at the opt shape. On a backend without host-accessible memory the
+/// host storage is copied into device buffers, which the args then point to.
 struct TimingBuffers {
   std::vector<std::vector<uint8_t>> storage;
+  std::vector<BackendBuffer> device;
   KernelArgs args;
+
+  void to_device(const Backend& backend) {
+    if (backend.host_accessible()) return;
+    auto move = [&](TensorView& v, std::vector<uint8_t>& host) {
+      BackendBuffer b;
+      b.backend = &backend;
+      b.data = backend.allocate(host.size());
+      backend.copy(b.data, host.data(), host.size(), CopyKind::HostToDevice, nullptr);
+      v.data = b.data;
+      device.push_back(std::move(b));
+    };
+    size_t k = 0;
+    for (auto& v : args.inputs) move(v, storage[k++]);
+    for (auto& v : args.outputs) move(v, storage[k++]);
+    backend.synchronize(nullptr);
+  }
 };
 
 /// `info` with the tensor formats of `f` (all Plain when `f` is empty).
@@ -101,7 +119,10 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
     }
     return v;
   };
-  for (size_t k = 0; k < l.inputs.size(); ++k) b.args.inputs.push_back(alloc(l.inputs[k], true, info.inputs[k].format));
+  for (size_t k = 0; k < l.inputs.size(); ++k) {
+    b.args.inputs.push_back(alloc(l.inputs[k], true, info.inputs[k].format));
+    b.args.input_values.push_back(opt.values[l.inputs[k]] ? &*opt.values[l.inputs[k]] : nullptr);
+  }
   for (size_t k = 0; k < l.outputs.size(); ++k) {
     b.args.outputs.push_back(alloc(l.outputs[k], false, info.outputs[k].format));
   }
@@ -155,14 +176,18 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
             continue;
           }
           TimingBuffers buf = make_buffers(g, static_cast<int64_t>(i), *opt, tinfo);
-          std::vector<uint8_t> ws(k->workspace_size());
+          buf.to_device(*g.backend);
+          BackendBuffer ws;
+          ws.backend = g.backend.get();
+          ws.data = g.backend->allocate(k->workspace_size());
           auto state = k->create_state();
-          buf.args.workspace = ws.data();
-          buf.args.workspace_size = ws.size();
+          buf.args.workspace = ws.data;
+          buf.args.workspace_size = k->workspace_size();
           buf.args.pool = g.backend->thread_pool();
           buf.args.state = state.get();
           auto w0 = std::chrono::steady_clock::now();
           k->execute(buf.args);  // warm-up
+          g.backend->synchronize(nullptr);
           double t_min = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
           // A candidate whose warm-up is 20x slower than the best so far is not timed further.
           int iterations = t_min > 20 * best ? 0 : config.timing_iterations;
@@ -170,6 +195,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
           for (int it = 0; it < iterations; ++it) {
             auto t0 = std::chrono::steady_clock::now();
             k->execute(buf.args);
+            g.backend->synchronize(nullptr);
             double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             t_min = std::min(t_min, ms);
           }
