@@ -2,13 +2,14 @@
 # Run ON THE GPU MACHINE from the repository root (it has CUDA, cmake, ninja and Python torch 2.11, but no apt):
 # unpacks the carried .deb files into a private prefix (never into /), then configures and builds Kiln against
 # the installed torch's libtorch. Usage: scripts/device/build.sh [BUILD_DIR] [extra cmake args...]
+# KILN_DEVICE_PKGS: the folder of carried .deb files (default .device-pkgs).
 set -euo pipefail
 build_dir=${1:-build-device}
 shift || true
 prefix=/tmp/kiln-deps
 if [ ! -d "$prefix/usr" ]; then
   mkdir -p "$prefix"
-  for deb in .device-pkgs/*.deb; do dpkg -x "$deb" "$prefix"; done
+  for deb in "${KILN_DEVICE_PKGS:-.device-pkgs}"/*.deb; do dpkg -x "$deb" "$prefix"; done
 fi
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')

@@ -1,3 +1,31 @@
 # Extra dependencies of kiln_engine: oneDNN for the CPU backend's fast kernels (never libtorch).
 find_package(dnnl REQUIRED)
 target_link_libraries(kiln_${name} PUBLIC DNNL::dnnl)
+
+# The CUDA backend (src/engine/backends/cuda/**, .cpp and .cu) is built only when the top level enabled CUDA
+# (KILN_CUDA_ENABLED); otherwise its sources are dropped from the glob and "cuda" stays in the backend table
+# as an error saying the build has no CUDA. cuDNN (convolution) is used when found (CUDNN_ROOT may point at
+# it, e.g. the nvidia-cudnn Python wheel's folder).
+get_target_property(_kiln_engine_sources kiln_${name} SOURCES)
+list(FILTER _kiln_engine_sources EXCLUDE REGEX "/src/engine/backends/cuda/")
+set_property(TARGET kiln_${name} PROPERTY SOURCES ${_kiln_engine_sources})
+if(KILN_CUDA_ENABLED)
+  file(GLOB_RECURSE _kiln_cuda_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/engine/backends/cuda/*.cpp
+       ${PROJECT_SOURCE_DIR}/src/engine/backends/cuda/*.cu)
+  target_sources(kiln_${name} PRIVATE ${_kiln_cuda_sources})
+  target_compile_definitions(kiln_${name} PRIVATE KILN_HAVE_CUDA=1)
+  target_link_libraries(kiln_${name} PUBLIC CUDA::cudart CUDA::cublasLt CUDA::nvrtc)
+  set_target_properties(kiln_${name} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
+  target_compile_options(kiln_${name} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -Xcompiler=-fPIC>)
+  find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDNN_ROOT} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
+  find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 HINTS ${CUDNN_ROOT} ${CUDAToolkit_LIBRARY_DIR}
+               PATH_SUFFIXES lib lib64)
+  if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
+    message(STATUS "Kiln CUDA backend: cuDNN ${CUDNN_LIBRARY}")
+    target_include_directories(kiln_${name} PRIVATE ${CUDNN_INCLUDE_DIR})
+    target_link_libraries(kiln_${name} PUBLIC ${CUDNN_LIBRARY})
+    target_compile_definitions(kiln_${name} PRIVATE KILN_HAVE_CUDNN=1)
+  else()
+    message(STATUS "Kiln CUDA backend: cuDNN not found (convolution unsupported on cuda)")
+  endif()
+endif()

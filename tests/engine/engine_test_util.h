@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <random>
@@ -41,13 +42,60 @@ inline std::shared_ptr<Plan> build(const Network& net, BuilderConfig config = {}
   return Builder(config).build(net);
 }
 
-/// Runs a plan with named inputs; returns the outputs in binding order.
+/// The backend the layer tests (check_layer) run on: $KILN_TEST_BACKEND, default "cpu". The ctest
+/// kiln_engine_gpu_tests runs the EngineLayers tests with KILN_TEST_BACKEND=cuda.
+inline std::string test_backend() {
+  const char* b = std::getenv("KILN_TEST_BACKEND");
+  return b && *b ? b : "cpu";
+}
+
+/// A process-wide instance of backend `name` (for moving test data to and from device memory), or null with
+/// `why` set when it cannot be created (no GPU, a build without CUDA).
+inline const Backend* shared_backend(const std::string& name, std::string* why = nullptr) {
+  static std::map<std::string, std::pair<std::unique_ptr<Backend>, std::string>> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    std::pair<std::unique_ptr<Backend>, std::string> entry;
+    try {
+      entry.first = create_backend(name, BackendOptions{2});
+    } catch (const Error& e) {
+      entry.second = e.message();
+    }
+    it = cache.emplace(name, std::move(entry)).first;
+  }
+  if (why) *why = it->second.second;
+  return it->second.first.get();
+}
+
+/// Device buffers of a test run on a backend whose memory is not host memory.
+struct DeviceBuffers {
+  const Backend* backend = nullptr;
+  std::vector<void*> buffers;
+  void* add(size_t bytes) {
+    buffers.push_back(backend->allocate(std::max<size_t>(bytes, 1)));
+    return buffers.back();
+  }
+  ~DeviceBuffers() {
+    for (void* p : buffers) backend->deallocate(p);
+  }
+};
+
+/// Runs a plan with named inputs; returns the outputs in binding order. On a device backend the inputs are
+/// copied to device buffers and the outputs back (after waiting for the stream).
 inline std::vector<HostTensor> run(const std::shared_ptr<const Plan>& plan, const std::map<std::string, HostTensor>& inputs,
                                    int profile = 0) {
   ExecutionContext ctx(plan, profile);
+  const Backend* device = plan->backend_name() == "cpu" ? nullptr : shared_backend(plan->backend_name());
+  if (device && device->host_accessible()) device = nullptr;
+  DeviceBuffers dev{device, {}};
   for (const auto& [name, t] : inputs) {
     ctx.set_input_shape(name, t.sizes());
-    ctx.set_tensor_address(name, const_cast<uint8_t*>(t.data()));
+    void* p = const_cast<uint8_t*>(t.data());
+    if (device) {
+      p = dev.add(t.nbytes());
+      device->copy(p, t.data(), t.nbytes(), CopyKind::HostToDevice, nullptr);
+    }
+    ctx.set_tensor_address(name, p);
   }
   std::vector<HostTensor> outs;
   std::vector<std::string> names;
@@ -62,8 +110,18 @@ inline std::vector<HostTensor> run(const std::shared_ptr<const Plan>& plan, cons
     outs.emplace_back(b.dtype, d);
     names.push_back(b.name);
   }
-  for (size_t i = 0; i < outs.size(); ++i) ctx.set_tensor_address(names[i], outs[i].mutable_data());
+  std::vector<void*> out_ptrs;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    out_ptrs.push_back(device ? dev.add(outs[i].nbytes()) : outs[i].mutable_data());
+    ctx.set_tensor_address(names[i], out_ptrs.back());
+  }
   ctx.execute();
+  if (device) {
+    for (size_t i = 0; i < outs.size(); ++i) {
+      device->copy(outs[i].mutable_data(), out_ptrs[i], outs[i].nbytes(), CopyKind::DeviceToHost, nullptr);
+    }
+    device->synchronize(nullptr);
+  }
   return outs;
 }
 
@@ -104,6 +162,10 @@ inline void check_layer(const std::string& what, const std::vector<HostTensor>& 
                         const RefFn& ref_fn, std::vector<TestPrecision> precisions = {TestPrecision::FP32},
                         std::vector<int> dynamic = {}) {
   std::vector<double> want = ref_fn(inputs);
+  std::string backend = test_backend(), unavailable;
+  if (backend != "cpu" && !shared_backend(backend, &unavailable)) {
+    GTEST_SKIP() << "backend '" << backend << "' is not available here: " << unavailable;
+  }
   for (TestPrecision p : precisions) {
     SCOPED_TRACE(what + (p == TestPrecision::FP32 ? " fp32" : p == TestPrecision::FP16 ? " fp16" : " bf16"));
     Network net;
@@ -129,7 +191,15 @@ inline void check_layer(const std::string& what, const std::vector<HostTensor>& 
     net.mark_output(out);
     if (p == TestPrecision::FP16) config.precisions = {Precision::FP32, Precision::FP16};
     if (p == TestPrecision::BF16) config.precisions = {Precision::FP32, Precision::BF16};
-    auto plan = build(net, config);
+    config.backend = backend;
+    std::shared_ptr<Plan> plan;
+    try {
+      plan = build(net, config);
+    } catch (const Error& e) {
+      // A device backend that does not implement a layer kind yet skips it (saying which); cpu must build.
+      if (backend == "cpu" || e.kind() != ErrorKind::Unsupported) throw;
+      GTEST_SKIP() << what << ": not supported on backend '" << backend << "' yet: " << e.message();
+    }
     std::map<std::string, HostTensor> feed;
     for (size_t i = 0; i < inputs.size(); ++i) feed["in" + std::to_string(i)] = inputs[i];
     auto outs = run(plan, feed);

@@ -24,10 +24,19 @@
 // outputs, which are always Plain), and creates each kernel with the formats of its tensors in LayerInfo
 // (TensorInfo::format). create_kernel rejects formats the tactic cannot handle.
 //
+// Device backends (cuda): allocate() returns device memory (host_accessible() is false), so every
+// TensorView, the workspace and the user's bindings are device pointers. A kernel uploads its weights to
+// the device when it is created; the core uploads Constant layers' values itself (Plan::Impl). execute()
+// only enqueues work on args.stream (the stream the caller passed to ExecutionContext::execute; null =
+// the device's default stream) and never waits for it, except where a kernel must know data on the host
+// (a data-dependent output's count), which it documents. The core moves host data (host-layer values,
+// constant outputs) through copy(), ordered on the same stream.
+//
 // Backends are listed in one registration table (src/engine/backends/registry.cpp); a new backend adds its
 // files and one line there.
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -95,6 +104,10 @@ struct KernelArgs {
   size_t workspace_size = 0;
   ThreadPool* pool = nullptr;  // the CPU backend's pool (null on other backends)
   KernelState* state = nullptr;
+  void* stream = nullptr;  // the device stream to enqueue on (cudaStream_t on cuda; null: default; unused on cpu)
+  /// Per input: its value on the host when the input is a shape tensor evaluated on the host (a slice's
+  /// start, a reshape's shape), else null. Device kernels read shape-tensor inputs here, never from the device.
+  std::vector<const HostTensor*> input_values;
 };
 
 /// A kernel for one (fused) layer, made for one tactic. Immutable after creation; see the file comment.
@@ -113,6 +126,9 @@ class Kernel {
 struct Tactic {
   std::string name;
 };
+
+/// Direction of a Backend::copy.
+enum class CopyKind : uint8_t { HostToDevice, DeviceToHost, DeviceToDevice };
 
 /// Options a backend is created with.
 struct BackendOptions {
@@ -144,6 +160,21 @@ class Backend {
   /// Memory the kernels can address (host memory on cpu); aligned to 64 bytes.
   virtual void* allocate(size_t bytes) const = 0;
   virtual void deallocate(void* pointer) const = 0;
+  /// Whether allocate() returns memory the host reads and writes directly (cpu). When false, bindings are
+  /// device pointers and the core moves host data with copy().
+  virtual bool host_accessible() const { return true; }
+  /// Copies `bytes` bytes in order on `stream` (asynchronously on a device). A host source may be released
+  /// or changed as soon as copy() returns.
+  virtual void copy(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream) const {
+    (void)kind;
+    (void)stream;
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  /// Waits until the work enqueued on `stream` is done (nothing to wait for on cpu).
+  virtual void synchronize(void* stream) const { (void)stream; }
+  /// Throws kiln::Error when a plan built for device `plan_device` cannot run on this backend's device
+  /// (cuda: another compute capability). The cpu backend accepts any (plans are portable there).
+  virtual void check_plan_device(const std::string& plan_device) const { (void)plan_device; }
 };
 
 /// One row of the backend registration table.

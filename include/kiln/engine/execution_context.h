@@ -32,15 +32,19 @@ class ExecutionContext {
   /// Sets the dims of input `name`; throws kiln::Error naming the input, the dim and the profile range when
   /// they lie outside the profile (or the rank / a static dim differs).
   void set_input_shape(const std::string& name, const Dims& dims);
-  /// Binds a host buffer for an input or output (dense C order, the binding's dtype).
+  /// Binds a buffer for an input or output (dense C order, the binding's dtype): host memory on the cpu
+  /// backend, device memory on a device backend (cuda).
   void set_tensor_address(const std::string& name, void* data);
   /// Sets the allocator of a data-dependent output.
   void set_output_allocator(const std::string& name, OutputAllocator* allocator);
   /// Dims of a binding given the current input shapes (-1 for data-dependent dims until executed).
   Dims tensor_shape(const std::string& name);
-  /// Runs the plan synchronously. All inputs must have shapes and addresses; outputs addresses (or an
-  /// allocator for data-dependent ones).
-  void execute();
+  /// Runs the plan. All inputs must have shapes and addresses; outputs addresses (or an allocator for
+  /// data-dependent ones). On cpu it runs synchronously. On a device backend the work is enqueued on
+  /// `stream` (a cudaStream_t on cuda; null: the default stream) and execute() returns without waiting,
+  /// except for a data-dependent output (nonzero), whose count must reach the host. The context's arena
+  /// is in use until the stream's work is done: do not execute the same context on two streams at once.
+  void execute(void* stream = nullptr);
 
  private:
   struct State;

@@ -8,10 +8,21 @@ namespace kiln::engine {
 namespace cpu {
 std::unique_ptr<Backend> create_cpu_backend(const BackendOptions& options);
 }
+namespace cuda {
+std::unique_ptr<Backend> create_cuda_backend(const BackendOptions& options);
+#ifndef KILN_HAVE_CUDA
+// A build without a CUDA compiler keeps the row, so that asking for "cuda" says why it is missing.
+std::unique_ptr<Backend> create_cuda_backend(const BackendOptions&) {
+  KILN_FAIL(Unsupported, "engine backend 'cuda': this build of Kiln has no CUDA backend (configure where nvcc is "
+                         "found, KILN_WITH_CUDA=AUTO or ON)");
+}
+#endif
+}  // namespace cuda
 
 const std::vector<BackendEntry>& backend_registry() {
   static const std::vector<BackendEntry> kTable = {
       {"cpu", &cpu::create_cpu_backend},
+      {"cuda", &cuda::create_cuda_backend},
   };
   return kTable;
 }

@@ -405,6 +405,7 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
   g->derive();
   check_precisions(*g, config_);
 
+  g->upload_constants();
   select_tactics(*g, config_);
   if (int reformats = assign_formats(*g)) {
     // New tensors and layers: ranges again, tactics for the reformats (fast kernels first), every kernel

@@ -62,11 +62,14 @@ struct ExecutionContext::State {
   bool shapes_cached = false;
   std::vector<Dims> cached_inputs;
   uint64_t cached_generation = 0;  // the plan's refit generation the cache was made at
+  void* stream = nullptr;  // the stream of the current execute() (device backends)
 
   void* address(int64_t id) {
     const PlanTensor& t = g->tensors[id];
     if (t.is_input) return user(t.name);
     if (t.producer >= 0 && g->layers[t.producer].layer.kind == LayerKind::Constant) {
+      // Device backends read the plan's device copy of the constant (Plan::Impl::upload_constants).
+      if (!g->backend->host_accessible()) return g->device_constants[t.producer].data;
       return const_cast<uint8_t*>(g->layers[t.producer].layer.weights[0].value.data());
     }
     int64_t off = g->profiles[profile].offsets[id];
@@ -158,9 +161,10 @@ Dims ExecutionContext::tensor_shape(const std::string& name) {
   KILN_FAIL(Internal, "binding '", name, "' has no tensor");
 }
 
-void ExecutionContext::execute() {
+void ExecutionContext::execute(void* stream) {
   KILN_CHECK(!state_->g->weights_missing(), InvalidInput,
              "the plan's weights were stripped: refit them (Refitter) before executing");
+  state_->stream = stream;
   state_->run(true);
 }
 
@@ -208,7 +212,7 @@ void ExecutionContext::State::run(bool execute) {
       const HostTensor& w = l.weights[0].value;
       if (!is_floating(w.dtype()) && w.numel() <= 1024) values[l.outputs[0]] = w;
       if (execute && g->tensors[l.outputs[0]].is_output && w.nbytes()) {
-        std::memcpy(user(g->tensors[l.outputs[0]].name), w.data(), w.nbytes());
+        g->backend->copy(user(g->tensors[l.outputs[0]].name), w.data(), w.nbytes(), CopyKind::HostToDevice, stream);
       }
       continue;
     }
@@ -230,7 +234,8 @@ void ExecutionContext::State::run(bool execute) {
       if (execute && v.nbytes()) {
         check_capacity(out);
         void* dst = address(out);
-        if (dst) std::memcpy(dst, v.data(), v.nbytes());
+        // Host values are small (shape tensors); copy() has consumed the source when it returns.
+        if (dst) g->backend->copy(dst, v.data(), v.nbytes(), CopyKind::HostToDevice, stream);
       }
       continue;
     }
@@ -253,7 +258,7 @@ void ExecutionContext::State::run(bool execute) {
       } else {
         dst = user(t.name);
       }
-      if (bytes) std::memcpy(dst, args.outputs[o].data, static_cast<size_t>(bytes));
+      if (bytes) g->backend->copy(dst, args.outputs[o].data, static_cast<size_t>(bytes), CopyKind::DeviceToDevice, stream);
     }
   }
   if (execute && cacheable) {
@@ -270,7 +275,9 @@ void ExecutionContext::State::run_cached() {
     const Layer& l = pl.layer;
     if (l.kind == LayerKind::Constant) {
       const HostTensor& w = l.weights[0].value;
-      if (g->tensors[l.outputs[0]].is_output && w.nbytes()) std::memcpy(user(g->tensors[l.outputs[0]].name), w.data(), w.nbytes());
+      if (g->tensors[l.outputs[0]].is_output && w.nbytes()) {
+        g->backend->copy(user(g->tensors[l.outputs[0]].name), w.data(), w.nbytes(), CopyKind::HostToDevice, stream);
+      }
       continue;
     }
     if (pl.host) {
@@ -278,7 +285,7 @@ void ExecutionContext::State::run_cached() {
       int64_t out = l.outputs[0];
       const HostTensor& v = *values[out];
       void* dst = address(out);
-      if (dst && v.nbytes()) std::memcpy(dst, v.data(), v.nbytes());
+      if (dst && v.nbytes()) g->backend->copy(dst, v.data(), v.nbytes(), CopyKind::HostToDevice, stream);
       continue;
     }
     run_kernel(li);
@@ -309,6 +316,7 @@ KernelArgs ExecutionContext::State::run_kernel(size_t li) {
   for (size_t k = 0; k < l.inputs.size(); ++k) {
     const PlanTensor& t = g->tensors[l.inputs[k]];
     args.inputs.push_back({address(l.inputs[k]), t.dtype, dims[l.inputs[k]], t.format});
+    args.input_values.push_back(values[l.inputs[k]] ? &*values[l.inputs[k]] : nullptr);
   }
   for (int64_t id : l.outputs) {
     check_capacity(id);
@@ -318,6 +326,7 @@ KernelArgs ExecutionContext::State::run_kernel(size_t li) {
   args.workspace_size = g->workspace_bytes;
   args.pool = g->backend->thread_pool();
   args.state = states[li].get();
+  args.stream = stream;
   try {
     kernel->execute(args);
   } catch (const Error&) {

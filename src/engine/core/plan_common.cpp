@@ -59,7 +59,24 @@ bool Plan::Impl::weights_missing() const {
   return false;
 }
 
+void Plan::Impl::upload_constants(int64_t only) {
+  if (backend->host_accessible()) return;
+  device_constants.resize(layers.size());
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (only >= 0 && static_cast<int64_t>(i) != only) continue;
+    device_constants[i] = BackendBuffer();
+    const Layer& l = layers[i].layer;
+    if (l.kind != LayerKind::Constant || !l.weights[0].defined()) continue;
+    const HostTensor& w = l.weights[0].value;
+    device_constants[i].backend = backend.get();
+    device_constants[i].data = backend->allocate(w.nbytes());
+    backend->copy(device_constants[i].data, w.data(), w.nbytes(), CopyKind::HostToDevice, nullptr);
+    backend->synchronize(nullptr);
+  }
+}
+
 void Plan::Impl::create_kernels(int64_t only) {
+  upload_constants(only);
   kernels.resize(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
     if (only >= 0 && static_cast<int64_t>(i) != only) continue;

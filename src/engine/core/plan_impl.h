@@ -46,6 +46,24 @@ struct RefitEntry {
   Dims original_dims;
 };
 
+/// One allocation of a backend, freed with it (device copies of constants).
+struct BackendBuffer {
+  const Backend* backend = nullptr;
+  void* data = nullptr;
+  BackendBuffer() = default;
+  BackendBuffer(const BackendBuffer&) = delete;
+  BackendBuffer& operator=(const BackendBuffer&) = delete;
+  BackendBuffer(BackendBuffer&& o) noexcept : backend(o.backend), data(o.data) { o.data = nullptr; }
+  BackendBuffer& operator=(BackendBuffer&& o) noexcept {
+    std::swap(backend, o.backend);
+    std::swap(data, o.data);
+    return *this;
+  }
+  ~BackendBuffer() {
+    if (data) backend->deallocate(data);
+  }
+};
+
 struct Plan::Impl {
   std::string backend_name;
   std::string device;
@@ -61,7 +79,10 @@ struct Plan::Impl {
   // Derived at build / load (not serialized).
   std::vector<Binding> bindings;
   std::vector<std::unique_ptr<Kernel>> kernels;  // per layer; null for host / constant layers
+  // Per layer: the device copy of a Constant layer's value when the backend's memory is not host memory
+  // (empty on cpu). Declared after `backend`, so destroyed before it.
   std::unique_ptr<Backend> backend;
+  std::vector<BackendBuffer> device_constants;
   std::vector<std::vector<int64_t>> consumers;  // per tensor
   uint64_t refit_generation = 0;  // incremented by every refit (contexts drop cached shape-tensor values)
 
@@ -73,8 +94,12 @@ struct Plan::Impl {
   bool is_kernel_layer(int64_t i) const {
     return !layers[i].host && layers[i].layer.kind != LayerKind::Constant;
   }
-  /// (Re)creates kernels (all, or only layer `only`). Layers with missing weights get none.
+  /// (Re)creates kernels (all, or only layer `only`). Layers with missing weights get none. Also uploads
+  /// constants (upload_constants).
   void create_kernels(int64_t only = -1);
+  /// On a backend without host-accessible memory, copies Constant layers' values (all, or layer `only`)
+  /// into device_constants (synchronously: at build, load and refit, never during execute).
+  void upload_constants(int64_t only = -1);
   bool weights_missing() const;
 };
 

@@ -531,6 +531,7 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     }
   }
   g->backend = create_backend(g->backend_name, options);
+  g->backend->check_plan_device(g->device);
   if (g->backend->device() != g->device) {
     KILN_WARN("engine: plan built for '", g->device, "', loading on '", g->backend->device(), "'");
   }

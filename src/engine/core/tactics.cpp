@@ -68,10 +68,28 @@ class TimingCache {
   bool dirty_ = false;
 };
 
-/// Buffers for one timing run of a layer at the opt shape.
+/// Buffers for one timing run of a layer at the opt shape. On a backend without host-accessible memory the
+/// host storage is copied into device buffers, which the args then point to.
 struct TimingBuffers {
   std::vector<std::vector<uint8_t>> storage;
+  std::vector<BackendBuffer> device;
   KernelArgs args;
+
+  void to_device(const Backend& backend) {
+    if (backend.host_accessible()) return;
+    auto move = [&](TensorView& v, std::vector<uint8_t>& host) {
+      BackendBuffer b;
+      b.backend = &backend;
+      b.data = backend.allocate(host.size());
+      backend.copy(b.data, host.data(), host.size(), CopyKind::HostToDevice, nullptr);
+      v.data = b.data;
+      device.push_back(std::move(b));
+    };
+    size_t k = 0;
+    for (auto& v : args.inputs) move(v, storage[k++]);
+    for (auto& v : args.outputs) move(v, storage[k++]);
+    backend.synchronize(nullptr);
+  }
 };
 
 /// `info` with the tensor formats of `f` (all Plain when `f` is empty).
@@ -102,7 +120,10 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
     }
     return v;
   };
-  for (size_t k = 0; k < l.inputs.size(); ++k) b.args.inputs.push_back(alloc(l.inputs[k], true, info.inputs[k].format));
+  for (size_t k = 0; k < l.inputs.size(); ++k) {
+    b.args.inputs.push_back(alloc(l.inputs[k], true, info.inputs[k].format));
+    b.args.input_values.push_back(opt.values[l.inputs[k]] ? &*opt.values[l.inputs[k]] : nullptr);
+  }
   for (size_t k = 0; k < l.outputs.size(); ++k) {
     b.args.outputs.push_back(alloc(l.outputs[k], false, info.outputs[k].format));
   }
@@ -156,16 +177,18 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       // candidate), so that load from other processes hits every candidate alike. A candidate whose
       // warm-up is 20x slower than the fastest warm-up, or whose time is 20x the best after a round, is not
       // timed further (it loses with the time it has).
-      struct Run {  // one kernel with its timing buffers
+      struct Run {  // one kernel with its timing buffers (device buffers on a device backend)
         std::unique_ptr<Kernel> kernel;
         TimingBuffers buf;
-        std::vector<uint8_t> ws;
+        BackendBuffer ws;
         std::unique_ptr<KernelState> state;
         void prepare(Backend& backend) {
-          ws.resize(kernel->workspace_size());
+          buf.to_device(backend);
+          ws.backend = &backend;
+          ws.data = backend.allocate(kernel->workspace_size());
           state = kernel->create_state();
-          buf.args.workspace = ws.data();
-          buf.args.workspace_size = ws.size();
+          buf.args.workspace = ws.data;
+          buf.args.workspace_size = kernel->workspace_size();
           buf.args.pool = backend.thread_pool();
           buf.args.state = state.get();
         }
@@ -178,10 +201,11 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         std::string failed;
         bool timed = true;
       };
-      auto time_once = [](Candidate& c) {
+      auto time_once = [&g](Candidate& c) {
         auto t0 = std::chrono::steady_clock::now();
         for (auto& r : c.reformats) r.kernel->execute(r.buf.args);
         c.main.kernel->execute(c.main.buf.args);
+        g.backend->synchronize(nullptr);  // device backends run asynchronously
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       };
       // A Reformat of tensor `id` from `from` to `to` at the opt shape, ready to time.

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Run ON THE GPU MACHINE from the repository root: builds the engine tests with the CUDA backend (no torch) and
+# runs the gpu-labeled layer suite (KILN_TEST_BACKEND=cuda). Logs go to $OUT (or /tmp/kiln-gpu); a pass/fail
+# table is printed last. cuDNN comes from the system toolkit or the nvidia-cudnn Python wheel.
+set -uo pipefail
+out=${OUT:-/tmp/kiln-gpu}
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader >"$out/gpu.txt" 2>&1
+cudnn_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) if nvidia.cudnn.__file__ else nvidia.cudnn.__path__[0])' 2>/dev/null || true)
+extra=()
+[ -n "$cudnn_root" ] && extra+=(-DCUDNN_ROOT="$cudnn_root") && export LD_LIBRARY_PATH="$cudnn_root/lib:${LD_LIBRARY_PATH:-}"
+KILN_TARGETS=kiln_engine_tests scripts/device/build.sh build-gpu -DKILN_WITH_TORCH=OFF -DKILN_WITH_CUDA=ON \
+  "${extra[@]}" >"$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 2; }
+export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+grep -i "cudnn\|CUDA backend" "$out/build.log" | head -5
+KILN_TEST_BACKEND=cuda timeout 300 build-gpu/tests/kiln_engine_tests --gtest_filter='EngineLayers.*:EngineCuda.*' \
+  >"$out/gpu_tests.log" 2>&1
+echo "gpu tests exit code: $?"
+timeout 120 build-gpu/tests/kiln_engine_tests >"$out/cpu_tests.log" 2>&1
+echo "cpu engine suite exit code: $? ($(grep -c '^\[       OK' "$out/cpu_tests.log") ok)"
+grep -E "Failure|error|differ|not supported" "$out/gpu_tests.log" | cut -c1-400 | head -60
+echo "---- $(cat "$out/gpu.txt")"
+grep -E '^\[ +(OK|FAILED|SKIPPED) +\] [A-Za-z]+\.' "$out/gpu_tests.log" | sed -E 's/\(.*//' | sort -u

@@ -1,0 +1,258 @@
+// Convolution and transposed convolution through cuDNN's convolution API (tactic "cudnn"; a first version on
+// the legacy descriptor API): NCHW (1-D convolutions as H = 1), groups, dilation, symmetric padding. fp32
+// runs with FMA math only (no TF32); fp16 / bf16 with tensor cores and fp32 accumulation. The algorithm is
+// cuDNN's heuristic first choice within the workspace, per input shape and context. Bias and post-ops
+// (activations, residual sums) follow as one in-place pointwise pass.
+
+#include "engine/backends/cuda/cuda_util.h"
+
+#ifdef KILN_HAVE_CUDNN
+#include <cudnn.h>
+
+#include <map>
+
+#define KILN_CUDNN_CHECK(expr)                                                                             \
+  do {                                                                                                     \
+    cudnnStatus_t kiln_cudnn_st_ = (expr);                                                                 \
+    KILN_CHECK(kiln_cudnn_st_ == CUDNN_STATUS_SUCCESS, Internal, "cuDNN error ",                          \
+               cudnnGetErrorString(kiln_cudnn_st_), " (", #expr, ")");                                     \
+  } while (0)
+
+namespace kiln::engine::cuda {
+namespace {
+
+constexpr size_t kWorkspace = size_t{64} << 20;
+
+/// One cuDNN handle per thread (cudnnSetStream changes a handle, so contexts on other threads need their own).
+cudnnHandle_t cudnn_handle() {
+  thread_local struct Holder {
+    cudnnHandle_t h = nullptr;
+    ~Holder() {
+      if (h) cudnnDestroy(h);
+    }
+  } holder;
+  if (!holder.h) KILN_CUDNN_CHECK(cudnnCreate(&holder.h));
+  return holder.h;
+}
+
+cudnnDataType_t cudnn_type(DType dt) {
+  return dt == DType::Float16 ? CUDNN_DATA_HALF : dt == DType::BFloat16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
+/// Descriptors for one input shape, and the chosen algorithm.
+struct ConvPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  int algo = 0;
+  ~ConvPlan() {
+    if (x) cudnnDestroyTensorDescriptor(x);
+    if (y) cudnnDestroyTensorDescriptor(y);
+    if (w) cudnnDestroyFilterDescriptor(w);
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+  }
+};
+
+struct ConvState : KernelState {
+  std::map<Dims, std::unique_ptr<ConvPlan>> plans;
+};
+
+std::vector<int> as_int(const Dims& d) { return std::vector<int>(d.begin(), d.end()); }
+
+class ConvKernel : public Kernel {
+ public:
+  explicit ConvKernel(const LayerInfo& info) : p_(info.params<ConvolutionParams>()) {
+    const Layer& l = *info.layer;
+    dtype_ = info.outputs[0].dtype;
+    w_dims_ = l.weights[0].value.sizes();
+    weight_ = upload(l.weights[0].value, dtype_);
+    if (l.weights.size() > 1 && l.weights[1].defined()) bias_ = upload(l.weights[1].value, dtype_);
+    // Post pass: [output, bias?, residuals...].
+    int temp = 0, next_source = 1;
+    if (bias_.data()) {
+      PwInstr in;
+      in.kind = kPwScaleAdd;
+      in.a = 0;
+      in.b = static_cast<int16_t>(next_source++);
+      in.alpha = 1.0f;
+      post_.instr[post_.n_instr] = in;
+      temp = kPwTemp + post_.n_instr++;
+    }
+    int residual = 1;
+    for (const PostOp& op : p_.post_ops) {
+      PwInstr in;
+      in.a = static_cast<int16_t>(temp);
+      if (op.kind == PostOp::Activation) {
+        in.kind = kPwActivation;
+        in.op = static_cast<uint8_t>(op.activation.kind);
+        in.alpha = static_cast<float>(op.activation.alpha);
+        in.beta = static_cast<float>(op.activation.beta);
+      } else {
+        in.kind = kPwScaleAdd;
+        in.b = static_cast<int16_t>(next_source++);
+        in.alpha = static_cast<float>(op.scale);
+        residual_inputs_.push_back(residual++);
+      }
+      post_.instr[post_.n_instr] = in;
+      temp = kPwTemp + post_.n_instr++;
+    }
+  }
+  size_t workspace_size() const override { return kWorkspace; }
+  std::unique_ptr<KernelState> create_state() const override { return std::make_unique<ConvState>(); }
+
+  void execute(KernelArgs& args) const override {
+    const TensorView &x = args.inputs[0], &y = args.outputs[0];
+    if (y.numel() == 0) return;
+    auto* state = static_cast<ConvState*>(args.state);
+    auto& plan = state->plans[x.dims];
+    if (!plan) plan = make_plan(x.dims, y.dims);
+    cudnnHandle_t h = cudnn_handle();
+    KILN_CUDNN_CHECK(cudnnSetStream(h, stream_of(args)));
+    float alpha = 1.0f, beta = 0.0f;
+    if (!p_.transposed) {
+      KILN_CUDNN_CHECK(cudnnConvolutionForward(h, &alpha, plan->x, x.data, plan->w, weight_.data(), plan->conv,
+                                               static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo), args.workspace,
+                                               kWorkspace, &beta, plan->y, y.data));
+    } else {
+      KILN_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &alpha, plan->w, weight_.data(), plan->x, x.data, plan->conv,
+                                                    static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algo),
+                                                    args.workspace, kWorkspace, &beta, plan->y, y.data));
+    }
+    if (post_.n_instr > 0) {
+      PwProgram p = post_;
+      size_t r = y.dims.size();
+      auto ys = row_strides(y.dims);
+      p.src[0].data = y.data;
+      p.src[0].dtype = dcode(dtype_);
+      for (size_t q = 0; q < r; ++q) p.src[0].st[q] = ys[q];
+      int s = 1;
+      if (bias_.data()) {
+        p.src[s].data = bias_.data();
+        p.src[s].dtype = dcode(dtype_);
+        for (size_t q = 0; q < r; ++q) p.src[s].st[q] = q == 1 ? 1 : 0;
+        ++s;
+      }
+      for (int in : residual_inputs_) {
+        p.src[s].data = args.inputs[in].data;
+        p.src[s].dtype = dcode(args.inputs[in].dtype);
+        for (size_t q = 0; q < r; ++q) p.src[s].st[q] = ys[q];
+        ++s;
+      }
+      p.n_sources = s;
+      launch_pointwise(p, to_shape(y.dims), y.data, dcode(dtype_), false, stream_of(args));
+      check_launch("convolution post-ops");
+    }
+  }
+
+ private:
+  std::unique_ptr<ConvPlan> make_plan(const Dims& xd, const Dims& yd) const {
+    auto plan = std::make_unique<ConvPlan>();
+    size_t ns = xd.size() - 2;
+    // 1-D convolutions become 2-D with H = 1 (cuDNN's Nd descriptors need 4 or 5 dims).
+    auto spatial = [&](const std::vector<int64_t>& v, int64_t fill) {
+      std::vector<int> out;
+      if (ns == 1) out.push_back(static_cast<int>(fill));
+      for (size_t i = 0; i < ns; ++i) out.push_back(static_cast<int>(i < v.size() ? v[i] : fill));
+      return out;
+    };
+    auto dims4 = [&](const Dims& d) {
+      std::vector<int> out = as_int(d);
+      if (ns == 1) out.insert(out.begin() + 2, 1);
+      return out;
+    };
+    auto packed = [](const std::vector<int>& d) {
+      std::vector<int> st(d.size(), 1);
+      for (int k = static_cast<int>(d.size()) - 2; k >= 0; --k) st[k] = st[k + 1] * d[k + 1];
+      return st;
+    };
+    cudnnDataType_t t = cudnn_type(dtype_);
+    auto xdims = dims4(xd), ydims = dims4(yd), wdims = dims4(w_dims_);
+    KILN_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->x));
+    KILN_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->y));
+    KILN_CUDNN_CHECK(cudnnCreateFilterDescriptor(&plan->w));
+    KILN_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&plan->conv));
+    KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(plan->x, t, static_cast<int>(xdims.size()), xdims.data(), packed(xdims).data()));
+    KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(plan->y, t, static_cast<int>(ydims.size()), ydims.data(), packed(ydims).data()));
+    KILN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(plan->w, t, CUDNN_TENSOR_NCHW, static_cast<int>(wdims.size()), wdims.data()));
+    auto pad = spatial(p_.pre_padding, 0), stride = spatial(p_.stride, 1), dil = spatial(p_.dilation, 1);
+    KILN_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(plan->conv, static_cast<int>(pad.size()), pad.data(), stride.data(),
+                                                     dil.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    KILN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(plan->conv, static_cast<int>(p_.groups)));
+    bool strict = dtype_ == DType::Float32;  // no TF32 for fp32 layers
+    KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, strict ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+    cudnnHandle_t h = cudnn_handle();
+    constexpr int kMax = 16;
+    int found = 0;
+    bool ok = false;
+    if (!p_.transposed) {
+      cudnnConvolutionFwdAlgoPerf_t perf[kMax];
+      KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, plan->x, plan->w, plan->conv, plan->y, kMax, &found, perf));
+      for (int i = 0; i < found && !ok; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace) continue;
+        if (strict && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
+        plan->algo = perf[i].algo;
+        ok = true;
+      }
+    } else {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
+      KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, plan->w, plan->x, plan->conv, plan->y, kMax, &found, perf));
+      for (int i = 0; i < found && !ok; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace) continue;
+        if (strict && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
+        plan->algo = perf[i].algo;
+        ok = true;
+      }
+    }
+    KILN_CHECK(ok, Unsupported, "cuDNN offers no convolution algorithm for this layer within ", kWorkspace, " bytes");
+    return plan;
+  }
+
+  ConvolutionParams p_;
+  DType dtype_ = DType::Float32;
+  Dims w_dims_;
+  DeviceBuffer weight_, bias_;
+  PwProgram post_;
+  std::vector<int> residual_inputs_;
+};
+
+bool applies(const LayerInfo& layer, std::string* why) {
+  const auto& p = layer.params<ConvolutionParams>();
+  DType dt = layer.outputs[0].dtype;
+  if (dt != DType::Float32 && dt != DType::Float16 && dt != DType::BFloat16) {
+    if (why) *why = "dtype is not f32/f16/bf16";
+    return false;
+  }
+  size_t r = layer.inputs[0].max.size();
+  if (r < 3 || r > 5) {
+    if (why) *why = "needs 1 to 3 spatial dims";
+    return false;
+  }
+  if (p.pre_padding != p.post_padding) {
+    if (why) *why = "asymmetric padding (cuDNN pads both sides alike)";
+    return false;
+  }
+  if (p.post_ops.size() + 1 > static_cast<size_t>(kMaxPwInstrs) || layer.inputs.size() + 1 > static_cast<size_t>(kMaxPwSources)) {
+    if (why) *why = "too many post-ops";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique<ConvKernel>(layer); }
+
+}  // namespace
+
+void register_convolution(std::vector<CudaKernelFactory>& rows) {
+  rows.push_back({"cudnn", LayerKind::Convolution, &applies, &create});
+}
+
+}  // namespace kiln::engine::cuda
+
+#else
+
+namespace kiln::engine::cuda {
+// Built without cuDNN: no convolution kernels (supports() says so).
+void register_convolution(std::vector<CudaKernelFactory>&) {}
+}  // namespace kiln::engine::cuda
+
+#endif

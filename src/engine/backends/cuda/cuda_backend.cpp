@@ -1,0 +1,163 @@
+// The CUDA backend: device memory, stream-ordered copies, and kernels from the CUDA kernel table.
+// Creating it without a usable GPU is a clear kiln::Error.
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+#include "engine/backends/cuda/cuda_util.h"
+
+namespace kiln::engine::cuda {
+namespace {
+
+// Host-to-device copies up to this size travel as a kernel parameter (copied at launch), so the host source
+// may be released at once without waiting for the stream (host-layer values, shape tensors). Larger host
+// sources (constants bound as outputs) are the plan's own weights, alive as long as the plan.
+constexpr size_t kInlineCopyBytes = 1024;
+
+}  // namespace
+
+void launch_inline_copy(void* dst, const void* bytes, size_t n, Stream stream);
+
+DeviceBuffer upload(const HostTensor& t, DType dtype) {
+  if (!t.defined()) return DeviceBuffer();
+  HostTensor c = t.dtype() == dtype ? t : t.to(dtype);
+  return DeviceBuffer(c.data(), c.nbytes());
+}
+
+bool ranks_fit(const LayerInfo& layer, std::string* why) {
+  for (const auto* list : {&layer.inputs, &layer.outputs}) {
+    for (const auto& t : *list) {
+      if (t.max.size() > static_cast<size_t>(kMaxRank)) {
+        if (why) *why = "tensor '" + t.name + "' has rank " + std::to_string(t.max.size()) + " (cuda kernels take <= 8)";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool float_dtypes(const LayerInfo& layer, std::string* why) {
+  for (const auto* list : {&layer.inputs, &layer.outputs}) {
+    for (const auto& t : *list) {
+      if (t.dtype == DType::Float64) {
+        if (why) *why = "tensor '" + t.name + "' is f64 (cuda kernels take f32, f16, bf16)";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+const std::vector<CudaKernelFactory>& cuda_kernels() {
+  static const std::vector<CudaKernelFactory> kRows = [] {
+    std::vector<CudaKernelFactory> rows;
+    register_pointwise(rows);
+    register_movement(rows);
+    register_reduction(rows);
+    register_spatial(rows);
+    register_matmul(rows);
+    register_convolution(rows);
+    return rows;
+  }();
+  return kRows;
+}
+
+namespace {
+
+class CudaBackend : public Backend {
+ public:
+  explicit CudaBackend(const BackendOptions&) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    KILN_CHECK(e == cudaSuccess && count > 0, Unsupported, "engine backend 'cuda': no CUDA GPU is available (",
+               e == cudaSuccess ? "no device found" : cudaGetErrorString(e), ")");
+    KILN_CUDA_CHECK(cudaGetDevice(&device_));
+    cudaDeviceProp prop{};
+    KILN_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    sm_ = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+    device_name_ = "cuda " + sm_ + " " + prop.name;
+  }
+  std::string name() const override { return "cuda"; }
+  std::string device() const override { return device_name_; }
+  bool supports(const LayerInfo& layer, std::string* why) const override {
+    std::string reasons;
+    for (const auto& r : cuda_kernels()) {
+      if (r.kind != layer.kind()) continue;
+      std::string w;
+      if (r.applies(layer, &w)) return true;
+      reasons += (reasons.empty() ? "" : "; ") + r.name + ": " + w;
+    }
+    if (why) {
+      *why = reasons.empty() ? std::string("the cuda backend has no kernel for ") + layer_kind_name(layer.kind()) + " yet"
+                             : reasons;
+    }
+    return false;
+  }
+  bool supports_precision(LayerKind, DType dtype) const override {
+    return dtype == DType::Float32 || dtype == DType::Float16 || dtype == DType::BFloat16;
+  }
+  std::vector<Tactic> tactics(const LayerInfo& layer) const override {
+    std::vector<Tactic> out;
+    for (const auto& r : cuda_kernels()) {
+      if (r.kind == layer.kind() && r.applies(layer, nullptr)) out.push_back({r.name});
+    }
+    return out;
+  }
+  std::unique_ptr<Kernel> create_kernel(const LayerInfo& layer, const std::string& tactic) const override {
+    for (const auto& r : cuda_kernels()) {
+      if (r.kind != layer.kind() || r.name != tactic) continue;
+      std::string why;
+      KILN_CHECK(r.applies(layer, &why), Unsupported, "cuda tactic '", tactic, "' does not apply to layer '",
+                 layer.layer->name, "': ", why);
+      return r.create(layer);
+    }
+    KILN_FAIL(Unsupported, "cuda backend has no tactic '", tactic, "' for ", layer_kind_name(layer.kind()));
+  }
+  ThreadPool* thread_pool() const override { return nullptr; }
+  void* allocate(size_t bytes) const override {
+    if (bytes == 0) return nullptr;
+    void* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, bytes);
+    KILN_CHECK(e == cudaSuccess, Io, "out of device memory allocating ", bytes, " bytes: ", cudaGetErrorString(e));
+    return p;
+  }
+  void deallocate(void* pointer) const override {
+    if (pointer) cudaFree(pointer);
+  }
+  bool host_accessible() const override { return false; }
+  void copy(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream) const override {
+    if (bytes == 0) return;
+    auto s = static_cast<cudaStream_t>(stream);
+    if (kind == CopyKind::HostToDevice && bytes <= kInlineCopyBytes) {
+      launch_inline_copy(dst, src, bytes, s);
+      check_launch("host-to-device copy");
+      return;
+    }
+    cudaMemcpyKind k = kind == CopyKind::HostToDevice   ? cudaMemcpyHostToDevice
+                       : kind == CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
+                                                        : cudaMemcpyDeviceToDevice;
+    KILN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, k, s));
+  }
+  void synchronize(void* stream) const override {
+    KILN_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+  }
+  void check_plan_device(const std::string& plan_device) const override {
+    // "cuda sm_90 NVIDIA H200": the second word is the compute capability the plan's kernels were chosen for.
+    std::string recorded = plan_device.substr(0, plan_device.find(' ', 5));
+    KILN_CHECK(recorded == "cuda " + sm_, InvalidInput, "plan was built for '", plan_device, "' but this GPU is ",
+               sm_, " ('", device_name_, "'): rebuild the plan on this GPU");
+  }
+
+ private:
+  int device_ = 0;
+  std::string sm_, device_name_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> create_cuda_backend(const BackendOptions& options) {
+  return std::make_unique<CudaBackend>(options);
+}
+
+}  // namespace kiln::engine::cuda

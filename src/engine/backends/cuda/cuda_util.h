@@ -1,0 +1,110 @@
+#pragma once
+// Host-side helpers of the CUDA backend: error checks, shapes and strides for the launchers in kernels.h,
+// device copies of weights, and the backend's kernel table (one row per tactic, like the CPU backend's).
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backends/cuda/kernels.h"
+#include "kiln/engine/backend.h"
+#include "kiln/support/error.h"
+
+#define KILN_CUDA_CHECK(expr)                                                                                  \
+  do {                                                                                                         \
+    cudaError_t kiln_cuda_err_ = (expr);                                                                       \
+    KILN_CHECK(kiln_cuda_err_ == cudaSuccess, Internal, "CUDA error ", cudaGetErrorName(kiln_cuda_err_), ": ", \
+               cudaGetErrorString(kiln_cuda_err_), " (", #expr, ")");                                          \
+  } while (0)
+
+namespace kiln::engine::cuda {
+
+/// Throws kiln::Error when the last kernel launch failed (bad configuration, no device code for this GPU).
+inline void check_launch(const char* what) {
+  cudaError_t e = cudaGetLastError();
+  KILN_CHECK(e == cudaSuccess, Internal, what, ": CUDA kernel launch failed: ", cudaGetErrorString(e));
+}
+
+inline Stream stream_of(const KernelArgs& args) { return static_cast<Stream>(args.stream); }
+
+inline Shape to_shape(const Dims& d) {
+  KILN_CHECK(d.size() <= static_cast<size_t>(kMaxRank), Unsupported, "cuda backend: rank ", d.size(), " > ", kMaxRank);
+  Shape s;
+  s.rank = static_cast<int>(d.size());
+  for (size_t k = 0; k < d.size(); ++k) s.d[k] = d[k];
+  return s;
+}
+
+inline std::vector<int64_t> row_strides(const Dims& d) {
+  std::vector<int64_t> s(d.size(), 1);
+  for (int64_t k = static_cast<int64_t>(d.size()) - 2; k >= 0; --k) s[k] = s[k + 1] * d[k + 1];
+  return s;
+}
+
+inline int64_t numel(const Dims& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+inline int dcode(DType dt) { return static_cast<int>(dt); }
+
+/// A device buffer owned by a kernel (weights uploaded at kernel creation).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes) {
+    if (bytes) KILN_CUDA_CHECK(cudaMalloc(&data_, bytes));
+  }
+  /// Uploads `bytes` host bytes (synchronously: only at kernel creation).
+  DeviceBuffer(const void* host, size_t bytes) : DeviceBuffer(bytes) {
+    if (bytes) KILN_CUDA_CHECK(cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice));
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : data_(o.data_) { o.data_ = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(data_, o.data_);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (data_) cudaFree(data_);
+  }
+  void* data() const { return data_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data_); }
+
+ private:
+  void* data_ = nullptr;
+};
+
+/// Uploads a host tensor converted to `dtype` (weights in the layer's compute dtype).
+DeviceBuffer upload(const HostTensor& t, DType dtype);
+
+/// One row of the CUDA kernel table: a tactic for one layer kind.
+struct CudaKernelFactory {
+  std::string name;
+  LayerKind kind;
+  /// Whether the kernel runs `layer`; when not, `why` says why.
+  bool (*applies)(const LayerInfo& layer, std::string* why);
+  std::unique_ptr<Kernel> (*create)(const LayerInfo& layer);
+};
+
+/// The table, built once (rows from each family's register function).
+const std::vector<CudaKernelFactory>& cuda_kernels();
+
+void register_pointwise(std::vector<CudaKernelFactory>& rows);
+void register_movement(std::vector<CudaKernelFactory>& rows);
+void register_reduction(std::vector<CudaKernelFactory>& rows);
+void register_spatial(std::vector<CudaKernelFactory>& rows);
+void register_matmul(std::vector<CudaKernelFactory>& rows);
+void register_convolution(std::vector<CudaKernelFactory>& rows);
+
+/// Ranks of every tensor of the layer are <= kMaxRank (else `why` says so).
+bool ranks_fit(const LayerInfo& layer, std::string* why);
+/// The layer's floating tensors are fp32, fp16 or bf16 only.
+bool float_dtypes(const LayerInfo& layer, std::string* why);
+
+}  // namespace kiln::engine::cuda

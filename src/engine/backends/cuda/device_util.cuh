@@ -1,0 +1,61 @@
+#pragma once
+// Device helpers shared by the CUDA backend's .cu files: element loads/stores of any Kiln dtype, index
+// arithmetic, launch sizes.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "engine/backends/cuda/kernels.h"
+
+namespace kiln::engine::cuda {
+
+/// Element i of `p` (dtype code dt) converted to T.
+template <typename T>
+__device__ __forceinline__ T load_as(const void* p, int dt, int64_t i) {
+  switch (dt) {
+    case kF32: return static_cast<T>(static_cast<const float*>(p)[i]);
+    case kF16: return static_cast<T>(__half2float(static_cast<const __half*>(p)[i]));
+    case kBF16: return static_cast<T>(__bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]));
+    case kF64: return static_cast<T>(static_cast<const double*>(p)[i]);
+    case kI64: return static_cast<T>(static_cast<const long long*>(p)[i]);
+    case kI32: return static_cast<T>(static_cast<const int*>(p)[i]);
+    case kI16: return static_cast<T>(static_cast<const short*>(p)[i]);
+    case kI8: return static_cast<T>(static_cast<const signed char*>(p)[i]);
+    case kU8: return static_cast<T>(static_cast<const unsigned char*>(p)[i]);
+    default: return static_cast<const unsigned char*>(p)[i] ? T(1) : T(0);
+  }
+}
+
+/// Stores v into element i: floats round to nearest, integers truncate toward zero (NaN gives 0), Bool = v != 0.
+template <typename T>
+__device__ __forceinline__ void store_as(void* p, int dt, int64_t i, T v) {
+  auto integer = [&]() -> long long { return v == v ? static_cast<long long>(v) : 0; };
+  switch (dt) {
+    case kF32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
+    case kF16: static_cast<__half*>(p)[i] = __float2half_rn(static_cast<float>(v)); break;
+    case kBF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(static_cast<float>(v)); break;
+    case kF64: static_cast<double*>(p)[i] = static_cast<double>(v); break;
+    case kI64: static_cast<long long*>(p)[i] = integer(); break;
+    case kI32: static_cast<int*>(p)[i] = static_cast<int>(integer()); break;
+    case kI16: static_cast<short*>(p)[i] = static_cast<short>(integer()); break;
+    case kI8: static_cast<signed char*>(p)[i] = static_cast<signed char>(integer()); break;
+    case kU8: static_cast<unsigned char*>(p)[i] = static_cast<unsigned char>(integer()); break;
+    default: static_cast<unsigned char*>(p)[i] = v != T(0) ? 1 : 0; break;
+  }
+}
+
+__host__ __device__ inline int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int k = 0; k < s.rank; ++k) n *= s.d[k];
+  return n;
+}
+
+/// Grid size for n elements at `threads` per block, capped (kernels loop with a grid stride).
+inline unsigned grid_for(int64_t n, int threads) {
+  int64_t b = (n + threads - 1) / threads;
+  if (b > 65535LL * 32) b = 65535LL * 32;
+  return static_cast<unsigned>(b < 1 ? 1 : b);
+}
+
+}  // namespace kiln::engine::cuda

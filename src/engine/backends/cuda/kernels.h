@@ -1,0 +1,126 @@
+#pragma once
+// The CUDA backend's device kernels as plain launch functions over POD parameter structs. This header is
+// shared by the .cu files (nvcc) and the host-side Kernel classes (.cpp, g++): it includes nothing of Kiln
+// beyond fixed-width integers, so nvcc never parses the engine's headers.
+//
+// Element types are Kiln DType values as integers (DType::Float32 = 0, ... Bool = 9). Shapes have rank <= 8.
+// Every launch enqueues on the given stream and returns at once; launch errors are reported by the caller
+// through check_launch() (cuda_util.h).
+
+#include <cstdint>
+
+struct CUstream_st;
+
+namespace kiln::engine::cuda {
+
+using Stream = CUstream_st*;
+constexpr int kMaxRank = 8;
+
+enum DCode : int { kF32 = 0, kF16 = 1, kBF16 = 2, kF64 = 3, kI64 = 4, kI32 = 5, kI16 = 6, kI8 = 7, kU8 = 8, kBool = 9 };
+
+/// A shape (iteration space) of rank <= kMaxRank.
+struct Shape {
+  int rank = 0;
+  int64_t d[kMaxRank] = {};
+};
+
+// ---- Pointwise (pointwise.cu): a generic interpreter of small programs, one thread per output element. ----
+// The real design compiles each chain with NVRTC at build time; this generic kernel is the first version.
+
+enum PwKind : uint8_t { kPwElementwise, kPwActivation, kPwUnary, kPwCopy, kPwSelect, kPwScaleAdd };
+constexpr int kMaxPwSources = 8, kMaxPwInstrs = 32, kPwTemp = 64;
+
+/// A source (layer input or weight) read with per-dim element strides aligned to the output shape
+/// (stride 0 on broadcast dims).
+struct PwSource {
+  const void* data = nullptr;
+  int dtype = kF32;
+  int64_t st[kMaxRank] = {};
+};
+
+/// One instruction; operands a, b, c name a source (< kPwTemp) or the result of instruction (x - kPwTemp).
+/// Elementwise: op = ElementwiseOp; Activation: op = ActivationKind with alpha/beta; Unary: op = UnaryOp;
+/// Copy: the value of a; Select: a != 0 ? b : c; ScaleAdd: a + alpha * b.
+struct PwInstr {
+  uint8_t kind = kPwCopy, op = 0;
+  int16_t a = 0, b = 0, c = 0;
+  float alpha = 0, beta = 0;
+};
+
+struct PwProgram {
+  int n_sources = 0;
+  PwSource src[kMaxPwSources];
+  int n_instr = 0;
+  PwInstr instr[kMaxPwInstrs];
+  bool integral = false;  // elementwise ops use integer semantics (Div truncates, ...)
+};
+
+/// out[i] = program(sources at i) over `out_shape`, stored as `out_dtype`. Computes in double when
+/// `use_double` (integer programs), else in float.
+void launch_pointwise(const PwProgram& program, const Shape& out_shape, void* out, int out_dtype, bool use_double,
+                      Stream stream);
+
+// ---- Data movement (movement.cu) ----
+
+/// For every index of `shape`: out[out_base + sum idx*out_st] = in[in_base + sum idx*in_st] (element strides,
+/// may be negative or 0), elements of `elem_size` bytes (1, 2, 4, 8).
+void launch_strided_copy(const void* in, int64_t in_base, const int64_t* in_st, void* out, int64_t out_base,
+                         const int64_t* out_st, const Shape& shape, int elem_size, Stream stream);
+
+/// Padding: out (shape `out_shape`) from in (shape `in_shape`) with pre[k] elements before each dim;
+/// mode 0 constant (value: `fill` bytes of one element), 1 reflect, 2 replicate, 3 circular.
+void launch_pad(const void* in, const Shape& in_shape, void* out, const Shape& out_shape, const int64_t* pre, int mode,
+                uint64_t fill, int elem_size, Stream stream);
+
+/// Gather along an axis. Default mode: data viewed as [outer, axis_len, inner], out as [outer, n_idx, inner].
+/// Elements mode: out has the index tensor's shape `idx_shape`; data's dims `data_shape`.
+/// Negative indices wrap; an index still out of range gives 0 (no host check during execution).
+void launch_gather(const void* data, const void* idx, int idx_dtype, void* out, int64_t outer, int64_t axis_len,
+                   int64_t inner, int64_t n_idx, int elem_size, Stream stream);
+void launch_gather_elements(const void* data, const Shape& data_shape, const void* idx, int idx_dtype,
+                            const Shape& idx_shape, int axis, void* out, int elem_size, Stream stream);
+
+// ---- Reductions (reduction.cu) ----
+
+/// Reduce: for every output element (an index over `kept`, input strides kept_st), reduce over `red`
+/// (input strides red_st). op = ReduceOp. Arg ops write Int64 indices along the (single) reduced dim.
+void launch_reduce(const void* in, int in_dtype, const Shape& kept, const int64_t* kept_st, const Shape& red,
+                   const int64_t* red_st, void* out, int out_dtype, int op, Stream stream);
+
+/// Softmax over rows: input viewed as [outer, n, inner], one row per (outer, inner).
+void launch_softmax(const void* in, void* out, int dtype, int64_t outer, int64_t n, int64_t inner, bool log,
+                    Stream stream);
+
+/// Normalization over rows of `row_len` contiguous elements; `rows` rows. The affine parameter index of element j
+/// of row r: layer norm (groups == 0): j; group norm: (r % groups) * group_channels + j / spatial.
+/// scale/bias are fp32 device arrays or null.
+void launch_norm(const void* in, void* out, int dtype, int64_t rows, int64_t row_len, int64_t groups,
+                 int64_t group_channels, int64_t spatial, const float* scale, const float* bias, float epsilon,
+                 Stream stream);
+
+// ---- Spatial (spatial.cu) ----
+
+struct PoolParams {
+  int kind = 0;  // 0 max, 1 average
+  bool adaptive = false, count_include_pad = true;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, win[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0},
+          dil[3] = {1, 1, 1};
+};
+/// Pooling over `planes` planes of 3-D (padded to 3) spatial extents.
+void launch_pool(const void* in, void* out, int dtype, int64_t planes, const PoolParams& p, Stream stream);
+
+struct AttnParams {
+  int64_t batch = 1, lq = 1, lk = 1, e = 1, ev = 1;
+  float scale = 1;
+  bool causal = false;
+  int mask_kind = 0;  // 0 none, 1 bool (true = keep), 2 additive float of dtype mask_dtype
+  int mask_dtype = kF32;
+  Shape batch_shape;             // the batch dims (product = batch)
+  int64_t mask_st[kMaxRank + 2] = {};  // mask element strides over batch dims, then Lq, Lk (0 = broadcast)
+};
+/// softmax(q k^T * scale + mask) v; one block per query row; scores kept in shared memory (lk <= kMaxAttnKeys).
+constexpr int64_t kMaxAttnKeys = 12288;
+void launch_attention(const void* q, const void* k, const void* v, const void* mask, void* out, int dtype,
+                      const AttnParams& p, Stream stream);
+
+}  // namespace kiln::engine::cuda

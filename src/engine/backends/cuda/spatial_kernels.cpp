@@ -1,0 +1,113 @@
+// Host side of the spatial kernels (spatial.cu): Pooling, Attention. Tactic "generic".
+
+#include <cmath>
+
+#include "engine/backends/cuda/cuda_util.h"
+
+namespace kiln::engine::cuda {
+namespace {
+
+/// Per-spatial-dim values padded in front to 3 entries (empty: `fill` for every dim), as the reference does.
+void to3(std::vector<int64_t> v, size_t ns, int64_t fill, int64_t* out) {
+  if (v.empty()) v.assign(ns, fill);
+  while (v.size() < 3) v.insert(v.begin(), fill);
+  for (int i = 0; i < 3; ++i) out[i] = v[i];
+}
+
+class PoolKernel : public Kernel {
+ public:
+  explicit PoolKernel(const LayerInfo& info) : p_(info.params<PoolingParams>()) {}
+  void execute(KernelArgs& args) const override {
+    const TensorView &x = args.inputs[0], &y = args.outputs[0];
+    size_t ns = x.dims.size() - 2;
+    PoolParams p;
+    p.kind = p_.kind == PoolingParams::Max ? 0 : 1;
+    p.adaptive = p_.adaptive;
+    p.count_include_pad = p_.count_include_pad;
+    to3(Dims(x.dims.begin() + 2, x.dims.end()), ns, 1, p.in);
+    to3(Dims(y.dims.begin() + 2, y.dims.end()), ns, 1, p.out);
+    to3(p_.window, ns, 1, p.win);
+    to3(p_.stride, ns, 1, p.stride);
+    to3(p_.pre_padding, ns, 0, p.pad);
+    to3(p_.dilation, ns, 1, p.dil);
+    launch_pool(x.data, y.data, dcode(x.dtype), x.dims[0] * x.dims[1], p, stream_of(args));
+    check_launch("pooling");
+  }
+
+ private:
+  PoolingParams p_;
+};
+
+class AttentionKernel : public Kernel {
+ public:
+  explicit AttentionKernel(const LayerInfo& info) : p_(info.params<AttentionParams>()) {}
+  void execute(KernelArgs& args) const override {
+    const TensorView &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2], &y = args.outputs[0];
+    size_t r = q.dims.size();
+    AttnParams a;
+    a.lq = q.dims[r - 2];
+    a.e = q.dims[r - 1];
+    a.lk = k.dims[r - 2];
+    a.ev = v.dims[r - 1];
+    KILN_CHECK(a.lk <= kMaxAttnKeys, Unsupported, "cuda attention: ", a.lk, " keys > ", kMaxAttnKeys);
+    Dims batch(q.dims.begin(), q.dims.end() - 2);
+    a.batch = numel(batch);
+    a.batch_shape = to_shape(batch);
+    a.scale = static_cast<float>(p_.scale > 0 ? p_.scale : 1.0 / std::sqrt(static_cast<double>(a.e)));
+    a.causal = p_.causal;
+    const void* mask = nullptr;
+    if (p_.has_mask && args.inputs.size() > 3) {
+      const TensorView& m = args.inputs[3];
+      mask = m.data;
+      a.mask_kind = m.dtype == DType::Bool ? 1 : 2;
+      a.mask_dtype = dcode(m.dtype);
+      // Strides of the mask broadcast to [batch..., Lq, Lk].
+      Dims full = batch;
+      full.push_back(a.lq);
+      full.push_back(a.lk);
+      auto ms = row_strides(m.dims);
+      size_t k0 = full.size() - m.dims.size();
+      for (size_t d = 0; d < full.size(); ++d) {
+        a.mask_st[d] = d < k0 || m.dims[d - k0] == 1 ? 0 : ms[d - k0];
+      }
+    }
+    launch_attention(q.data, k.data, v.data, mask, y.data, dcode(q.dtype), a, stream_of(args));
+    check_launch("attention");
+  }
+
+ private:
+  AttentionParams p_;
+};
+
+bool pool_applies(const LayerInfo& layer, std::string* why) {
+  size_t r = layer.inputs[0].max.size();
+  if (r < 3 || r > 5) {
+    if (why) *why = "pooling needs 1 to 3 spatial dims";
+    return false;
+  }
+  return float_dtypes(layer, why);
+}
+
+bool attention_applies(const LayerInfo& layer, std::string* why) {
+  if (!ranks_fit(layer, why) || !float_dtypes(layer, why)) return false;
+  const Dims& k = layer.inputs[1].max;
+  if (k[k.size() - 2] > kMaxAttnKeys) {
+    if (why) *why = "more than " + std::to_string(kMaxAttnKeys) + " keys";
+    return false;
+  }
+  return true;
+}
+
+template <typename K>
+std::unique_ptr<Kernel> make(const LayerInfo& layer) {
+  return std::make_unique<K>(layer);
+}
+
+}  // namespace
+
+void register_spatial(std::vector<CudaKernelFactory>& rows) {
+  rows.push_back({"generic", LayerKind::Pooling, &pool_applies, &make<PoolKernel>});
+  rows.push_back({"generic", LayerKind::Attention, &attention_applies, &make<AttentionKernel>});
+}
+
+}  // namespace kiln::engine::cuda
