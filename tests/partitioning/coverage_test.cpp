@@ -75,7 +75,26 @@ TEST(SettingsFlags, ParsesEveryFlag) {
   EXPECT_THROW(apply_settings_flag(s, "--partitioner", "best"), Error);
   EXPECT_THROW(apply_settings_flag(s, "--require-full-compilation", "maybe"), Error);
   EXPECT_THROW(apply_settings_flag(s, "--cpu-memory-budget", "0"), Error);
-  EXPECT_EQ(settings_flags_help().size(), 8u);
+  // Engine-cache flags.
+  compiler::CompilationSettings c;
+  EXPECT_TRUE(apply_settings_flag(c, "--cache-dir", "/tmp/engines"));
+  EXPECT_EQ(c.engine_cache_dir, "/tmp/engines");
+  EXPECT_TRUE(c.cache_built_engines && c.reuse_cached_engines);
+  EXPECT_FALSE(c.immutable_weights);
+  EXPECT_TRUE(apply_settings_flag(c, "--cache-size", "1G"));
+  EXPECT_EQ(c.engine_cache_size, int64_t{1} << 30);
+  EXPECT_TRUE(apply_settings_flag(c, "--timing-cache", "/tmp/t.bin"));
+  EXPECT_EQ(c.timing_cache_path, "/tmp/t.bin");
+  EXPECT_TRUE(apply_settings_flag(c, "--no-cache", ""));
+  EXPECT_FALSE(c.cache_built_engines || c.reuse_cached_engines);
+  EXPECT_TRUE(c.timing_cache_path.empty());
+  compiler::CompilationSettings r;
+  EXPECT_TRUE(apply_settings_flag(r, "--refittable", ""));
+  EXPECT_FALSE(r.immutable_weights);
+  EXPECT_TRUE(is_settings_switch("--no-cache"));
+  EXPECT_THROW(apply_settings_flag(c, "--cache-dir", ""), Error);
+  EXPECT_THROW(apply_settings_flag(c, "--cache-size", "0"), Error);
+  EXPECT_EQ(settings_flags_help().size(), 13u);
 }
 
 TEST(CompilationSettings, TorchTensorRTDefaults) {
