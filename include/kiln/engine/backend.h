@@ -125,6 +125,9 @@ class Kernel {
 /// A candidate kernel of a backend for a layer. Names are stable: plans store them.
 struct Tactic {
   std::string name;
+  /// Computes with less precision than the layer's dtype promises (Winograd convolution, TF32 matrix multiply):
+  /// offered only when BuilderConfig::allow_reduced_precision_tactics is set.
+  bool reduced_precision = false;
 };
 
 /// Direction of a Backend::copy.

@@ -42,6 +42,9 @@ struct BuilderConfig {
   int threads = 0;
   /// Timing: runs per candidate (after one warm-up); 0 disables timing (first tactic wins).
   int timing_iterations = 3;
+  /// Let tactic selection use tactics less precise than the layer's dtype (Tactic::reduced_precision: Winograd
+  /// convolution on the CPU); off by default, so fp32 engines compute as fp32.
+  bool allow_reduced_precision_tactics = false;
   /// Log every pass, fusion and tactic choice at Info (as --verbose does).
   bool verbose = false;
 };

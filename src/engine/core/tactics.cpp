@@ -151,10 +151,14 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     KILN_CHECK(g.backend->supports(info, &why), Unsupported, "layer '", l.name, "' (", layer_kind_name(l.kind),
                ") is not supported by backend ", g.backend_name, ": ", why);
     std::vector<Tactic> tactics = g.backend->tactics(info);
+    if (!config.allow_reduced_precision_tactics) {
+      std::erase_if(tactics, [](const Tactic& t) { return t.reduced_precision; });
+    }
     KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '", l.name, "'");
     std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" +
                       hex64([&] {
-                        std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats;
+                        std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats +
+                                        (config.allow_reduced_precision_tactics ? "|reduced" : "");
                         return fnv1a64(s.data(), s.size());
                       }());
     std::string chosen;

@@ -37,7 +37,7 @@ class CpuBackend : public Backend {
     std::vector<Tactic> out;
     // Fast kernels first (registered after "ref"), so that without timing the fast one wins.
     auto c = cpu_kernels().candidates(layer);
-    for (auto it = c.rbegin(); it != c.rend(); ++it) out.push_back({(*it)->name});
+    for (auto it = c.rbegin(); it != c.rend(); ++it) out.push_back({(*it)->name, (*it)->reduced_precision});
     return out;
   }
   TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const override {

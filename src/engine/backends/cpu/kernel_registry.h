@@ -44,6 +44,8 @@ struct CpuKernelFactory {
   std::function<std::unique_ptr<Kernel>(const LayerInfo& layer)> create;
   /// The memory formats the kernel prefers for `layer` (see Backend::formats); null: Plain only.
   std::function<TacticFormats(const LayerInfo& layer)> formats = nullptr;
+  /// Less precise than the dtype promises (see Tactic::reduced_precision).
+  bool reduced_precision = false;
 };
 
 class CpuKernelRegistry {

@@ -286,8 +286,11 @@ void register_onednn_convolution(CpuKernelRegistry& registry) {
   auto winograd = [](const LayerInfo& info) { return std::unique_ptr<Kernel>(std::make_unique<ConvolutionKernel>(info, true)); };
   // Untimed builds take the last row first: "onednn_blocked" (direct convolution applies everywhere).
   registry.add(CpuKernelFactory{"onednn", LayerKind::Convolution, conv_applies, direct});
+  // Winograd's transforms lose precision that a deep fp32 network accumulates (resnet50's logits moved by
+  // 1.2e-3): offered only when the build allows reduced-precision tactics.
   registry.add(CpuKernelFactory{"onednn_winograd", LayerKind::Convolution, winograd_applies, winograd,
-                                [](const LayerInfo& info) { return preferred_formats(info, true); }});
+                                [](const LayerInfo& info) { return preferred_formats(info, true); },
+                                /*reduced_precision=*/true});
   registry.add(CpuKernelFactory{"onednn_blocked", LayerKind::Convolution, conv_applies, direct,
                                 [](const LayerInfo& info) { return preferred_formats(info, false); }});
 }
