@@ -11,27 +11,6 @@ namespace kiln::engine {
 namespace {
 using namespace testing;
 
-/// Naive 3x3 stride-1 pad-1 convolution over NCHW with bias.
-std::vector<double> conv3x3(const std::vector<double>& x, int64_t c, int64_t h, int64_t w, const HostTensor& k,
-                            const HostTensor& b) {
-  int64_t o = k.sizes()[0];
-  std::vector<double> y(o * h * w);
-  for (int64_t oc = 0; oc < o; ++oc)
-    for (int64_t i = 0; i < h; ++i)
-      for (int64_t j = 0; j < w; ++j) {
-        double s = b.get_as_double(oc);
-        for (int64_t ic = 0; ic < c; ++ic)
-          for (int64_t a = 0; a < 3; ++a)
-            for (int64_t d = 0; d < 3; ++d) {
-              int64_t yy = i + a - 1, xx = j + d - 1;
-              if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
-              s += x[(ic * h + yy) * w + xx] * k.get_as_double(((oc * c + ic) * 3 + a) * 3 + d);
-            }
-        y[(oc * h + i) * w + j] = s;
-      }
-  return y;
-}
-
 const PlanLayerInfo* find_kind(const std::vector<PlanLayerInfo>& layers, LayerKind kind, int nth = 0) {
   for (const auto& l : layers) {
     if (l.kind == kind && nth-- == 0) return &l;
