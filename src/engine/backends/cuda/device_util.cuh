@@ -45,6 +45,23 @@ __device__ __forceinline__ void store_as(void* p, int dt, int64_t i, T v) {
   }
 }
 
+/// Block-wide reduction of one float (sum or max) through shared memory of blockDim.x floats; every thread gets
+/// the result.
+__device__ __forceinline__ float block_reduce(float v, bool is_max, float* scratch) {
+  scratch[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      float a = scratch[threadIdx.x], b = scratch[threadIdx.x + s];
+      scratch[threadIdx.x] = is_max ? fmaxf(a, b) : a + b;
+    }
+    __syncthreads();
+  }
+  float r = scratch[0];
+  __syncthreads();
+  return r;
+}
+
 __host__ __device__ inline int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
   for (int k = 0; k < s.rank; ++k) n *= s.d[k];

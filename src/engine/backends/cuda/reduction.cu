@@ -100,22 +100,6 @@ __global__ void reduce_kernel(const void* in, int in_dtype, Shape kept, Strides 
   }
 }
 
-/// Block-wide reduction of one float (sum or max) through shared memory; every thread gets the result.
-__device__ float block_reduce(float v, bool is_max, float* scratch) {
-  scratch[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      float a = scratch[threadIdx.x], b = scratch[threadIdx.x + s];
-      scratch[threadIdx.x] = is_max ? fmaxf(a, b) : a + b;
-    }
-    __syncthreads();
-  }
-  float r = scratch[0];
-  __syncthreads();
-  return r;
-}
-
 __global__ void softmax_kernel(const void* in, void* out, int dtype, int64_t outer, int64_t n, int64_t inner, bool log) {
   __shared__ float scratch[kThreads];
   for (int64_t row = blockIdx.x; row < outer * inner; row += gridDim.x) {

@@ -52,21 +52,6 @@ __global__ void pool_kernel(const void* in, void* out, int dtype, int64_t planes
 
 constexpr int kAttnThreads = 128;
 
-__device__ float block_reduce(float v, bool is_max, float* scratch) {
-  scratch[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      float a = scratch[threadIdx.x], b = scratch[threadIdx.x + s];
-      scratch[threadIdx.x] = is_max ? fmaxf(a, b) : a + b;
-    }
-    __syncthreads();
-  }
-  float r = scratch[0];
-  __syncthreads();
-  return r;
-}
-
 __global__ void attention_kernel(const void* q, const void* k, const void* v, const void* mask, void* out, int dtype,
                                  AttnParams p) {
   extern __shared__ float scores[];
