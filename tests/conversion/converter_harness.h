@@ -54,6 +54,18 @@ struct NamedCase {
   ConverterCase c;
 };
 using CaseList = std::vector<NamedCase>;
+
+/// A case whose program is `graph(<inputs>) { symbol <symbol>; <body> }`, run at `runs` with `fills`.
+inline NamedCase graph_case(const std::string& name, const std::string& inputs, const std::string& symbol,
+                            const std::string& body, std::vector<std::vector<std::vector<int64_t>>> runs = {},
+                            std::map<size_t, InputFill> fills = {}) {
+  NamedCase c;
+  c.name = name;
+  c.c.ir = "graph(" + inputs + ") {\n  symbol " + symbol + "\n" + body + "}\n";
+  c.c.runs = std::move(runs);
+  c.c.fills = std::move(fills);
+  return c;
+}
 inline void PrintTo(const NamedCase& c, std::ostream* os) { *os << c.name; }
 
 /// Registers a family's case list for the coverage test; returns 0 (for static initialization).

@@ -11,12 +11,7 @@ namespace {
 
 NamedCase make(const std::string& name, const std::string& inputs, const std::string& body,
                std::vector<std::vector<std::vector<int64_t>>> runs = {}, std::map<size_t, InputFill> fills = {}) {
-  NamedCase c;
-  c.name = name;
-  c.c.ir = "graph(" + inputs + ") {\n  symbol s0 in [2, 9] hint 4\n" + body + "}\n";
-  c.c.runs = std::move(runs);
-  c.c.fills = std::move(fills);
-  return c;
+  return graph_case(name, inputs, "s0 in [2, 9] hint 4", body, std::move(runs), std::move(fills));
 }
 
 CaseList indexing_cases() {

@@ -12,12 +12,7 @@ namespace {
 
 NamedCase make(const std::string& name, const std::string& inputs, const std::string& body,
                std::vector<std::vector<std::vector<int64_t>>> runs = {}, std::map<size_t, InputFill> fills = {}) {
-  NamedCase c;
-  c.name = name;
-  c.c.ir = "graph(" + inputs + ") {\n  symbol s0 in [1, 8] hint 2\n" + body + "}\n";
-  c.c.runs = std::move(runs);
-  c.c.fills = std::move(fills);
-  return c;
+  return graph_case(name, inputs, "s0 in [1, 8] hint 2", body, std::move(runs), std::move(fills));
 }
 
 std::string sdpa(const std::string& mask, const std::string& causal, const std::string& scale) {
