@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "kiln/conversion/impl/common.h"
+#include "kiln/conversion/impl/movement.h"
 #include "kiln/support/error.h"
 
 namespace kiln::conversion::impl {
@@ -16,15 +17,21 @@ Operand operand(ConversionContext& ctx, const ConverterArgs& args, const std::st
     if (s.kind() == ir::Argument::Kind::Float) return Operand::of(s.as_float(), true);
     if (s.kind() == ir::Argument::Kind::Bool) return Operand::of(s.as_bool() ? 1.0 : 0.0, false);
     if (s.kind() == ir::Argument::Kind::Int) return Operand::of(static_cast<double>(s.as_int()), false);
+    if (s.kind() == ir::Argument::Kind::SymInt) {
+      const SymIntValue v = args.sym_int(ctx, name);
+      if (v.is_static()) return Operand::of(static_cast<double>(*v.value), false);
+      return Operand::of_run_time_int(reshape(ctx, v.tensor, {}));
+    }
   }
   return Operand::of(args.tensor(ctx, name));
 }
 
 DType compute_type(const Operand& a, const Operand& b) {
-  if (a.tensor && b.tensor) return promote_types(a.tensor->dtype(), a.tensor->rank(), b.tensor->dtype(), b.tensor->rank());
-  if (!a.tensor && !b.tensor) return a.scalar_is_float || b.scalar_is_float ? DType::Float32 : DType::Int64;
-  const Operand& t = a.tensor ? a : b;
-  const Operand& s = a.tensor ? b : a;
+  const bool tensor_a = a.tensor && !a.run_time_int, tensor_b = b.tensor && !b.run_time_int;
+  if (tensor_a && tensor_b) return promote_types(a.tensor->dtype(), a.tensor->rank(), b.tensor->dtype(), b.tensor->rank());
+  if (!tensor_a && !tensor_b) return a.scalar_is_float || b.scalar_is_float ? DType::Float32 : DType::Int64;
+  const Operand& t = tensor_a ? a : b;
+  const Operand& s = tensor_a ? b : a;
   const DType d = t.tensor->dtype();
   if (s.scalar_is_float && !is_floating(d)) return DType::Float32;
   if (d == DType::Bool) return DType::Int64;

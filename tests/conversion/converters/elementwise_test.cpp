@@ -134,6 +134,27 @@ CaseList elementwise_cases() {
       with_bool_lhs(binary("dunder_and", "aten.__and__.Tensor(self=%w, other=%z)", b, "bool[4, 5]")),
       with_bool_lhs(binary("dunder_or", "aten.__or__.Tensor(self=%w, other=%z)", b, "bool[4, 5]")),
       with_bool_lhs(binary("dunder_xor", "aten.__xor__.Tensor(self=%w, other=%z)", b, "bool[4, 5]")),
+      // SymInt Scalars only known at run time (the linear index of index.Tensor over symbolic dims, arange
+      // offsets): integer arithmetic keeps the tensor's dtype, a float tensor stays float, comparisons; negative
+      // values wrap as Python's modulo does.
+      [] {
+        NamedCase c;
+        c.name = "sym_int_scalars";
+        c.c.ir =
+            "graph(%x: f32[s0, 4, 5], %i: i64[s0, 4], %k: i32[4]) {\n  symbol s0 in [1, 8] hint 2\n"
+            "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
+            "  %r: i64[s0, 4] = aten.remainder.Scalar(self=%i, other=%n)\n"
+            "  %m: i64[s0, 4] = aten.mul.Scalar(self=%r, other=%n)\n"
+            "  %a: i64[s0, 4] = aten.add.Tensor(self=%m, other=%n, *, alpha=1)\n"
+            "  %s: i32[4] = aten.sub.Scalar(self=%k, other=%n, alpha=1)\n"
+            "  %f: f32[s0, 4, 5] = aten.mul.Scalar(self=%x, other=%n)\n"
+            "  %c: bool[s0, 4] = aten.lt.Scalar(self=%i, other=%n)\n"
+            "  return (%r, %a, %s, %f, %c)\n}\n";
+        c.c.runs = {{{2, 4, 5}, {2, 4}, {4}}, {{5, 4, 5}, {5, 4}, {4}}, {{1, 4, 5}, {1, 4}, {4}}};
+        c.c.fills[1] = {-12, 12};
+        c.c.fills[2] = {-12, 12};
+        return c;
+      }(),
   };
 }
 

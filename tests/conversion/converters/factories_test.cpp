@@ -1,6 +1,6 @@
 // Factory converters against libtorch eager: arange (start/end/step forms), full/zeros/ones with static and
-// symbolic sizes, the *_like forms and scalar_tensor, each combined with a dynamic input. Tolerance: the harness
-// default fp32 allclose(1e-4, 1e-5).
+// symbolic sizes, the *_like forms and scalar_tensor, each combined with a dynamic input; arange with a SymInt end.
+// Tolerance: the harness default fp32 allclose(1e-4, 1e-5).
 
 #include <gtest/gtest.h>
 
@@ -14,6 +14,13 @@ NamedCase make(const std::string& name, const std::string& body) {
   c.name = name;
   c.c.ir = "graph(%x: f32[s0, 6]) {\n  symbol s0 in [1, 8] hint 2\n" + body + "}\n";
   c.c.runs = {{{2, 6}}, {{5, 6}}};
+  return c;
+}
+
+// Runs at batch 2, 5 and 3. Sizes giving a length of 0 (batch 1 for start 1, batch >= 6 for the negative step) are
+// left out: the harness cannot bind an empty output buffer.
+NamedCase three_sizes(NamedCase c) {
+  c.c.runs = {{{2, 6}}, {{5, 6}}, {{3, 6}}};
   return c;
 }
 
@@ -38,6 +45,17 @@ CaseList factory_cases() {
                              ", memory_format=None)\n" + kAdd),
       make("ones_like", "  %f: f32[s0, 6] = aten.ones_like.default(self=%x, *, " + opts + ", memory_format=None)\n" +
                             kAdd),
+      // arange with a SymInt end (torch.arange(seq_len)); the length is computed from the shape at run time.
+      three_sizes(make("arange_sym_end", "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
+                             "  %f: i64[s0] = aten.arange.default(end=%n, *, " + opts + ")\n  return (%f)\n")),
+      three_sizes(make("arange_sym_end_start_step_float",
+           "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
+           "  %f: f32[floordiv(s0, 2)] = aten.arange.start_step(start=1, end=%n, step=2, *, dtype=dtype.f32, "
+           "layout=None, device=None, pin_memory=None)\n  return (%f)\n")),
+      three_sizes(make("arange_sym_end_negative_step",
+           "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
+           "  %f: i64[max(0, 6 - s0)] = aten.arange.start_step(start=6, end=%n, step=-1, *, " + opts +
+               ")\n  return (%f)\n")),
       make("scalar_tensor", "  %f: f32[] = aten.scalar_tensor.default(s=0.25, *, " + opts + ")\n" + kAdd),
   };
 }

@@ -60,6 +60,11 @@ CaseList indexing_cases() {
       make("index_tensor_dim1", x + ", %i: i64[2, 3]",
            "  %y: f32[s0, 2, 3, 6] = aten.index.Tensor(self=%x, indices=?[None, %i])\n  return (%y)\n",
            {{{3, 5, 6}, {2, 3}}, {{4, 5, 6}, {2, 3}}}, {{1, {-5, 5}}}),
+      // An index of dynamic shape with negative entries (the linear index that the index.Tensor decomposition
+      // builds for symbolic dims has the broadcast shape of the original indices).
+      make("index_tensor_dynamic_index", x + ", %i: i64[s0, 2]",
+           "  %y: f32[s0, s0, 2, 6] = aten.index.Tensor(self=%x, indices=?[None, %i])\n  return (%y)\n",
+           {{{3, 5, 6}, {3, 2}}, {{7, 5, 6}, {7, 2}}, {{2, 5, 6}, {2, 2}}}, {{1, {-5, 5}}}),
       make("constant_pad", x,
            "  %y: f32[s0, 6, 9] = aten.constant_pad_nd.default(self=%x, pad=[1, 2, 0, 1], value=0.5)\n  return (%y)\n",
            runs),

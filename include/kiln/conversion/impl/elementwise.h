@@ -10,14 +10,20 @@ namespace kiln::conversion::impl {
 
 /// An operand of a binary op: a tensor, or a scalar that takes the other operand's type (torch's rule for
 /// Python scalars).
+/// A SymInt Scalar only known at run time is a 0-d Int64 `tensor` with `run_time_int` set: it promotes like a
+/// Python int, not like a tensor.
 struct Operand {
   engine::Tensor* tensor = nullptr;
   double scalar = 0.0;
   bool scalar_is_float = false;
-  static Operand of(engine::Tensor* t) { return Operand{t, 0.0, false}; }
-  static Operand of(double v, bool is_float) { return Operand{nullptr, v, is_float}; }
+  bool run_time_int = false;
+  static Operand of(engine::Tensor* t) { return Operand{t, 0.0, false, false}; }
+  static Operand of(double v, bool is_float) { return Operand{nullptr, v, is_float, false}; }
+  /// A run-time integer scalar (a 0-d Int64 tensor).
+  static Operand of_run_time_int(engine::Tensor* t) { return Operand{t, 0.0, false, true}; }
 };
-/// An argument as an Operand (Tensor and Weight become tensors; a numeric Scalar stays a scalar).
+/// An argument as an Operand (Tensor and Weight become tensors; a numeric Scalar stays a scalar; a SymInt Scalar
+/// is a scalar when its value is known at build time, else a run-time integer computed from the shapes).
 Operand operand(ConversionContext& ctx, const ConverterArgs& args, const std::string& name);
 
 /// The dtype torch computes `a op b` in (before a comparison makes it Bool).
