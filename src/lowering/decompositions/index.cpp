@@ -1,7 +1,11 @@
-// index.Tensor with several consecutive integer index tensors (self[i0, i1] — how transformers builds attention
-// masks) → one linear index into the indexed dims flattened: lin = (i0 mod n0) * n1 + (i1 mod n1) ..., then a
-// single-index index.Tensor, which the engines take. The indexed dims must be static; `mod` wraps negative indices
-// as Python does.
+// index.Tensor with several consecutive integer index tensors (self[i0, i1] — how transformers builds
+// attention masks) → one linear index into the indexed dims flattened: lin = (i0 mod n0) * n1 + (i1 mod n1)
+// ..., then a single-index index.Tensor, which the engines take. `mod` wraps negative indices as Python does.
+//
+// The indexed dims n_j may be static or symbolic. A symbolic n_j is a SymInt value (an existing one stating
+// that expression, else a sym_size.int of `self`) passed as the Scalar of remainder.Scalar / mul.Scalar; the
+// flattened extent n0 * n1 * ... is an _operator.mul chain of those SymInts. A symbolic n_j must be at least
+// 1 over the symbol ranges (a remainder by zero is an error in torch, so the node is left alone then).
 
 #include "builder.h"
 #include "decompositions_internal.h"
@@ -9,6 +13,25 @@
 namespace kiln::lowering::detail {
 
 using ir::Argument;
+using ir::SymExpr;
+using ir::SymIntArg;
+
+namespace {
+
+Argument sym_scalar(const SymIntArg& a) {
+  return a.is_value() ? Argument::sym_int(a) : Argument::int_(a.constant);
+}
+
+// a * b as a SymIntArg: folded when both are constants, else an _operator.mul node stating `product`.
+SymIntArg sym_mul(ir::Graph& g, ir::Node* before, const SymIntArg& a, const SymIntArg& b,
+                  const SymExpr& product) {
+  if (!a.is_value() && !b.is_value()) return SymIntArg{nullptr, a.constant * b.constant};
+  ir::Value* v = emit_sym(g, before, "_operator.mul", {named("a", sym_scalar(a)), named("b", sym_scalar(b))},
+                          product, "mul");
+  return SymIntArg{v, 0};
+}
+
+}  // namespace
 
 bool decompose_index_tensor(ir::Graph& g, ir::Node* n) {
   ir::Value* self = tensor_arg(*n, "self");
@@ -25,45 +48,64 @@ bool decompose_index_tensor(ir::Graph& g, ir::Node* n) {
   }
   if (count < 2) return false;
   const DType index_dtype = indices[first]->meta().dtype;
-  std::vector<int64_t> dim_sizes;
   const auto& sizes = self->meta().sizes;
   for (size_t j = 0; j < count; ++j) {
     const ir::Value* index = indices[first + j];
-    if (!is_integral(index->meta().dtype) || index->meta().dtype == DType::Bool || index->meta().dtype != index_dtype) {
+    if (!is_integral(index->meta().dtype) || index->meta().dtype == DType::Bool ||
+        index->meta().dtype != index_dtype) {
       return false;
     }
     if (first + j >= sizes.size()) return false;
-    auto size = sizes[first + j].as_int();
-    if (!size || *size <= 0) return false;
-    dim_sizes.push_back(*size);
+    const SymExpr& size = sizes[first + j];
+    if (auto c = size.as_int()) {
+      if (*c <= 0) return false;
+    } else if (size.bound(g.symbol_ranges()).min < 1) {
+      return false;
+    }
   }
+
+  // Every dim of `self` as a SymInt argument (a dim of `self` always has one: a sym_size.int of it at worst).
+  auto self_args = size_args(g, n, self, sizes);
+  if (!self_args) return false;
+  const auto begin = static_cast<int64_t>(first), end = static_cast<int64_t>(first + count);
+  const std::vector<SymExpr> indexed(sizes.begin() + begin, sizes.begin() + end);
+  const std::vector<SymIntArg> dim_args(self_args->begin() + begin, self_args->begin() + end);
 
   Builder b(g, n);
   auto wrapped = [&](size_t j) {
     ir::Value* index = indices[first + j];
-    return b.op("aten.remainder.Scalar", {named("self", Argument::tensor(index)), named("other", Argument::int_(dim_sizes[j]))},
+    return b.op("aten.remainder.Scalar",
+                {named("self", Argument::tensor(index)), named("other", sym_scalar(dim_args[j]))},
                 index->meta(), "remainder");
   };
   ir::Value* linear = wrapped(0);
+  SymIntArg flat = dim_args[0];
+  SymExpr flat_expr = indexed[0];
   for (size_t j = 1; j < count; ++j) {
-    ir::Value* scaled = b.mul_scalar(linear, static_cast<double>(dim_sizes[j]));
+    ir::Value* scaled = b.op(
+        "aten.mul.Scalar", {named("self", Argument::tensor(linear)), named("other", sym_scalar(dim_args[j]))},
+        with_sizes(linear->meta(), linear->meta().sizes), "mul");
     linear = b.add(scaled, wrapped(j));
+    flat_expr = flat_expr * indexed[j];
+    flat = sym_mul(g, n, flat, dim_args[j], flat_expr);
   }
-  int64_t flat = 1;
-  for (int64_t s : dim_sizes) flat *= s;
-  std::vector<ir::SymExpr> flat_sizes(sizes.begin(), sizes.begin() + static_cast<int64_t>(first));
-  flat_sizes.push_back(ir::SymExpr(flat));
-  flat_sizes.insert(flat_sizes.end(), sizes.begin() + static_cast<int64_t>(first + count), sizes.end());
-  auto shape = size_args(g, n, self, flat_sizes);
-  if (!shape) return false;
-  ir::Value* flattened = b.op("aten.reshape.default", {named("self", Argument::tensor(self)),
-                                                       named("shape", sym_ints_argument(*shape))},
-                              with_sizes(self->meta(), flat_sizes), "reshape");
+  std::vector<SymExpr> flat_sizes(sizes.begin(), sizes.begin() + begin);
+  flat_sizes.push_back(flat_expr);
+  flat_sizes.insert(flat_sizes.end(), sizes.begin() + end, sizes.end());
+  std::vector<SymIntArg> shape(self_args->begin(), self_args->begin() + begin);
+  shape.push_back(flat);
+  shape.insert(shape.end(), self_args->begin() + end, self_args->end());
+  ir::Value* flattened =
+      b.op("aten.reshape.default",
+           {named("self", Argument::tensor(self)), named("shape", sym_ints_argument(shape))},
+           with_sizes(self->meta(), flat_sizes), "reshape");
   std::vector<ir::Value*> one(first + 1, nullptr);
   one[first] = linear;
-  replace_node(g, n, {b.op("aten.index.Tensor", {named("self", Argument::tensor(flattened)),
-                                                 named("indices", Argument::optional_tensors(one))},
-                           n->output(0)->meta(), "index")});
+  replace_node(
+      g, n,
+      {b.op("aten.index.Tensor",
+            {named("self", Argument::tensor(flattened)), named("indices", Argument::optional_tensors(one))},
+            n->output(0)->meta(), "index")});
   return true;
 }
 
