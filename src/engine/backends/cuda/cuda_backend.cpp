@@ -58,6 +58,12 @@ const std::vector<CudaKernelFactory>& cuda_kernels() {
     register_spatial(rows);
     register_matmul(rows);
     register_convolution(rows);
+    register_scatter(rows);
+    register_resize(rows);
+    register_fill(rows);
+    register_topk(rows);
+    register_cumulative(rows);
+    register_nonzero(rows);
     return rows;
   }();
   return kRows;

@@ -101,6 +101,12 @@ void register_reduction(std::vector<CudaKernelFactory>& rows);
 void register_spatial(std::vector<CudaKernelFactory>& rows);
 void register_matmul(std::vector<CudaKernelFactory>& rows);
 void register_convolution(std::vector<CudaKernelFactory>& rows);
+void register_scatter(std::vector<CudaKernelFactory>& rows);
+void register_resize(std::vector<CudaKernelFactory>& rows);
+void register_fill(std::vector<CudaKernelFactory>& rows);
+void register_topk(std::vector<CudaKernelFactory>& rows);
+void register_cumulative(std::vector<CudaKernelFactory>& rows);
+void register_nonzero(std::vector<CudaKernelFactory>& rows);
 
 /// Ranks of every tensor of the layer are <= kMaxRank (else `why` says so).
 bool ranks_fit(const LayerInfo& layer, std::string* why);

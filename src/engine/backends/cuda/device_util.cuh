@@ -45,6 +45,26 @@ __device__ __forceinline__ void store_as(void* p, int dt, int64_t i, T v) {
   }
 }
 
+/// Stores a double into element i exactly as the reference kernels' store(): floats round to nearest (fp16
+/// and bf16 through float), integers truncate toward zero and saturate at the type's range (NaN gives 0),
+/// Bool = v != 0.
+__device__ __forceinline__ void store_double(void* p, int dt, int64_t i, double v) {
+  auto sat = [&](double lo, double hi) -> long long {
+    if (v != v) return 0;
+    if (v <= lo) return static_cast<long long>(lo);
+    if (v >= hi) return dt == kI64 ? 9223372036854775807LL : static_cast<long long>(hi);
+    return static_cast<long long>(v);
+  };
+  switch (dt) {
+    case kI64: static_cast<long long*>(p)[i] = sat(-9223372036854775808.0, 9223372036854775807.0); break;
+    case kI32: static_cast<int*>(p)[i] = static_cast<int>(sat(-2147483648.0, 2147483647.0)); break;
+    case kI16: static_cast<short*>(p)[i] = static_cast<short>(sat(-32768.0, 32767.0)); break;
+    case kI8: static_cast<signed char*>(p)[i] = static_cast<signed char>(sat(-128.0, 127.0)); break;
+    case kU8: static_cast<unsigned char*>(p)[i] = static_cast<unsigned char>(sat(0.0, 255.0)); break;
+    default: store_as<double>(p, dt, i, v); break;
+  }
+}
+
 /// Block-wide reduction of one float (sum or max) through shared memory of blockDim.x floats; every thread gets
 /// the result.
 __device__ __forceinline__ float block_reduce(float v, bool is_max, float* scratch) {

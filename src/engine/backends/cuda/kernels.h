@@ -123,4 +123,64 @@ constexpr int64_t kMaxAttnKeys = 12288;
 void launch_attention(const void* q, const void* k, const void* v, const void* mask, void* out, int dtype,
                       const AttnParams& p, Stream stream);
 
+// ---- Scatter (scatter.cu) ----
+
+/// torch.scatter / scatter_add along `axis` into `out`, which already holds the data (shape `out_shape`,
+/// dtype `dtype`). Element e of the index tensor (shape `idx_shape`, also the updates' shape) targets the
+/// output element at e's multi-index with the axis coordinate replaced by idx[e] (negative wraps; an index
+/// still out of range is skipped: no host check during execution). reduction 0: the target becomes upd[e],
+/// and of several e with one target the last in row-major order wins (as in the CPU reference's sequential
+/// loop); `winners` is a workspace of numel(out_shape) uint64. reduction 1: out += upd[e] in double, rounded
+/// to the dtype after each addition, in row-major order of e (one thread walks each index column along the
+/// axis; `winners` is unused).
+void launch_scatter(void* out, const Shape& out_shape, int dtype, const void* idx, int idx_dtype,
+                    const Shape& idx_shape, const void* upd, int axis, int reduction,
+                    unsigned long long* winners, Stream stream);
+
+// ---- Resize (resize.cu) ----
+
+/// Nearest (mode 0) or (bi/tri)linear (mode 1) resize of `planes` planes of 3-D (padded to 3) spatial
+/// extents. scale[d] is the source-coordinate ratio per output step (as the CPU reference computes it on the
+/// host); coordinates and weights are computed in double without contraction, as the reference does.
+struct ResizeArgs {
+  int mode = 0;
+  bool align_corners = false;
+  int64_t planes = 1;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+  double scale[3] = {1, 1, 1};
+};
+void launch_resize(const void* in, void* out, int dtype, const ResizeArgs& a, Stream stream);
+
+// ---- Fill (fill.cu) ----
+
+/// out[i] for i < n: op 0 constant `start`; 1 arange start + i*delta; 2 linspace from start to `delta` (the
+/// end) over n points. Computed in double and stored as the reference stores (integers saturate).
+void launch_fill(void* out, int dtype, int64_t n, int op, double start, double delta, Stream stream);
+
+// ---- TopK (topk.cu) ----
+
+/// Top k along the middle dim of `in` viewed as [outer, n, inner]: values (same dtype, copied exactly) and
+/// Int64 indices, each [outer, k, inner]. Order: by value (largest or smallest first), ties by lower index;
+/// NaN counts as larger than every number (first when largest, last when smallest). n must be < 2^31.
+void launch_topk(const void* in, int dtype, int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest,
+                 void* values, long long* indices, Stream stream);
+
+// ---- Cumulative (cumulative.cu) ----
+
+/// Cumulative sum/prod/max/min (op = CumulativeParams::Op) along the middle dim of [outer, n, inner],
+/// optionally exclusive and/or reversed; accumulates in double and stores each output as the reference
+/// stores.
+void launch_cumulative(const void* in, void* out, int dtype, int64_t outer, int64_t n, int64_t inner, int op,
+                       bool exclusive, bool reverse, Stream stream);
+
+// ---- NonZero (nonzero.cu) ----
+
+/// Blocks of the nonzero kernels; the workspace holds kNonZeroBlocks + 1 int64 counters.
+constexpr int kNonZeroBlocks = 1024;
+/// Writes the multi-indices of the non-zero elements of `in` (shape `shape`, row-major order) as Int64 rows
+/// of rank entries into `out`, and enqueues a copy of their count into `*host_count`: valid only after the
+/// caller synchronizes the stream.
+void launch_nonzero(const void* in, int dtype, const Shape& shape, long long* out, long long* workspace,
+                    long long* host_count, Stream stream);
+
 }  // namespace kiln::engine::cuda
