@@ -30,6 +30,18 @@ inline HostTensor random_tensor(DType dtype, Dims dims, std::mt19937& rng, doubl
   return t;
 }
 
+/// Uniform random multiples of 1/denom in [lo, hi) (any dtype). With |value * denom| <= 256 every value, and
+/// every short sum of them, is exact in fp16 and bf16: for layers whose reduced-precision result must match
+/// the fp32 reference exactly (orders, ties, indices) or whose rounding errors would otherwise add up (long
+/// scans).
+inline HostTensor random_grid_tensor(DType dtype, Dims dims, std::mt19937& rng, double lo, double hi,
+                                     double denom) {
+  HostTensor t(dtype, dims);
+  std::uniform_real_distribution<double> dist(lo * denom, hi * denom);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_from_double(i, std::floor(dist(rng)) / denom);
+  return t;
+}
+
 /// Values as doubles.
 inline std::vector<double> values(const HostTensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
