@@ -2,6 +2,7 @@
 
 #include "kiln/runtime/compiled_module.h"
 
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -14,74 +15,82 @@
 #include "kiln/support/logging.h"
 #include "runtime/module_steps.h"
 #include "runtime/torch_convert.h"
+#include "runtime/torch_device.h"
 
 namespace kiln::runtime {
 namespace {
 
-// Execution contexts of one plan, reused across calls; a call takes one (or creates one) and gives it back.
+// Execution contexts of one plan, reused across calls; a call takes one (or creates one) and gives it back. On a
+// device backend a context's arena stays in use until its stream has run the queued work, so a context is only
+// reused on the stream it last ran on (work on one stream runs in order); calls on other streams get their own.
 class ContextPool {
  public:
   explicit ContextPool(std::shared_ptr<const engine::Plan> plan) : plan_(std::move(plan)) {}
 
-  std::unique_ptr<engine::ExecutionContext> acquire() {
+  std::unique_ptr<engine::ExecutionContext> acquire(void* stream) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!free_.empty()) {
-        auto context = std::move(free_.back());
-        free_.pop_back();
+      for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
+        if (it->first != stream) continue;
+        auto context = std::move(it->second);
+        free_.erase(std::next(it).base());
         return context;
       }
     }
     return std::make_unique<engine::ExecutionContext>(plan_, 0);
   }
 
-  void release(std::unique_ptr<engine::ExecutionContext> context) {
+  void release(void* stream, std::unique_ptr<engine::ExecutionContext> context) {
     std::lock_guard<std::mutex> lock(mutex_);
-    free_.push_back(std::move(context));
+    free_.emplace_back(stream, std::move(context));
   }
 
  private:
   std::shared_ptr<const engine::Plan> plan_;
   std::mutex mutex_;
-  std::vector<std::unique_ptr<engine::ExecutionContext>> free_;
+  std::vector<std::pair<void*, std::unique_ptr<engine::ExecutionContext>>> free_;
 };
 
 // Gives a context back to its pool when the call is done (also when it throws: a context that failed mid-run
 // is dropped rather than reused, since its state is unknown).
 class ContextLease {
  public:
-  explicit ContextLease(ContextPool& pool) : pool_(pool), context_(pool.acquire()) {}
+  ContextLease(ContextPool& pool, void* stream) : pool_(pool), stream_(stream), context_(pool.acquire(stream)) {}
   ~ContextLease() {
-    if (ok_) pool_.release(std::move(context_));
+    if (ok_) pool_.release(stream_, std::move(context_));
   }
   engine::ExecutionContext& operator*() { return *context_; }
   void mark_ok() { ok_ = true; }
 
  private:
   ContextPool& pool_;
+  void* stream_;
   std::unique_ptr<engine::ExecutionContext> context_;
   bool ok_ = false;
 };
 
-// Collects a data-dependent output into an at::Tensor.
+// Collects a data-dependent output into an at::Tensor on the module's device.
 class TensorOutputAllocator : public engine::OutputAllocator {
  public:
-  explicit TensorOutputAllocator(c10::ScalarType type) : type_(type) {}
+  explicit TensorOutputAllocator(at::TensorOptions options) : options_(std::move(options)) {}
   void* reallocate_output(const std::string& name, size_t bytes) override {
-    int64_t elements = static_cast<int64_t>((bytes + c10::elementSize(type_) - 1) / c10::elementSize(type_));
-    if (!buffer_.defined() || buffer_.numel() < elements) buffer_ = at::empty({std::max<int64_t>(elements, 1)}, type_);
+    const size_t item = c10::elementSize(c10::typeMetaToScalarType(options_.dtype()));
+    int64_t elements = static_cast<int64_t>((bytes + item - 1) / item);
+    if (!buffer_.defined() || buffer_.numel() < elements) {
+      buffer_ = at::empty({std::max<int64_t>(elements, 1)}, options_);
+    }
     return buffer_.data_ptr();
   }
   void notify_shape(const std::string& name, const engine::Dims& dims) override { dims_ = dims; }
   at::Tensor result() const {
     int64_t n = 1;
     for (int64_t d : dims_) n *= d;
-    if (!buffer_.defined()) return at::empty(dims_, type_);
+    if (!buffer_.defined()) return at::empty(dims_, options_);
     return buffer_.narrow(0, 0, n).view(dims_).clone();
   }
 
  private:
-  c10::ScalarType type_;
+  at::TensorOptions options_;
   at::Tensor buffer_;
   engine::Dims dims_;
 };
@@ -106,7 +115,7 @@ struct CompiledModule::Impl {
   std::vector<std::unique_ptr<TorchExecutor>> executors;  // per step (null for engine steps)
   std::unordered_map<const ir::Value*, size_t> slots;     // top-level value -> environment slot
   std::vector<std::pair<size_t, at::Tensor>> constants;   // top-level constants engines or outputs read
-  c10::DeviceType device = c10::kCPU;
+  c10::Device device = c10::Device(c10::kCPU);
 
   size_t slot(const ir::Value* v) const {
     auto it = slots.find(v);
@@ -125,8 +134,10 @@ CompiledModule::CompiledModule(std::shared_ptr<const ir::Graph> graph, std::vect
   m.graph = std::move(graph);
   m.engines = std::move(engines);
   m.backend = std::move(backend);
-  KILN_CHECK(m.backend == "cpu", Unsupported, "CompiledModule: backend '", m.backend,
-             "' cannot exchange tensors with this libtorch (CPU only)");
+  m.device = backend_device(m.backend);
+  // Off the CPU, the PyTorch runs execute on the module's device whatever device the program was exported on.
+  const c10::optional<c10::Device> torch_device =
+      m.device.is_cpu() ? c10::nullopt : c10::optional<c10::Device>(m.device);
 
   std::map<std::string, size_t> engine_index;
   for (size_t i = 0; i < m.engines.size(); ++i) {
@@ -144,7 +155,7 @@ CompiledModule::CompiledModule(std::shared_ptr<const ir::Graph> graph, std::vect
   for (ModuleStep& step : m.steps) {
     for (const ir::Value* v : step.outputs) m.slots.emplace(v, m.slots.size());
     if (step.segment == nullptr) {
-      m.executors.push_back(std::make_unique<TorchExecutor>(*step.torch_graph));
+      m.executors.push_back(std::make_unique<TorchExecutor>(*step.torch_graph, torch_device));
       continue;
     }
     m.executors.push_back(nullptr);
@@ -190,7 +201,7 @@ CompiledModule::CompiledModule(std::shared_ptr<const ir::Graph> graph, std::vect
     KILN_CHECK(v->data().defined(), InvalidInput, "constant '", v->name(), "' has no data");
     size_t s = m.slots.size();
     m.slots.emplace(v, s);
-    m.constants.emplace_back(s, to_torch(v->data()));
+    m.constants.emplace_back(s, to_torch(v->data()).to(m.device));
   }
   for (const ir::Value* v : m.graph->outputs()) m.slot(v);  // every output is produced somewhere
 }
@@ -206,13 +217,13 @@ void CompiledModule::Impl::validate_inputs(const std::vector<at::Tensor>& inputs
     const ir::Value& input = *graph_inputs[i];
     const at::Tensor& t = inputs[i];
     KILN_CHECK(t.defined(), InvalidInput, "input ", i, " ('", input.name(), "') is an undefined tensor");
-    KILN_CHECK(t.device().type() == device, InvalidInput, "input '", input.name(), "' is on ", t.device().str(),
-               ", the module runs on ", c10::DeviceTypeName(device, true));
     if (!input.is_tensor()) {
       KILN_CHECK(t.numel() == 1 && !at::isFloatingType(t.scalar_type()), InvalidInput, "input '", input.name(),
                  "' is a SymInt: pass a one-element integer tensor");
       continue;
     }
+    KILN_CHECK(t.device() == device, InvalidInput, "input '", input.name(), "' is on ", t.device().str(),
+               ", the module runs on ", device.str());
     const ir::TensorMeta& meta = input.meta();
     KILN_CHECK(t.scalar_type() == to_scalar_type(meta.dtype), InvalidInput, "input '", input.name(), "' has dtype ",
                c10::toString(t.scalar_type()), ", the module expects ", dtype_name(meta.dtype));
@@ -258,7 +269,8 @@ void CompiledModule::Impl::validate_inputs(const std::vector<at::Tensor>& inputs
 void CompiledModule::Impl::run_engine(const ModuleStep& step, std::vector<c10::IValue>& env) const {
   const size_t k = step.engine_index;
   const EngineSegment& e = engines[k];
-  ContextLease lease(*pools[k]);
+  void* stream = current_stream(device);
+  ContextLease lease(*pools[k], stream);
   engine::ExecutionContext& context = *lease;
   std::vector<at::Tensor> held;  // inputs converted for the engine, kept alive until it has run
   for (size_t i = 0; i < step.inputs.size(); ++i) {
@@ -275,8 +287,10 @@ void CompiledModule::Impl::run_engine(const ModuleStep& step, std::vector<c10::I
     } else {
       KILN_FAIL(Internal, "engine '", e.node, "' input '", b->name, "' is not a tensor (", v.tagKind(), ")");
     }
-    // No copy when dtype and layout already fit (the usual case).
+    // No copy when device, dtype and layout already fit (the usual case). Scalars from SymInts, and tensors a
+    // PyTorch run made on the CPU, move to the engine's device.
     const c10::ScalarType want = to_scalar_type(b->dtype);
+    if (t.device() != device) t = t.to(device);
     if (t.scalar_type() != want) t = t.to(want);
     if (!t.is_contiguous()) t = t.contiguous();
     if (static_cast<int64_t>(b->dims.size()) != t.dim() && t.numel() == 1) {
@@ -290,18 +304,18 @@ void CompiledModule::Impl::run_engine(const ModuleStep& step, std::vector<c10::I
   std::vector<std::unique_ptr<TensorOutputAllocator>> allocators(step.outputs.size());
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     const engine::Binding* b = output_bindings[k][i];
-    const c10::ScalarType type = to_scalar_type(b->dtype);
+    const at::TensorOptions options = at::TensorOptions().dtype(to_scalar_type(b->dtype)).device(device);
     if (b->data_dependent) {
-      allocators[i] = std::make_unique<TensorOutputAllocator>(type);
+      allocators[i] = std::make_unique<TensorOutputAllocator>(options);
       context.set_output_allocator(b->name, allocators[i].get());
       continue;
     }
     engine::Dims dims = context.tensor_shape(b->name);
-    outputs[i] = at::empty(dims, at::TensorOptions().dtype(type));
+    outputs[i] = at::empty(dims, options);
     context.set_tensor_address(b->name, outputs[i].data_ptr());
   }
   try {
-    context.execute();
+    context.execute(stream);
   } catch (const Error& err) {
     throw err.with_context(ErrorContext{"", e.node, "", ""});
   }
@@ -363,11 +377,19 @@ std::vector<at::Tensor> CompiledModule::execute(const std::vector<at::Tensor>& i
 std::vector<HostTensor> CompiledModule::execute_host(const std::vector<HostTensor>& inputs) const {
   std::vector<at::Tensor> torch_inputs;
   torch_inputs.reserve(inputs.size());
-  for (const HostTensor& t : inputs) torch_inputs.push_back(to_torch(t));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    at::Tensor t = to_torch(inputs[i]);
+    const bool tensor_input = i < impl_->graph->inputs().size() && impl_->graph->inputs()[i]->is_tensor();
+    torch_inputs.push_back(tensor_input ? t.to(impl_->device) : t);
+  }
   std::vector<HostTensor> outputs;
-  for (const at::Tensor& t : execute(torch_inputs)) outputs.push_back(from_torch(t));
+  for (const at::Tensor& t : execute(torch_inputs)) outputs.push_back(from_torch(t.cpu()));
   return outputs;
 }
+
+std::string CompiledModule::device() const { return impl_->device.str(); }
+
+void CompiledModule::synchronize() const { synchronize_stream(impl_->device); }
 
 const ir::Graph& CompiledModule::graph() const { return *impl_->graph; }
 const std::shared_ptr<const ir::Graph>& CompiledModule::shared_graph() const { return impl_->graph; }

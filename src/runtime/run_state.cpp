@@ -104,7 +104,8 @@ c10::IValue argument_to_ivalue(const ir::Argument& arg, const RunState& state) {
     case Kind::Layout: return c10::IValue(static_cast<int64_t>(to_torch_layout(arg.as_layout())));
     case Kind::MemoryFormat:
       return c10::IValue(static_cast<int64_t>(to_torch_memory_format(arg.as_memory_format())));
-    case Kind::Device: return c10::IValue(to_torch_device(arg.as_device()));
+    case Kind::Device:
+      return c10::IValue(state.device_override() ? *state.device_override() : to_torch_device(arg.as_device()));
   }
   KILN_FAIL(Internal, "unknown argument kind ", static_cast<int>(arg.kind()));
 }

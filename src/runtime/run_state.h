@@ -26,6 +26,10 @@ class RunState {
   /// Stores the runtime value of `value`.
   void set(const ir::Value* value, c10::IValue v);
 
+  /// When set, every device argument converts to this device (TorchExecutor's device override).
+  void set_device_override(c10::optional<c10::Device> device) { device_override_ = device; }
+  const c10::optional<c10::Device>& device_override() const { return device_override_; }
+
   /// Shape symbols bound from the inputs' sizes ("s77" -> 2).
   ir::SymBindings& bindings() { return bindings_; }
   const ir::SymBindings& bindings() const { return bindings_; }
@@ -35,6 +39,7 @@ class RunState {
   const SlotMap* slot_of_;
   std::vector<c10::IValue> values_;
   ir::SymBindings bindings_;
+  c10::optional<c10::Device> device_override_;
 };
 
 /// Converts an argument into the IValue it naturally stands for (tensors, int lists, optional tensor lists,

@@ -137,6 +137,7 @@ struct TorchExecutor::Impl {
   std::vector<Step> steps;
   std::vector<std::pair<const ir::Value*, at::Tensor>> constants;
   std::unordered_set<const ir::Value*> written;  // inputs and constants some op writes in place
+  c10::optional<c10::Device> device;               // the device override, if any
 
   void bind_inputs(const std::vector<c10::IValue>& inputs, RunState& state) const;
 };
@@ -174,14 +175,17 @@ Step resolve(const ir::Node& node) {
 
 }  // namespace
 
-TorchExecutor::TorchExecutor(const ir::Graph& graph) : impl_(std::make_unique<Impl>()) {
+TorchExecutor::TorchExecutor(const ir::Graph& graph, c10::optional<c10::Device> device)
+    : impl_(std::make_unique<Impl>()) {
   impl_->graph = &graph;
+  impl_->device = device;
   for (const ir::Value* v : graph.inputs()) add_slot(impl_->slots, v);
   for (const ir::Value* v : graph.constants()) {
     add_slot(impl_->slots, v);
     if (!v->is_tensor()) continue;
     KILN_CHECK(v->data().defined(), InvalidInput, "constant '", v->name(), "' (", v->fqn(), ") has no data");
-    impl_->constants.emplace_back(v, to_torch(v->data()));
+    at::Tensor data = to_torch(v->data());
+    impl_->constants.emplace_back(v, device ? data.to(*device) : data);
   }
   for (const ir::Node* node : graph.nodes()) {
     for (const ir::Value* out : node->outputs()) add_slot(impl_->slots, out);
@@ -270,6 +274,7 @@ void TorchExecutor::Impl::bind_inputs(const std::vector<c10::IValue>& inputs, Ru
 std::vector<c10::IValue> TorchExecutor::run(const std::vector<c10::IValue>& inputs) const {
   const Impl& impl = *impl_;
   RunState state(impl.slots, impl.slots.size());
+  state.set_device_override(impl.device);
   impl.bind_inputs(inputs, state);
   for (const auto& [value, tensor] : impl.constants) {
     state.set(value, impl.written.count(value) != 0 ? c10::IValue(tensor.clone()) : c10::IValue(tensor));

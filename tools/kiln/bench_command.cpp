@@ -2,6 +2,8 @@
 //
 // Times the compiled module and the reference executor (the program node by node through libtorch, as eager
 // PyTorch runs it) on the same inputs in the same process, and prints median and p90 latency and their ratio.
+// A cuda module runs on the GPU: inputs are copied there once, the reference runs there too (every op on the
+// module's device), and each timed call ends when the GPU has finished its work.
 
 #include <algorithm>
 #include <chrono>
@@ -76,7 +78,10 @@ int run_bench(const BenchOptions& o) {
     flat = partitioning::flatten_partitions(module.graph());
     reference_graph = flat.get();
   }
-  runtime::TorchExecutor reference(*reference_graph);
+  const c10::Device device(module.device());
+  const c10::optional<c10::Device> reference_device =
+      device.is_cpu() ? c10::nullopt : c10::optional<c10::Device>(device);
+  runtime::TorchExecutor reference(*reference_graph, reference_device);
 
   std::map<std::string, HostTensor> arrays = read_npz(o.inputs);
   std::vector<at::Tensor> inputs;
@@ -86,12 +91,23 @@ int run_bench(const BenchOptions& o) {
     if (it == arrays.end()) it = arrays.find(module.graph().inputs()[k]->name());
     KILN_CHECK(it != arrays.end(), InvalidInput, "'", o.inputs, "' has neither 'input_", k, "' nor '",
                module.graph().inputs()[k]->name(), "'");
-    inputs.push_back(runtime::to_torch(it->second));
+    const bool tensor_input = module.graph().inputs()[k]->is_tensor();
+    inputs.push_back(tensor_input ? runtime::to_torch(it->second).to(device) : runtime::to_torch(it->second));
     reference_inputs.emplace_back(inputs.back());
   }
 
-  Latency kiln = measure([&]() { module.execute(inputs); }, o.warmup, o.iters);
-  Latency ref = measure([&]() { reference.run(reference_inputs); }, o.warmup, o.iters);
+  Latency kiln = measure(
+      [&]() {
+        module.execute(inputs);
+        module.synchronize();
+      },
+      o.warmup, o.iters);
+  Latency ref = measure(
+      [&]() {
+        reference.run(reference_inputs);
+        module.synchronize();
+      },
+      o.warmup, o.iters);
   const double speedup = kiln.median > 0.0 ? ref.median / kiln.median : 0.0;
 
   if (o.json) {
@@ -104,8 +120,8 @@ int run_bench(const BenchOptions& o) {
     std::cout << j.dump() << std::endl;
     return kExitOk;
   }
-  std::cout << o.model << ": " << o.iters << " iterations after " << o.warmup << " warm-up, " << threads
-            << " threads\n";
+  std::cout << o.model << ": " << o.iters << " iterations after " << o.warmup << " warm-up, "
+            << (device.is_cpu() ? std::to_string(threads) + " threads" : "on " + device.str()) << "\n";
   std::cout << "  kiln       median " << fixed3(kiln.median) << " ms  p90 " << fixed3(kiln.p90) << " ms\n";
   std::cout << "  reference  median " << fixed3(ref.median) << " ms  p90 " << fixed3(ref.p90)
             << " ms  (libtorch eager)\n";

@@ -100,7 +100,8 @@ LoadedModel load_or_compile(const std::string& path, int threads) {
     PhaseTimer timer("compile");
     loaded.module = compiler::compile(*loaded.program, compiler::CompilationSettings{});
   }
-  if (threads > 0) loaded.module = with_threads(*loaded.module, threads);
+  // Thread counts concern CPU engines only.
+  if (threads > 0 && loaded.module->backend() == "cpu") loaded.module = with_threads(*loaded.module, threads);
   return loaded;
 }
 

@@ -45,8 +45,10 @@ class CompiledModule {
  public:
   /// Prepares the module: every engine segment node of `graph` must have exactly one entry in `engines` (matched by
   /// node name, with as many bindings as the segment has inputs and outputs, each naming a binding of the plan);
-  /// the other nodes are resolved against libtorch. `backend` is the engine backend the plans were built for.
-  /// Throws kiln::Error naming the node or binding on any mismatch.
+  /// the other nodes are resolved against libtorch. `backend` is the engine backend the plans were built for
+  /// ("cpu", or "cuda": then tensors live on the GPU and the PyTorch runs execute there too, whatever device the
+  /// program was exported on). Throws kiln::Error naming the node or binding on any mismatch, or when a cuda
+  /// module meets a libtorch without CUDA or a machine without a GPU.
   CompiledModule(std::shared_ptr<const ir::Graph> graph, std::vector<EngineSegment> engines,
                  std::string backend = "cpu");
   ~CompiledModule();
@@ -60,8 +62,15 @@ class CompiledModule {
   /// the engines without copies. Safe to call from several threads at once: each call takes its own execution
   /// contexts from a per-engine pool.
   std::vector<at::Tensor> execute(const std::vector<at::Tensor>& inputs) const;
-  /// The same with host tensors in and out (copies at the boundary).
+  /// The same with host tensors in and out (copied to and from the module's device).
   std::vector<HostTensor> execute_host(const std::vector<HostTensor>& inputs) const;
+
+  /// The libtorch device the module takes and returns tensors on: "cpu", or "cuda:N" for the cuda backend (the
+  /// current CUDA device when the module was created). On CUDA, execute() queues the engines on libtorch's current
+  /// stream and returns without waiting (as PyTorch ops do); PyTorch runs share that stream.
+  std::string device() const;
+  /// Waits until the work execute() queued on the current stream is done (no-op on the CPU). For timing.
+  void synchronize() const;
 
   /// The partitioned graph the module runs.
   const ir::Graph& graph() const;

@@ -16,7 +16,9 @@ class TorchExecutor {
  public:
   /// Resolves every node's operator (by name and overload, with the mappings for ops this libtorch lacks) and
   /// converts the graph's constants to tensors once. Throws kiln::Error naming an unknown op.
-  explicit TorchExecutor(const ir::Graph& graph);
+  /// With `device`, everything runs there: constants are moved to it once and every device argument (the
+  /// `device=` of factory ops and of `to`) names it instead of the device the program was exported on.
+  explicit TorchExecutor(const ir::Graph& graph, c10::optional<c10::Device> device = c10::nullopt);
   ~TorchExecutor();
   TorchExecutor(TorchExecutor&&) noexcept;
 
