@@ -1,0 +1,83 @@
+// torch.classes.kiln.CompiledModule: the class is registered under that name, its methods run through
+// TorchScript's method table (the path Python's calls take), and forward returns the same tensors as the
+// compiled module it wraps. Uses tiny_convnet (engines plus one PyTorch run for lgamma).
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include <ATen/ATen.h>
+#include <ATen/core/function.h>
+#include <gtest/gtest.h>
+#include <torch/custom_class.h>
+
+#include "compiler/compile_test_util.h"
+#include "kiln/compiler/compile.h"
+#include "kiln/frontend/program.h"
+#include "kiln/runtime/module_archive.h"
+#include "kiln/runtime/torch_executor.h"
+#include "kiln/support/error.h"
+#include "kiln/support/npz.h"
+#include "torch_module.h"
+
+namespace kiln {
+namespace {
+
+using testing_util::fixture;
+
+constexpr const char* kClassName = "__torch__.torch.classes.kiln.CompiledModule";
+
+class TorchModuleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("kiln_torch_module_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "tiny_convnet.kiln").string();
+    frontend::Program program = frontend::load_program(fixture("tiny_convnet"));
+    module_ = compiler::compile(program, compiler::CompilationSettings{});
+    runtime::save(*module_, path_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
+  std::string path_;
+  std::shared_ptr<runtime::CompiledModule> module_;
+};
+
+TEST_F(TorchModuleTest, RegisteredClassRunsLikeTheCompiledModule) {
+  c10::ClassTypePtr cls = torch::getCustomClass(kClassName);
+  ASSERT_NE(cls, nullptr) << kClassName << " is not registered";
+  torch::jit::Function* forward = cls->findMethod("forward");
+  ASSERT_NE(forward, nullptr);
+
+  // The fixture's recorded input (its batch dim is dynamic).
+  at::Tensor x = runtime::to_torch(testing_util::io_inputs(read_npz(fixture("tiny_convnet", "io_0.npz"))).at(0));
+  torch::jit::Stack stack{c10::IValue(c10::make_intrusive<torch_library::TorchModule>(path_)),
+                          c10::IValue(c10::List<at::Tensor>({x}))};
+  forward->run(stack);
+  ASSERT_EQ(stack.size(), 1u);
+  std::vector<at::Tensor> got = stack[0].toTensorVector();
+
+  std::vector<at::Tensor> all = module_->execute({x});
+  std::vector<size_t> user = module_->user_output_indices();
+  ASSERT_EQ(got.size(), user.size());
+  // Same plans, same kernels and the same libtorch ops on the same input: identical results.
+  for (size_t i = 0; i < user.size(); ++i) EXPECT_TRUE(at::equal(got[i], all[user[i]])) << "output " << i;
+}
+
+TEST_F(TorchModuleTest, DescribesItself) {
+  torch_library::TorchModule m(path_);
+  EXPECT_EQ(m.device(), "cpu");
+  EXPECT_NE(m.summary().find("engines"), std::string::npos) << m.summary();
+  EXPECT_NE(m.summary().find("PyTorch runs (1 nodes)"), std::string::npos) << m.summary();
+}
+
+TEST_F(TorchModuleTest, MalformedArchiveIsAKilnError) {
+  const std::string bad = (dir_ / "bad.kiln").string();
+  { std::ofstream(bad) << "not a zip"; }
+  EXPECT_THROW(torch_library::TorchModule{bad}, Error);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,38 @@
+#pragma once
+// Kiln from Python: a TorchScript custom class over runtime::CompiledModule, registered by libkiln_torch.so as
+// torch.classes.kiln.CompiledModule (as Torch-TensorRT registers its engine class):
+//
+//   torch.classes.load_library("build/tools/torch_library/libkiln_torch.so")
+//   module = torch.classes.kiln.CompiledModule("model.kiln")
+//   outputs = module.forward([x])          # list of tensors, the program's user outputs
+//
+// Tensors pass without copies: a cuda module takes and returns CUDA tensors and runs on PyTorch's current
+// stream, so CUDA events and torch.cuda.synchronize() time it as they time PyTorch.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <torch/custom_class.h>
+
+#include "kiln/runtime/compiled_module.h"
+
+namespace kiln::torch_library {
+
+class TorchModule : public torch::CustomClassHolder {
+ public:
+  /// Loads a .kiln archive. Throws kiln::Error naming the file on anything malformed.
+  explicit TorchModule(const std::string& path);
+  /// Runs the module; returns its user outputs (the outputs the exported program returns to its caller).
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor>& inputs) const;
+  /// "cpu" or "cuda:N".
+  std::string device() const;
+  /// One line: engines, PyTorch runs and node counts.
+  std::string summary() const;
+
+ private:
+  std::shared_ptr<runtime::CompiledModule> module_;
+};
+
+}  // namespace kiln::torch_library
