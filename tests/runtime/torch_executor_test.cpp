@@ -68,6 +68,29 @@ TEST(TorchExecutor, SymSizeAndPythonArithmeticDriveAView) {
   EXPECT_EQ(out[1].toInt(), 10);
 }
 
+// A device override runs factory ops on the override's device whatever device the program recorded (how a cuda
+// module runs a program exported on the CPU); without it the recorded device is used. Here: recorded "meta"
+// (tensors without data, which cannot meet the CPU input), overridden to the CPU.
+TEST(TorchExecutor, DeviceOverrideReplacesRecordedDevices) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", ValueKind::Tensor, meta_of({4}));
+  ir::Node* range = add(g, "aten.arange.default",
+                        {{"end", Argument::int_(4)}, {"dtype", Argument::scalar_type(DType::Float32)},
+                         {"device", Argument::device(ir::Device::parse("meta"))}});
+  ir::Node* sum = add(g, "aten.add.Tensor", {{"self", Argument::tensor(x)}, {"other", Argument::tensor(range->output())}});
+  g.set_outputs({range->output(), sum->output()});
+
+  at::Tensor input = random_tensor({4}, 7);
+  // Without the override, x (cpu) + arange (meta) is a device mismatch in libtorch.
+  EXPECT_THROW(TorchExecutor(g).run({input}), Error);
+
+  auto out = TorchExecutor(g, c10::Device(c10::kCPU)).run({input});
+  ASSERT_TRUE(out[0].toTensor().device().is_cpu());
+  // arange is exact and x + k is one rounding of exact operands: equal to libtorch's own sum.
+  EXPECT_TRUE(out[0].toTensor().equal(at::arange(4, at::kFloat)));
+  EXPECT_TRUE(out[1].toTensor().equal(input + at::arange(4, at::kFloat)));
+}
+
 TEST(TorchExecutor, PythonOperatorsFollowPythonIntegerSemantics) {
   ir::Graph g;
   ir::Value* n = g.add_input("n", ValueKind::SymInt);

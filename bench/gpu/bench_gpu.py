@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Kiln vs PyTorch eager vs torch.compile on the GPU, timed side by side in one process.
+
+For each model (resnet50 and vit_b_16 from torchvision at 224x224, BERT-base from transformers at sequence 128;
+random weights, fixed seeds) and batch (1 and 32):
+  1. exports the fp32 model with torch.export (static shapes) and compiles it with
+     `kiln compile --backend cuda --precision fp16` (Kiln lowers precision inside its engines, as Torch-TensorRT
+     does with enabled_precisions={fp16}; its inputs stay fp32 as exported);
+  2. loads the .kiln through libkiln_torch.so (torch.classes.kiln.CompiledModule) into this process;
+  3. times PyTorch eager fp16 (model.half()), torch.compile(mode="reduce-overhead") of that fp16 model, and Kiln,
+     each with CUDA events around every call: median of --iters runs after --warmup runs, inputs on the GPU,
+     torch.inference_mode(), TF32 allowed for PyTorch (as ../shared/baselines measured);
+  4. checks Kiln's output against eager fp32 (cosine similarity >= 0.999).
+Prints one table (and writes bench_gpu.json to --out). Run from the repository root on the GPU machine after
+building `kiln` and `kiln_torch` (scripts/device/bench_gpu.sh does both).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import export_fixtures  # noqa: E402  (model builders shared with the fixtures)
+
+
+def build_model(name: str) -> nn.Module:
+    if name == "bert_base":
+        return export_fixtures.transformers_model("bert_base")()
+    return export_fixtures.torchvision_model(name)()
+
+
+def make_inputs(name: str, batch: int, gen: torch.Generator):
+    if name == "bert_base":
+        ids = torch.randint(0, 30522, (batch, 128), generator=gen)
+        return (ids, torch.ones(batch, 128, dtype=torch.int64))
+    return (torch.randn(batch, 3, 224, 224, generator=gen),)
+
+
+def first_tensor(result) -> torch.Tensor:
+    while isinstance(result, (list, tuple)):
+        result = result[0]
+    return result
+
+
+def time_cuda(fn, warmup: int, iters: int) -> float:
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    for i in range(iters):
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def cosine(a: torch.Tensor, b: torch.Tensor) -> float:
+    a = a.double().flatten()
+    b = b.double().flatten()
+    return float(torch.dot(a, b) / (a.norm() * b.norm()).clamp_min(1e-300))
+
+
+def run_case(name: str, batch: int, args, log) -> dict:
+    row = {"model": name, "batch": batch}
+    gen = torch.Generator().manual_seed(1234)
+    torch.manual_seed(0)
+    model = build_model(name).eval()
+    export_fixtures.randomize_batch_norm_stats(model, gen)
+    inputs = make_inputs(name, batch, gen)
+    gpu_inputs = tuple(t.cuda() for t in inputs)
+    workdir = os.path.join(args.work, f"{name}_b{batch}")
+    os.makedirs(workdir, exist_ok=True)
+    pt2 = os.path.join(workdir, "model.pt2")
+    kiln_path = os.path.join(workdir, "model.kiln")
+
+    model = model.cuda()
+    with torch.inference_mode():
+        reference = first_tensor(model(*gpu_inputs)).float()
+    ep = torch.export.export(model, gpu_inputs)
+    torch.export.save(ep, pt2)
+    t0 = time.time()
+    cmd = [args.kiln, "compile", pt2, "-o", kiln_path, "--backend", "cuda", "--precision", "fp16"]
+    cmd += args.kiln_flag
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    log.write(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}\n")
+    row["kiln_compile_s"] = round(time.time() - t0, 1)
+    if proc.returncode != 0:
+        row["error"] = "kiln compile failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
+        return row
+    summary_line = [l for l in proc.stdout.splitlines() + proc.stderr.splitlines() if "engines (" in l]
+    row["kiln_summary"] = summary_line[-1].split(": ", 1)[-1][:120] if summary_line else ""
+
+    kiln_module = torch.classes.kiln.CompiledModule(kiln_path)
+    kiln_inputs = list(gpu_inputs)
+    with torch.inference_mode():
+        out = first_tensor(kiln_module.forward(kiln_inputs)).float()
+        row["cosine_vs_eager_fp32"] = round(cosine(out, reference), 6)
+        row["max_abs_vs_eager_fp32"] = float((out - reference).abs().max())
+        row["kiln_ms"] = time_cuda(lambda: kiln_module.forward(kiln_inputs), args.warmup, args.iters)
+        del kiln_module
+
+        half = model.half()
+        half_inputs = tuple(t.half() if t.is_floating_point() else t for t in gpu_inputs)
+        row["eager_ms"] = time_cuda(lambda: half(*half_inputs), args.warmup, args.iters)
+        if not args.skip_compile:
+            torch._dynamo.reset()
+            compiled = torch.compile(half, mode="reduce-overhead")
+            t0 = time.time()
+            compiled(*half_inputs)
+            compiled(*half_inputs)
+            torch.cuda.synchronize()
+            row["torch_compile_s"] = round(time.time() - t0, 1)
+            row["compile_ms"] = time_cuda(lambda: compiled(*half_inputs), args.warmup, args.iters)
+    return row
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", nargs="*", default=["resnet50", "vit_b_16", "bert_base"])
+    p.add_argument("--batches", nargs="*", type=int, default=[1, 32])
+    p.add_argument("--kiln", default="build-device/tools/kiln/kiln")
+    p.add_argument("--lib", default="build-device/tools/torch_library/libkiln_torch.so")
+    p.add_argument("--work", default="/tmp/kiln-bench-gpu")
+    p.add_argument("--out", default=os.environ.get("OUT", "/tmp/kiln-bench-gpu"))
+    p.add_argument("--iters", type=int, default=100)
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--skip-compile", action="store_true", help="leave out torch.compile")
+    p.add_argument("--kiln-flag", action="append", default=[], help="extra flag for kiln compile (repeatable)")
+    args = p.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    torch.classes.load_library(args.lib)
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    with open(os.path.join(args.out, "bench_gpu.log"), "w") as log:
+        for name in args.models:
+            for batch in args.batches:
+                try:
+                    row = run_case(name, batch, args, log)
+                except Exception as e:  # one failing case must not hide the others
+                    row = {"model": name, "batch": batch, "error": f"{type(e).__name__}: {str(e)[:300]}"}
+                rows.append(row)
+                log.write(json.dumps(row) + "\n")
+                log.flush()
+                torch.cuda.empty_cache()
+    with open(os.path.join(args.out, "bench_gpu.json"), "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=1)
+
+    def ms(v):
+        return f"{v:.3f}" if isinstance(v, float) else "-"
+
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; fp16; median of {args.iters} after "
+          f"{args.warmup} warm-up (CUDA events)")
+    print(f"{'model':<10} {'batch':>5} {'eager ms':>9} {'compile ms':>10} {'kiln ms':>8} {'vs eager':>8} "
+          f"{'vs compile':>10} {'cosine':>9} {'kiln build s':>12}")
+    ok = True
+    for r in rows:
+        if "error" in r:
+            print(f"{r['model']:<10} {r['batch']:>5} ERROR {r['error']}")
+            ok = False
+            continue
+        k, e, c = r.get("kiln_ms"), r.get("eager_ms"), r.get("compile_ms")
+        vs_e = f"{e / k:.2f}x" if k and e else "-"
+        vs_c = f"{c / k:.2f}x" if k and c else "-"
+        good = r["cosine_vs_eager_fp32"] >= 0.999
+        ok = ok and good
+        print(f"{r['model']:<10} {r['batch']:>5} {ms(e):>9} {ms(c):>10} {ms(k):>8} {vs_e:>8} {vs_c:>10} "
+              f"{r['cosine_vs_eager_fp32']:>9.6f}{'' if good else '!'} {r['kiln_compile_s']:>12}")
+    print("ratios: reference median / kiln median (> 1: Kiln faster); cosine vs eager fp32 must be >= 0.999")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
