@@ -13,9 +13,14 @@ if [ ! -d "$prefix/usr" ]; then
 fi
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+# The carried zlib1g-dev has the headers and a static libz.a (its libz.so points at a runtime not carried); the
+# machine's own shared libz links into libkiln_torch.so, which a non-PIC libz.a cannot.
+zlib=()
+system_libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)
+[ -n "$system_libz" ] && zlib=(-DZLIB_LIBRARY="$system_libz" -DZLIB_LIBRARY_RELEASE="$system_libz" -DZLIB_INCLUDE_DIR="$prefix/usr/include")
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr;$prefix/usr/lib/x86_64-linux-gnu/cmake" \
   -DCMAKE_INCLUDE_PATH="$prefix/usr/include" -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
-  -DKILN_BUILD_BENCH=OFF "$@"
+  -DKILN_BUILD_BENCH=OFF "${zlib[@]}" "$@"
 # KILN_TARGETS (space-separated) limits what is built; default: everything.
 ninja -C "$build_dir" -j"$(nproc)" ${KILN_TARGETS:-}
