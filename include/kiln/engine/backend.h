@@ -7,11 +7,13 @@
 //   2. Backend::tactics(layer) lists candidate kernels (e.g. "ref", "onednn"); the builder creates each
 //      with create_kernel(layer, tactic), times it at the profile's opt shape and keeps the fastest; the
 //      plan records the tactic *name*.
-//   3. At plan load (and after a refit) the context's plan calls create_kernel(layer, tactic) again:
-//      that is where a kernel prepares its weights (reorder to blocked layouts, cast, prepack). Kernels are
-//      immutable afterwards and shared by every ExecutionContext of the plan, so execute() must be
-//      thread-safe; per-context mutable data (e.g. primitives cached per input shape) lives in the
-//      KernelState returned by create_state(), one per context.
+//   3. At plan load (and after a refit) the context's plan calls create_kernel(layer, tactic) again, with
+//      LayerInfo::plan_data holding what the kernel's Kernel::plan_data() returned at build (stored in the
+//      plan; e.g. device code compiled at build time): that is where a kernel prepares its weights (reorder
+//      to blocked layouts, cast, prepack). Kernels are immutable afterwards and shared by every
+//      ExecutionContext of the plan, so execute() must be thread-safe; per-context mutable data (e.g.
+//      primitives cached per input shape) lives in the KernelState returned by create_state(), one per
+//      context.
 //   4. execute(args) reads args.inputs, writes args.outputs (buffers with concrete dims, in the memory format
 //      of each TensorView: dense C order unless the tactic asked for another one, see below),
 //      may use args.workspace (workspace_size() bytes, sized for the profile's max shapes) and
@@ -85,6 +87,11 @@ struct LayerInfo {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
 
+  /// The bytes a kernel of this layer stored in the plan (Kernel::plan_data(), e.g. compiled device code), when
+  /// the plan was loaded or the kernel is re-created (refit); null at build. Untrusted (it comes from a file):
+  /// a kernel validates it, and ignores it when it was made for another layer or tactic.
+  const std::vector<uint8_t>* plan_data = nullptr;
+
   LayerKind kind() const { return layer->kind; }
   template <typename P>
   const P& params() const { return std::get<P>(layer->params); }
@@ -120,6 +127,10 @@ class Kernel {
   virtual std::unique_ptr<KernelState> create_state() const { return nullptr; }
   /// Runs the layer. Throws kiln::Error on bad data (e.g. an out-of-range gather index).
   virtual void execute(KernelArgs& args) const = 0;
+  /// Bytes the plan stores with this layer and hands back through LayerInfo::plan_data when it re-creates the
+  /// kernel after loading (cuda "nvrtc": the compiled device code, so a loaded plan needs no compiler). Empty
+  /// by default.
+  virtual std::vector<uint8_t> plan_data() const { return {}; }
 };
 
 /// A candidate kernel of a backend for a layer. Names are stable: plans store them.

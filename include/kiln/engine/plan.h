@@ -5,9 +5,10 @@
 //   magic "KILNPLAN" | u32 version | u64 payload size | payload | SHA-256 of payload (32 bytes)
 // The payload holds: backend name, device string, flags, tensors (with memory formats), bindings, profiles
 // (with per-profile tensor ranges and arena offsets), layers (kind, name, params, tensor ids, weights or
-// their sizes, tactic), refit map. Every length and index is validated on load; a truncated, corrupted or
-// foreign file gives kiln::Error, never a crash. (Version 2 added tensor formats, version 3 the SHA-256,
-// which replaced a CRC-32.) A plan is immutable while contexts run (Refitter excepted).
+// their sizes, tactic, the kernel's plan data), refit map. Every length and index is validated on load; a
+// truncated, corrupted or foreign file gives kiln::Error, never a crash. (Version 2 added tensor formats,
+// version 3 the SHA-256, which replaced a CRC-32, version 4 the kernels' plan data.) A plan is immutable while
+// contexts run (Refitter excepted).
 
 #include <cstdint>
 #include <memory>
@@ -20,7 +21,7 @@
 
 namespace kiln::engine {
 
-inline constexpr uint32_t kPlanFormatVersion = 3;
+inline constexpr uint32_t kPlanFormatVersion = 4;
 
 /// A network input or output as the user binds it.
 struct Binding {

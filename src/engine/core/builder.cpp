@@ -44,7 +44,7 @@ void copy_network(const Network& net, Plan::Impl& g) {
     }
     g.tensors.push_back({t->name(), t->dtype(), t->dims(), t->is_input(), t->is_output(), t->producer()});
   }
-  for (const auto& l : net.layers()) g.layers.push_back({*l, "", false});
+  for (const auto& l : net.layers()) g.layers.push_back({*l, "", false, {}});
   g.inputs = net.inputs();
   g.outputs = net.outputs();
   KILN_CHECK(!g.outputs.empty(), InvalidInput, "network has no outputs (call mark_output)");
@@ -189,7 +189,7 @@ void lower_precision(Plan::Impl& g, DType to, std::map<std::string, DType>& orig
     l.params = CastParams{dt};
     l.inputs = {in};
     l.outputs = {out};
-    return PlanLayer{l, "", false};
+    return PlanLayer{l, "", false, {}};
   };
   for (int64_t id : g.inputs) {
     if (g.tensors[id].dtype != DType::Float32) continue;
@@ -255,7 +255,7 @@ PlanLayer reformat_layer(const Plan::Impl& g, int64_t from, int64_t to) {
   l.params = ReformatParams{g.tensors[from].format, g.tensors[to].format};
   l.inputs = {from};
   l.outputs = {to};
-  return PlanLayer{l, "", false};
+  return PlanLayer{l, "", false, {}};
 }
 
 /// Memory formats: every tensor gets the format its producer's tactic writes (Plain for bindings); where a

@@ -49,6 +49,7 @@ LayerInfo Plan::Impl::layer_info(int64_t i) const {
   };
   for (int64_t id : layers[i].layer.inputs) info.inputs.push_back(make(id));
   for (int64_t id : layers[i].layer.outputs) info.outputs.push_back(make(id));
+  if (!layers[i].kernel_data.empty()) info.plan_data = &layers[i].kernel_data;
   return info;
 }
 
@@ -89,6 +90,7 @@ void Plan::Impl::create_kernels(int64_t only) {
     if (missing) continue;
     try {
       kernels[i] = backend->create_kernel(layer_info(static_cast<int64_t>(i)), layers[i].tactic);
+      layers[i].kernel_data = kernels[i]->plan_data();
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {

@@ -25,6 +25,7 @@ struct PlanLayer {
   Layer layer;
   std::string tactic;  // empty for host and constant layers
   bool host = false;   // evaluated on the host during shape inference (shape-tensor arithmetic)
+  std::vector<uint8_t> kernel_data;  // Kernel::plan_data() of the layer's kernel (LayerInfo::plan_data on reload)
 };
 
 /// Per profile: the input ranges, every tensor's dims range, and the memory plan.

@@ -291,6 +291,8 @@ std::vector<uint8_t> Plan::serialize_payload(bool strip_weights) const {
     w.u8(static_cast<uint8_t>(l.kind));
     w.u8(pl.host);
     w.str(pl.tactic);
+    w.u64(pl.kernel_data.size());
+    w.raw(pl.kernel_data.data(), pl.kernel_data.size());
     w.dims(l.inputs);
     w.dims(l.outputs);
     WriteVisitor v{w};
@@ -401,6 +403,11 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     l.kind = static_cast<LayerKind>(kind);
     pl.host = r.flag("host");
     pl.tactic = r.str("tactic");
+    uint64_t kernel_bytes = r.u64("kernel data size");
+    KILN_CHECK(kernel_bytes <= r.remaining(), InvalidInput, "plan file: kernel data of layer '", l.name, "' (",
+               kernel_bytes, " bytes) exceeds the remaining ", r.remaining(), " bytes");
+    const uint8_t* kernel_data = r.take(static_cast<size_t>(kernel_bytes), "kernel data");
+    pl.kernel_data.assign(kernel_data, kernel_data + kernel_bytes);
     l.inputs = r.ids("layer inputs");
     l.outputs = r.ids("layer outputs");
     for (int64_t id : l.inputs) {

@@ -334,6 +334,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     for (size_t k = 0; k < l.outputs.size() && k < formats.outputs.size(); ++k) produced[l.outputs[k]] = formats.outputs[k];
     if (!kernel) kernel = g.backend->create_kernel(with_formats(info, formats), chosen);
     g.workspace_bytes = std::max<uint64_t>(g.workspace_bytes, kernel->workspace_size());
+    g.layers[i].kernel_data = kernel->plan_data();
     g.kernels[i] = std::move(kernel);
   }
   cache.save();
