@@ -45,6 +45,7 @@ const std::vector<Decomposition>& decompositions() {
       {"copy", {"aten.copy.default"}, decompose_copy},
       {"fmod", {"aten.fmod.Scalar", "aten.fmod.Tensor"}, decompose_fmod},
       {"index_several", {"aten.index.Tensor"}, decompose_index_tensor},
+      {"slice_symbolic_end", {"aten.slice.Tensor"}, decompose_slice_symbolic_end},
       {"any_all", {"aten.any.dim", "aten.any.dims", "aten.any.default", "aten.all.dim", "aten.all.default"},
        decompose_any_all},
       {"global_adaptive_avg_pool",

@@ -44,6 +44,7 @@ bool decompose_fill(ir::Graph& g, ir::Node* n);
 bool decompose_copy(ir::Graph& g, ir::Node* n);
 // index.cpp
 bool decompose_index_tensor(ir::Graph& g, ir::Node* n);
+bool decompose_slice_symbolic_end(ir::Graph& g, ir::Node* n);
 // logical_reduce.cpp
 bool decompose_any_all(ir::Graph& g, ir::Node* n);
 // pooling.cpp
