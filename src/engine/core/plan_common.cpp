@@ -177,11 +177,14 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
   }
   // In place: the output of a layer with one residual (Sum post-op) takes its residual's buffer when the
   // residual dies at that layer, is read by it only as the residual, and has the output's size and format
-  // (kernels then skip copying the residual into the output).
+  // (kernels then skip copying the residual into the output). Only on host backends: the CPU kernels fold the
+  // residual in as oneDNN's sum post-op, which reads the destination; device kernels (cuda) run the main op
+  // into the output first and add residuals in a later pass, which needs the residual intact.
   std::vector<int64_t> alias(nt, -1);  // output -> the residual whose buffer it shares
   std::vector<int64_t> buf_of(nt, -1);
   for (size_t b = 0; b < bufs.size(); ++b) buf_of[bufs[b].id] = static_cast<int64_t>(b);
-  for (size_t li = 0; li < plan.layers.size(); ++li) {
+  const bool residual_in_place = plan.backend == nullptr || plan.backend->host_accessible();
+  for (size_t li = 0; residual_in_place && li < plan.layers.size(); ++li) {
     const Layer& l = plan.layers[li].layer;
     const std::vector<PostOp>* post_ops = nullptr;
     if (l.kind == LayerKind::Convolution) post_ops = &l.get<ConvolutionParams>().post_ops;
