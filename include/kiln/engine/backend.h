@@ -136,9 +136,12 @@ class Kernel {
 /// A candidate kernel of a backend for a layer. Names are stable: plans store them.
 struct Tactic {
   std::string name;
-  /// Computes with less precision than the layer's dtype promises (Winograd convolution, TF32 matrix multiply):
-  /// offered only when BuilderConfig::allow_reduced_precision_tactics is set.
+  /// Computes with less precision than the layer's dtype promises (Winograd convolution): offered only when
+  /// BuilderConfig::allow_reduced_precision_tactics is set.
   bool reduced_precision = false;
+  /// Runs fp32 math in TF32 (10-bit mantissa products, fp32 accumulation: cuBLASLt FAST_TF32, cuDNN tensor-op
+  /// convolution): offered only when BuilderConfig::allow_tf32 is set.
+  bool tf32 = false;
 };
 
 /// Direction of a Backend::copy.

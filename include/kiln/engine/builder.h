@@ -45,6 +45,10 @@ struct BuilderConfig {
   /// Let tactic selection use tactics less precise than the layer's dtype (Tactic::reduced_precision: Winograd
   /// convolution on the CPU); off by default, so fp32 engines compute as fp32.
   bool allow_reduced_precision_tactics = false;
+  /// Let tactic selection use TF32 tactics for fp32 layers (Tactic::tf32: cuBLASLt matmuls in FAST_TF32, cuDNN
+  /// convolutions with tensor-op math), chosen by timing like any other candidate. Off by default (unlike
+  /// TensorRT), so fp32 engines compute as fp32.
+  bool allow_tf32 = false;
   /// Log every pass, fusion and tactic choice at Info (as --verbose does).
   bool verbose = false;
 };

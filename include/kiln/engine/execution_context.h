@@ -46,6 +46,26 @@ class ExecutionContext {
   /// is in use until the stream's work is done: do not execute the same context on two streams at once.
   void execute(void* stream = nullptr);
 
+  /// Turns CUDA-graph replay on or off for this context (off by default; Torch-TensorRT's cudagraphs mode).
+  /// When on and the plan's backend can record graphs (cuda), an execute() whose input dims, bound addresses
+  /// and refit generation differ from the recorded graph's runs plainly (which also creates every kernel's
+  /// lazily made state) and then records the same work into a graph; an execute() that matches launches the
+  /// graph on its stream instead, skipping all host-side work. One graph is kept (the last); a re-recording
+  /// with unchanged input dims updates it in place when the device allows. Plans with a data-dependent output
+  /// (nonzero, which waits for its stream), backends without graphs (cpu) and plans whose recording fails run
+  /// plainly, with a one-time debug log. Changing the setting drops the recorded graph.
+  void set_cuda_graphs(bool enabled);
+  bool cuda_graphs() const;
+
+  /// What the CUDA-graph path has done so far (for tests and logs).
+  struct GraphStats {
+    uint64_t captures = 0;  // recordings (new graphs and in-place updates)
+    uint64_t updates = 0;   // recordings that updated the existing graph in place
+    uint64_t replays = 0;   // execute() calls served by launching the recorded graph
+    bool fallback = false;  // graphs were given up for this context (see set_cuda_graphs)
+  };
+  GraphStats graph_stats() const;
+
  private:
   struct State;
   std::unique_ptr<State> state_;

@@ -3,10 +3,12 @@
 #include <cstring>
 #include <map>
 
+#include "engine/core/device_graph.h"
 #include "engine/core/plan_impl.h"
 #include "engine/core/shape_inference.h"
 #include "engine/reference/reference.h"
 #include "kiln/support/error.h"
+#include "kiln/support/logging.h"
 
 namespace kiln::engine {
 namespace {
@@ -63,6 +65,14 @@ struct ExecutionContext::State {
   std::vector<Dims> cached_inputs;
   uint64_t cached_generation = 0;  // the plan's refit generation the cache was made at
   void* stream = nullptr;  // the stream of the current execute() (device backends)
+  // CUDA graphs (set_cuda_graphs): the last recording and what it was recorded for. Declared last, so the
+  // graph is destroyed before the arena and workspace it refers to are freed.
+  bool graphs = false;
+  ExecutionContext::GraphStats stats;
+  std::vector<Dims> graph_inputs;
+  std::map<std::string, void*> graph_addresses;
+  uint64_t graph_generation = 0;
+  std::unique_ptr<DeviceGraph> graph;
 
   void* address(int64_t id) {
     const PlanTensor& t = g->tensors[id];
@@ -100,6 +110,13 @@ struct ExecutionContext::State {
   void run_cached();
   /// Runs the kernel of layer `li` with the current dims; returns its arguments (for data-dependent outputs).
   KernelArgs run_kernel(size_t li);
+  /// Copies the value of Constant layer `li` into the output binding it is (from the plan's device copy on a
+  /// device backend, so that no pageable host memory is read while a graph is recorded).
+  void copy_constant_output(size_t li);
+  /// execute() with CUDA graphs on: replays the recorded graph when it matches, else runs and records.
+  void execute_graph();
+  /// Turns graphs off for this context (plain execution from now on), logging why once.
+  void give_up_graphs(const std::string& why);
 };
 
 ExecutionContext::ExecutionContext(std::shared_ptr<const Plan> plan, int profile) : state_(std::make_unique<State>()) {
@@ -122,6 +139,17 @@ ExecutionContext::ExecutionContext(std::shared_ptr<const Plan> plan, int profile
 }
 
 ExecutionContext::~ExecutionContext() = default;
+
+void ExecutionContext::set_cuda_graphs(bool enabled) {
+  State& s = *state_;
+  s.graphs = enabled;
+  s.stats.fallback = false;
+  s.graph.reset();
+}
+
+bool ExecutionContext::cuda_graphs() const { return state_->graphs; }
+
+ExecutionContext::GraphStats ExecutionContext::graph_stats() const { return state_->stats; }
 
 void ExecutionContext::set_input_shape(const std::string& name, const Dims& dims) {
   State& s = *state_;
@@ -165,7 +193,81 @@ void ExecutionContext::execute(void* stream) {
   KILN_CHECK(!state_->g->weights_missing(), InvalidInput,
              "the plan's weights were stripped: refit them (Refitter) before executing");
   state_->stream = stream;
+  if (state_->graphs && !state_->stats.fallback) {
+    state_->execute_graph();
+    return;
+  }
   state_->run(true);
+}
+
+void ExecutionContext::State::give_up_graphs(const std::string& why) {
+  graph.reset();
+  stats.fallback = true;
+  KILN_DEBUG("engine: CUDA graphs off for this execution context, executing plainly: ", why);
+}
+
+void ExecutionContext::State::execute_graph() {
+  const auto* recorder = dynamic_cast<const GraphRecorder*>(g->backend.get());
+  if (recorder == nullptr || !cacheable) {
+    give_up_graphs(recorder == nullptr
+                       ? "backend '" + g->backend_name + "' cannot record graphs"
+                       : std::string("the plan has a data-dependent output (nonzero), which waits "
+                                     "for its stream"));
+    run(true);
+    return;
+  }
+  for (size_t i = 0; i < g->inputs.size(); ++i) {
+    KILN_CHECK(input_dims[i].has_value(), InvalidInput, "input '", g->tensors[g->inputs[i]].name,
+               "' has dynamic dims: call set_input_shape first");
+  }
+  bool match = graph != nullptr && graph_generation == g->refit_generation && graph_addresses == addresses &&
+               graph_inputs.size() == g->inputs.size();
+  for (size_t i = 0; match && i < g->inputs.size(); ++i) match = graph_inputs[i] == *input_dims[i];
+  if (match) {
+    graph->launch(stream);
+    ++stats.replays;
+    return;
+  }
+  // This call's results come from a plain run on the caller's stream; it also makes every kernel's lazily
+  // created state for these shapes and buffers (cuBLASLt / cuDNN plans, handles), so that recording only
+  // enqueues.
+  run(true);
+  void* caller_stream = stream;
+  bool updated = false;
+  try {
+    // The graph is recorded from the shape cache the plain run left (run_cached): the same kernels, copies
+    // and host values (host values travel as kernel parameters, so the graph holds them).
+    updated = recorder->record(
+        [this](void* capture_stream) {
+          stream = capture_stream;
+          run(true);
+        },
+        graph);
+  } catch (const std::exception& e) {
+    stream = caller_stream;
+    give_up_graphs(std::string("recording failed: ") + e.what());
+    return;
+  }
+  stream = caller_stream;
+  graph_inputs.clear();
+  for (size_t i = 0; i < g->inputs.size(); ++i) graph_inputs.push_back(*input_dims[i]);
+  graph_addresses = addresses;
+  graph_generation = g->refit_generation;
+  ++stats.captures;
+  if (updated) ++stats.updates;
+}
+
+void ExecutionContext::State::copy_constant_output(size_t li) {
+  const Layer& l = g->layers[li].layer;
+  const PlanTensor& t = g->tensors[l.outputs[0]];
+  const HostTensor& w = l.weights[0].value;
+  if (!t.is_output || w.nbytes() == 0) return;
+  void* dst = user(t.name);
+  if (!g->backend->host_accessible() && li < g->device_constants.size() && g->device_constants[li].data) {
+    g->backend->copy(dst, g->device_constants[li].data, w.nbytes(), CopyKind::DeviceToDevice, stream);
+  } else {
+    g->backend->copy(dst, w.data(), w.nbytes(), CopyKind::HostToDevice, stream);
+  }
 }
 
 void ExecutionContext::State::run(bool execute) {
@@ -211,9 +313,7 @@ void ExecutionContext::State::run(bool execute) {
     if (l.kind == LayerKind::Constant) {
       const HostTensor& w = l.weights[0].value;
       if (!is_floating(w.dtype()) && w.numel() <= 1024) values[l.outputs[0]] = w;
-      if (execute && g->tensors[l.outputs[0]].is_output && w.nbytes()) {
-        g->backend->copy(user(g->tensors[l.outputs[0]].name), w.data(), w.nbytes(), CopyKind::HostToDevice, stream);
-      }
+      if (execute) copy_constant_output(li);
       continue;
     }
     if (pl.host) {
@@ -274,10 +374,7 @@ void ExecutionContext::State::run_cached() {
     const PlanLayer& pl = g->layers[li];
     const Layer& l = pl.layer;
     if (l.kind == LayerKind::Constant) {
-      const HostTensor& w = l.weights[0].value;
-      if (g->tensors[l.outputs[0]].is_output && w.nbytes()) {
-        g->backend->copy(user(g->tensors[l.outputs[0]].name), w.data(), w.nbytes(), CopyKind::HostToDevice, stream);
-      }
+      copy_constant_output(li);
       continue;
     }
     if (pl.host) {

@@ -154,11 +154,16 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     if (!config.allow_reduced_precision_tactics) {
       std::erase_if(tactics, [](const Tactic& t) { return t.reduced_precision; });
     }
+    // TF32 candidates (cuda fp32 matmul / convolution) only when allowed; the timing-cache key says when they
+    // were.
+    const bool tf32 = config.allow_tf32 &&
+                      std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.tf32; });
+    if (!config.allow_tf32) std::erase_if(tactics, [](const Tactic& t) { return t.tf32; });
     KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '", l.name, "'");
-    std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" +
-                      hex64([&] {
+    std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" + hex64([&] {
                         std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats +
-                                        (config.allow_reduced_precision_tactics ? "|reduced" : "");
+                                        (config.allow_reduced_precision_tactics ? "|reduced" : "") +
+                                        (tf32 ? "|tf32" : "");
                         return fnv1a64(s.data(), s.size());
                       }());
     std::string chosen;

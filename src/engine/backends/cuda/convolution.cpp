@@ -1,8 +1,10 @@
 // Convolution and transposed convolution through cuDNN's convolution API (tactic "cudnn"; a first version on
 // the legacy descriptor API): NCHW (1-D convolutions as H = 1), groups, dilation, symmetric padding. fp32
-// runs with FMA math only (no TF32); fp16 / bf16 with tensor cores and fp32 accumulation. The algorithm is
-// cuDNN's heuristic first choice within the workspace, per input shape and context. Bias and post-ops
-// (activations, residual sums) follow as one in-place pointwise pass.
+// runs with FMA math only (no TF32); fp16 / bf16 with tensor cores and fp32 accumulation. Tactic "cudnn_tf32"
+// (fp32 only, offered when the build allows TF32) lets fp32 use tensor-op math (TF32). The algorithm is
+// cuDNN's heuristic first choice within the workspace, per input shape and context (made by the first execute
+// of a shape, before any CUDA-graph recording; the convolution itself only enqueues, using the context's
+// workspace). Bias and post-ops (activations, residual sums) follow as one in-place pointwise pass.
 
 #include "engine/backends/cuda/cuda_util.h"
 
@@ -61,7 +63,7 @@ std::vector<int> as_int(const Dims& d) { return std::vector<int>(d.begin(), d.en
 
 class ConvKernel : public Kernel {
  public:
-  explicit ConvKernel(const LayerInfo& info) : p_(info.params<ConvolutionParams>()) {
+  ConvKernel(const LayerInfo& info, bool tf32) : p_(info.params<ConvolutionParams>()), tf32_(tf32) {
     const Layer& l = *info.layer;
     dtype_ = info.outputs[0].dtype;
     w_dims_ = l.weights[0].value.sizes();
@@ -178,12 +180,13 @@ class ConvKernel : public Kernel {
     KILN_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(plan->conv, static_cast<int>(pad.size()), pad.data(), stride.data(),
                                                      dil.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     KILN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(plan->conv, static_cast<int>(p_.groups)));
-    bool strict = dtype_ == DType::Float32;  // no TF32 for fp32 layers
+    bool strict = dtype_ == DType::Float32 && !tf32_;  // no TF32 for fp32 layers unless the tactic is TF32
     KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, strict ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
     cudnnHandle_t h = cudnn_handle();
     constexpr int kMax = 16;
     int found = 0;
     bool ok = false;
+    cudnnMathType_t chosen_math = CUDNN_DEFAULT_MATH;
     if (!p_.transposed) {
       cudnnConvolutionFwdAlgoPerf_t perf[kMax];
       KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, plan->x, plan->w, plan->conv, plan->y, kMax, &found, perf));
@@ -191,6 +194,7 @@ class ConvKernel : public Kernel {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace) continue;
         if (strict && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
         plan->algo = perf[i].algo;
+        chosen_math = perf[i].mathType;
         ok = true;
       }
     } else {
@@ -200,14 +204,20 @@ class ConvKernel : public Kernel {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace) continue;
         if (strict && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
         plan->algo = perf[i].algo;
+        chosen_math = perf[i].mathType;
         ok = true;
       }
     }
     KILN_CHECK(ok, Unsupported, "cuDNN offers no convolution algorithm for this layer within ", kWorkspace, " bytes");
+    // TF32: run the algorithm with the math type cuDNN reported for it (tensor-op math, i.e. TF32, for the
+    // tensor-core algorithms; FMA for the others).
+    if (tf32_ && dtype_ == DType::Float32)
+      KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, chosen_math));
     return plan;
   }
 
   ConvolutionParams p_;
+  bool tf32_ = false;
   DType dtype_ = DType::Float32;
   Dims w_dims_;
   DeviceBuffer weight_, bias_;
@@ -238,11 +248,25 @@ bool applies(const LayerInfo& layer, std::string* why) {
   return true;
 }
 
-std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique<ConvKernel>(layer); }
+bool applies_tf32(const LayerInfo& layer, std::string* why) {
+  if (!applies(layer, why)) return false;
+  if (layer.outputs[0].dtype != DType::Float32) {
+    if (why) *why = "TF32 is for f32 layers";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique<ConvKernel>(layer, false); }
+std::unique_ptr<Kernel> create_tf32(const LayerInfo& layer) {
+  return std::make_unique<ConvKernel>(layer, true);
+}
 
 }  // namespace
 
 void register_convolution(std::vector<CudaKernelFactory>& rows) {
+  // TF32 first: when the build allows it and does not time tactics, the first candidate wins.
+  rows.push_back({"cudnn_tf32", LayerKind::Convolution, &applies_tf32, &create_tf32, true});
   rows.push_back({"cudnn", LayerKind::Convolution, &applies, &create});
 }
 

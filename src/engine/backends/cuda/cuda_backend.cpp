@@ -71,7 +71,7 @@ const std::vector<CudaKernelFactory>& cuda_kernels() {
 
 namespace {
 
-class CudaBackend : public Backend {
+class CudaBackend : public Backend, public GraphRecorder {
  public:
   explicit CudaBackend(const BackendOptions&) {
     int count = 0;
@@ -106,7 +106,11 @@ class CudaBackend : public Backend {
   std::vector<Tactic> tactics(const LayerInfo& layer) const override {
     std::vector<Tactic> out;
     for (const auto& r : cuda_kernels()) {
-      if (r.kind == layer.kind() && r.applies(layer, nullptr)) out.push_back({r.name});
+      if (r.kind != layer.kind() || !r.applies(layer, nullptr)) continue;
+      Tactic t;
+      t.name = r.name;
+      t.tf32 = r.tf32;
+      out.push_back(std::move(t));
     }
     return out;
   }
@@ -121,8 +125,14 @@ class CudaBackend : public Backend {
     KILN_FAIL(Unsupported, "cuda backend has no tactic '", tactic, "' for ", layer_kind_name(layer.kind()));
   }
   ThreadPool* thread_pool() const override { return nullptr; }
+  bool record(const std::function<void(void* stream)>& record,
+              std::unique_ptr<DeviceGraph>& graph) const override {
+    return record_graph(record, graph);
+  }
   void* allocate(size_t bytes) const override {
     if (bytes == 0) return nullptr;
+    KILN_CHECK(!recording_graph(), Internal, "cuda: allocating ", bytes,
+               " bytes of device memory while recording a CUDA graph (kernels must not allocate in execute)");
     void* p = nullptr;
     cudaError_t e = cudaMalloc(&p, bytes);
     KILN_CHECK(e == cudaSuccess, Io, "out of device memory allocating ", bytes, " bytes: ", cudaGetErrorString(e));
@@ -146,6 +156,7 @@ class CudaBackend : public Backend {
     KILN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, k, s));
   }
   void synchronize(void* stream) const override {
+    check_not_recording(static_cast<cudaStream_t>(stream), "waiting for the stream");
     KILN_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
   }
   void check_plan_device(const std::string& plan_device) const override {

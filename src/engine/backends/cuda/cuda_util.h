@@ -4,11 +4,13 @@
 
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/backends/cuda/kernels.h"
+#include "engine/core/device_graph.h"
 #include "kiln/engine/backend.h"
 #include "kiln/support/error.h"
 
@@ -90,6 +92,8 @@ struct CudaKernelFactory {
   /// Whether the kernel runs `layer`; when not, `why` says why.
   bool (*applies)(const LayerInfo& layer, std::string* why);
   std::unique_ptr<Kernel> (*create)(const LayerInfo& layer);
+  /// Computes fp32 in TF32 (Tactic::tf32: offered only when the build allows TF32).
+  bool tf32 = false;
 };
 
 /// The table, built once (rows from each family's register function).
@@ -107,6 +111,17 @@ void register_fill(std::vector<CudaKernelFactory>& rows);
 void register_topk(std::vector<CudaKernelFactory>& rows);
 void register_cumulative(std::vector<CudaKernelFactory>& rows);
 void register_nonzero(std::vector<CudaKernelFactory>& rows);
+
+// ---- CUDA graphs (cuda_graph.cpp) ----
+
+/// Records what `record` enqueues on the stream it is given into `graph` (GraphRecorder::record,
+/// device_graph.h).
+bool record_graph(const std::function<void(void*)>& record, std::unique_ptr<DeviceGraph>& graph);
+/// Whether this thread is recording a CUDA graph now (allocations and waits are errors then).
+bool recording_graph();
+/// Throws kiln::Error when this thread records a graph or `stream` is being captured (by Kiln or by the
+/// caller): `what` (a wait for the device, an allocation) cannot be part of a graph.
+void check_not_recording(Stream stream, const char* what);
 
 /// Ranks of every tensor of the layer are <= kMaxRank (else `why` says so).
 bool ranks_fit(const LayerInfo& layer, std::string* why);

@@ -1,8 +1,11 @@
 // MatrixMultiply through cuBLASLt (tactic "cublaslt"): fp32 (strict fp32 compute, no TF32), fp16 and bf16
-// with fp32 accumulation; bias and a leading ReLU / tanh-GELU fused as epilogues; the remaining post-ops
-// (other activations, residual sums) in one in-place pointwise pass. Batched operands broadcast; a batch that
-// is not a constant stride is run as one call per matrix. The algorithm is cuBLASLt's first heuristic
-// candidate for each shape, cached per context. Row-major C = A B is computed as column-major C^T = B^T A^T.
+// with fp32 accumulation; tactic "cublaslt_tf32" (fp32 only, offered when the build allows TF32) computes
+// fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; bias and a leading ReLU / tanh-GELU fused as epilogues; the
+// remaining post-ops (other activations, residual sums) in one in-place pointwise pass. Batched operands
+// broadcast; a batch that is not a constant stride is run as one call per matrix. The algorithm is cuBLASLt's
+// first heuristic candidate for each shape, cached per context (made by the first execute of a shape, before
+// any CUDA-graph recording: the matmul itself only enqueues, using the context's preallocated workspace).
+// Row-major C = A B is computed as column-major C^T = B^T A^T.
 
 #include <cublasLt.h>
 
@@ -72,7 +75,7 @@ struct MatmulState : KernelState {
 
 class MatmulKernel : public Kernel {
  public:
-  explicit MatmulKernel(const LayerInfo& info) : p_(info.params<MatrixMultiplyParams>()) {
+  MatmulKernel(const LayerInfo& info, bool tf32) : p_(info.params<MatrixMultiplyParams>()), tf32_(tf32) {
     const Layer& l = *info.layer;
     dtype_ = info.outputs[0].dtype;
     if (!l.weights.empty() && l.weights[0].defined()) {
@@ -208,7 +211,8 @@ class MatmulKernel : public Kernel {
                                     int align) const {
     auto plan = std::make_unique<LtPlan>();
     cudaDataType_t t = cuda_type(dtype_);
-    KILN_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    KILN_CUBLAS_CHECK(cublasLtMatmulDescCreate(
+        &plan->desc, tf32_ ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
     // Column-major D (n x m) = X (n x k) * Y (k x m) with X = op(B)^T from b, Y = op(A)^T from a.
     cublasOperation_t ta = p_.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t tb = p_.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -257,6 +261,7 @@ class MatmulKernel : public Kernel {
   }
 
   MatrixMultiplyParams p_;
+  bool tf32_ = false;
   DType dtype_ = DType::Float32;
   Dims b_dims_;
   DeviceBuffer b_weight_, bias_;
@@ -286,11 +291,27 @@ bool applies(const LayerInfo& layer, std::string* why) {
   return true;
 }
 
-std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique<MatmulKernel>(layer); }
+bool applies_tf32(const LayerInfo& layer, std::string* why) {
+  if (!applies(layer, why)) return false;
+  if (layer.outputs[0].dtype != DType::Float32) {
+    if (why) *why = "TF32 is for f32 layers";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Kernel> create(const LayerInfo& layer) {
+  return std::make_unique<MatmulKernel>(layer, false);
+}
+std::unique_ptr<Kernel> create_tf32(const LayerInfo& layer) {
+  return std::make_unique<MatmulKernel>(layer, true);
+}
 
 }  // namespace
 
 void register_matmul(std::vector<CudaKernelFactory>& rows) {
+  // TF32 first: when the build allows it and does not time tactics, the first candidate wins.
+  rows.push_back({"cublaslt_tf32", LayerKind::MatrixMultiply, &applies_tf32, &create_tf32, true});
   rows.push_back({"cublaslt", LayerKind::MatrixMultiply, &applies, &create});
 }
 

@@ -18,6 +18,7 @@ class NonZeroKernel : public Kernel {
     KILN_CHECK(args.workspace && args.workspace_size >= workspace_size(), Internal,
                "cuda nonzero: no workspace");
     Stream s = stream_of(args);
+    check_not_recording(s, "nonzero (its row count must reach the host)");
     long long count = 0;
     launch_nonzero(x.data, dcode(x.dtype), to_shape(x.dims), y.as<long long>(),
                    static_cast<long long*>(args.workspace), &count, s);
