@@ -277,6 +277,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
       }
     }
     module->set_output_kinds(std::move(kinds));
+    module->set_use_cuda_graphs(settings.use_cuda_graphs);
     r.phases.emplace_back("module", timer.elapsed_ms());
   }
   runtime::ModuleSummary summary = module->summary();

@@ -69,6 +69,9 @@ std::string engine_segment_hash(const ir::Graph& segment, const ir::SymRanges& s
   key << "\nexplicit_typing " << settings.use_explicit_typing << "\ntruncate_double " << settings.truncate_double
       << "\nworkspace " << settings.workspace_size << "\noptimization_level " << settings.optimization_level
       << "\ntiming_iters " << settings.num_avg_timing_iters << "\n";
+  // TF32 changes the tactics an engine may use; written only when on, so keys made before the setting stay valid.
+  // use_cuda_graphs is not here: it is how the module runs engines, not what they are.
+  if (settings.allow_tf32) key << "allow_tf32\n";
   for (const auto& [symbol, range] : symbol_ranges) key << "range " << symbol << " " << range.min << " " << range.max << "\n";
   for (const auto& [symbol, hint] : symbol_hints) key << "hint " << symbol << " " << hint << "\n";
   key << canonical_segment_text(segment);

@@ -27,6 +27,8 @@ nlohmann::json settings_to_json(const CompilationSettings& s) {
   j["immutable_weights"] = s.immutable_weights;
   j["strip_engine_weights"] = s.strip_engine_weights;
   j["refit_identical_engine_weights"] = s.refit_identical_engine_weights;
+  j["allow_tf32"] = s.allow_tf32;
+  j["use_cuda_graphs"] = s.use_cuda_graphs;
   j["cache_built_engines"] = s.cache_built_engines;
   j["reuse_cached_engines"] = s.reuse_cached_engines;
   j["engine_cache_dir"] = s.engine_cache_dir;
@@ -65,6 +67,9 @@ CompilationSettings settings_from_json(const nlohmann::json& j) {
     s.immutable_weights = j.at("immutable_weights").get<bool>();
     s.strip_engine_weights = j.at("strip_engine_weights").get<bool>();
     s.refit_identical_engine_weights = j.at("refit_identical_engine_weights").get<bool>();
+    // Added later: settings saved before them have neither (both default off).
+    s.allow_tf32 = j.value("allow_tf32", false);
+    s.use_cuda_graphs = j.value("use_cuda_graphs", false);
     s.cache_built_engines = j.at("cache_built_engines").get<bool>();
     s.reuse_cached_engines = j.at("reuse_cached_engines").get<bool>();
     s.engine_cache_dir = j.at("engine_cache_dir").get<std::string>();

@@ -19,6 +19,7 @@ engine::BuilderConfig builder_config_from_settings(const compiler::CompilationSe
   c.refittable = !settings.immutable_weights;
   c.strip_weights = settings.strip_engine_weights;
   c.timing_iterations = std::max(1, settings.num_avg_timing_iters);
+  c.allow_tf32 = settings.allow_tf32;
   c.verbose = settings.debug;
   return c;
 }

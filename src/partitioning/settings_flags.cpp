@@ -51,7 +51,8 @@ int64_t parse_int(const std::string& flag, std::string_view value, bool allow_su
 bool is_settings_switch(std::string_view key) {
   const std::string k = normalize_key(key);
   return k == "require-full-compilation" || k == "assume-dynamic-shape-support" ||
-         k == "enable-resource-partitioning" || k == "no-cache" || k == "refittable";
+         k == "enable-resource-partitioning" || k == "no-cache" || k == "refittable" ||
+         k == "use-cuda-graphs" || k == "allow-tf32";
 }
 
 bool apply_settings_flag(compiler::CompilationSettings& settings, std::string_view key, std::string_view value) {
@@ -104,6 +105,10 @@ bool apply_settings_flag(compiler::CompilationSettings& settings, std::string_vi
     settings.timing_cache_path = std::string(value);
   } else if (k == "refittable") {
     settings.immutable_weights = !parse_switch(k, value);
+  } else if (k == "use-cuda-graphs") {
+    settings.use_cuda_graphs = parse_switch(k, value);
+  } else if (k == "allow-tf32") {
+    settings.allow_tf32 = parse_switch(k, value);
   } else {
     return false;
   }
@@ -118,13 +123,20 @@ std::vector<std::pair<std::string, std::string>> settings_flags_help() {
       {"--partitioner fast|global", "adjacency (fast, default) or global partitioning"},
       {"--assume-dynamic-shape-support", "treat every converter as supporting dynamic shapes"},
       {"--enable-resource-partitioning", "split engines whose weights exceed the memory budget"},
-      {"--cpu-memory-budget BYTES", "per-engine weight budget (K/M/G suffixes); enables resource partitioning"},
+      {"--cpu-memory-budget BYTES",
+       "per-engine weight budget (K/M/G suffixes); enables resource partitioning"},
       {"--backend cpu|cuda", "engine backend (default cpu)"},
-      {"--cache-dir DIR", "engine cache: reuse engines built before (refitted with this program's weights), save new"},
-      {"--cache-size BYTES", "engine cache size budget (K/M/G suffixes; default 5G), least recently used evicted"},
+      {"--cache-dir DIR",
+       "engine cache: reuse engines built before (refitted with this program's weights), save new"},
+      {"--cache-size BYTES",
+       "engine cache size budget (K/M/G suffixes; default 5G), least recently used evicted"},
       {"--no-cache", "no engine cache and no timing cache: build every engine from scratch"},
-      {"--timing-cache FILE", "timing cache file (default /tmp/kiln_engine_cache/timing_cache.bin; empty: none)"},
+      {"--timing-cache FILE",
+       "timing cache file (default /tmp/kiln_engine_cache/timing_cache.bin; empty: none)"},
       {"--refittable", "build refittable engines (immutable_weights=false), for kiln refit"},
+      {"--use-cuda-graphs",
+       "run engines through CUDA graphs, replayed while input shapes and buffers repeat (cuda)"},
+      {"--allow-tf32", "let fp32 matmuls and convolutions use TF32 tactics (cuda; default: strict fp32)"},
   };
 }
 

@@ -20,6 +20,15 @@
 namespace kiln::runtime {
 namespace {
 
+// An execution context and, with CUDA graphs, the buffers its bindings stay bound to: a recorded graph
+// replays only while the addresses it was recorded with repeat, so inputs are copied into `inputs` and
+// outputs read out of `outputs` (as Torch-TensorRT's cudagraphs mode does) instead of binding each call's
+// fresh tensors.
+struct PooledContext {
+  std::unique_ptr<engine::ExecutionContext> context;
+  std::vector<at::Tensor> inputs, outputs;  // per segment input / output (undefined where unused)
+};
+
 // Execution contexts of one plan, reused across calls; a call takes one (or creates one) and gives it back. On a
 // device backend a context's arena stays in use until its stream has run the queued work, so a context is only
 // reused on the stream it last ran on (work on one stream runs in order); calls on other streams get their own.
@@ -27,7 +36,8 @@ class ContextPool {
  public:
   explicit ContextPool(std::shared_ptr<const engine::Plan> plan) : plan_(std::move(plan)) {}
 
-  std::unique_ptr<engine::ExecutionContext> acquire(void* stream) {
+  std::unique_ptr<PooledContext> acquire(void* stream) {
+    bool graphs = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
@@ -36,19 +46,32 @@ class ContextPool {
         free_.erase(std::next(it).base());
         return context;
       }
+      graphs = cuda_graphs_;
     }
-    return std::make_unique<engine::ExecutionContext>(plan_, 0);
+    auto pooled = std::make_unique<PooledContext>();
+    pooled->context = std::make_unique<engine::ExecutionContext>(plan_, 0);
+    pooled->context->set_cuda_graphs(graphs);
+    return pooled;
   }
 
-  void release(void* stream, std::unique_ptr<engine::ExecutionContext> context) {
+  void release(void* stream, std::unique_ptr<PooledContext> context) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (context->context->cuda_graphs() != cuda_graphs_) return;  // made before the setting changed
     free_.emplace_back(stream, std::move(context));
+  }
+
+  /// CUDA graphs on the contexts made from now on; the pooled ones are dropped.
+  void set_cuda_graphs(bool enabled) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cuda_graphs_ = enabled;
+    free_.clear();
   }
 
  private:
   std::shared_ptr<const engine::Plan> plan_;
   std::mutex mutex_;
-  std::vector<std::pair<void*, std::unique_ptr<engine::ExecutionContext>>> free_;
+  bool cuda_graphs_ = false;
+  std::vector<std::pair<void*, std::unique_ptr<PooledContext>>> free_;
 };
 
 // Gives a context back to its pool when the call is done (also when it throws: a context that failed mid-run
@@ -59,15 +82,29 @@ class ContextLease {
   ~ContextLease() {
     if (ok_) pool_.release(stream_, std::move(context_));
   }
-  engine::ExecutionContext& operator*() { return *context_; }
+  engine::ExecutionContext& operator*() { return *context_->context; }
+  PooledContext& pooled() { return *context_; }
   void mark_ok() { ok_ = true; }
 
  private:
   ContextPool& pool_;
   void* stream_;
-  std::unique_ptr<engine::ExecutionContext> context_;
+  std::unique_ptr<PooledContext> context_;
   bool ok_ = false;
 };
+
+/// Persistent buffer `index` of a context's CUDA-graph bindings, made anew when the shape, dtype or device
+/// differ.
+at::Tensor& static_buffer(std::vector<at::Tensor>& buffers, size_t index, at::IntArrayRef sizes,
+                          const at::TensorOptions& options) {
+  if (buffers.size() <= index) buffers.resize(index + 1);
+  at::Tensor& b = buffers[index];
+  if (!b.defined() || b.sizes() != sizes || b.scalar_type() != c10::typeMetaToScalarType(options.dtype()) ||
+      b.device() != options.device()) {
+    b = at::empty(sizes, options);
+  }
+  return b;
+}
 
 // Collects a data-dependent output into an at::Tensor on the module's device.
 class TensorOutputAllocator : public engine::OutputAllocator {
@@ -108,6 +145,7 @@ struct CompiledModule::Impl {
   std::vector<EngineSegment> engines;
   std::string backend;
   std::vector<std::string> output_kinds;
+  bool use_cuda_graphs = false;
   std::vector<ModuleStep> steps;
   std::vector<std::unique_ptr<ContextPool>> pools;        // per engine
   std::vector<std::vector<const engine::Binding*>> input_bindings;   // per engine, per segment input (null: unbound)
@@ -272,6 +310,8 @@ void CompiledModule::Impl::run_engine(const ModuleStep& step, std::vector<c10::I
   void* stream = current_stream(device);
   ContextLease lease(*pools[k], stream);
   engine::ExecutionContext& context = *lease;
+  // With CUDA graphs, bindings go through the context's persistent buffers (PooledContext).
+  const bool graphs = context.cuda_graphs();
   std::vector<at::Tensor> held;  // inputs converted for the engine, kept alive until it has run
   for (size_t i = 0; i < step.inputs.size(); ++i) {
     const engine::Binding* b = input_bindings[k][i];
@@ -296,6 +336,11 @@ void CompiledModule::Impl::run_engine(const ModuleStep& step, std::vector<c10::I
     if (static_cast<int64_t>(b->dims.size()) != t.dim() && t.numel() == 1) {
       t = t.reshape(std::vector<int64_t>(b->dims.size(), 1));  // a scalar SymInt fed to an Int64 [1] binding
     }
+    if (graphs) {
+      at::Tensor& buffer = static_buffer(lease.pooled().inputs, i, t.sizes(), t.options());
+      buffer.copy_(t);  // on the current stream, ahead of the engine's work
+      t = buffer;
+    }
     context.set_input_shape(b->name, engine::Dims(t.sizes().begin(), t.sizes().end()));
     context.set_tensor_address(b->name, t.data_ptr());
     held.push_back(std::move(t));
@@ -311,7 +356,7 @@ void CompiledModule::Impl::run_engine(const ModuleStep& step, std::vector<c10::I
       continue;
     }
     engine::Dims dims = context.tensor_shape(b->name);
-    outputs[i] = at::empty(dims, options);
+    outputs[i] = graphs ? static_buffer(lease.pooled().outputs, i, dims, options) : at::empty(dims, options);
     context.set_tensor_address(b->name, outputs[i].data_ptr());
   }
   try {
@@ -322,6 +367,8 @@ void CompiledModule::Impl::run_engine(const ModuleStep& step, std::vector<c10::I
   lease.mark_ok();
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     if (allocators[i]) outputs[i] = allocators[i]->result();
+    if (graphs && !allocators[i])
+      outputs[i] = outputs[i].clone();  // the buffer is the next call's output too
     const ir::Value* value = step.outputs[i];
     if (value->kind() == ir::ValueKind::SymInt) {
       env[slot(value)] = c10::IValue(outputs[i].reshape({-1})[0].item<int64_t>());
@@ -396,6 +443,16 @@ const std::shared_ptr<const ir::Graph>& CompiledModule::shared_graph() const { r
 const std::vector<EngineSegment>& CompiledModule::engines() const { return impl_->engines; }
 const std::string& CompiledModule::backend() const { return impl_->backend; }
 const std::vector<std::string>& CompiledModule::output_kinds() const { return impl_->output_kinds; }
+
+bool CompiledModule::use_cuda_graphs() const { return impl_->use_cuda_graphs; }
+
+void CompiledModule::set_use_cuda_graphs(bool enabled) {
+  impl_->use_cuda_graphs = enabled;
+  // The cpu backend has no graphs: its contexts stay plain (the engine would only log that it falls back).
+  for (auto& pool : impl_->pools) {
+    if (pool) pool->set_cuda_graphs(enabled && impl_->backend != "cpu");
+  }
+}
 
 void CompiledModule::set_output_kinds(std::vector<std::string> kinds) {
   KILN_CHECK(kinds.empty() || kinds.size() == impl_->graph->outputs().size(), InvalidInput, "CompiledModule: ",

@@ -75,6 +75,7 @@ std::vector<uint8_t> save_to_bytes(const CompiledModule& module) {
   meta["backend"] = module.backend();
   meta["graph"] = root + "graph.kir";
   meta["output_kinds"] = module.output_kinds();
+  meta["use_cuda_graphs"] = module.use_cuda_graphs();
   zip.add(root + "graph.kir", ir::print_graph(module.graph()));
 
   json engines = json::array();
@@ -234,11 +235,19 @@ std::shared_ptr<CompiledModule> load_zip(const ZipReader& zip, const std::string
     engines.push_back(std::move(segment));
   }
   std::vector<std::string> kinds = strings_field(meta, "output_kinds", "module.json", label);
+  // Optional (archives written before the setting have none: off).
+  bool use_cuda_graphs = false;
+  if (meta.contains("use_cuda_graphs")) {
+    if (!meta.at("use_cuda_graphs").is_boolean())
+      bad(label, "module.json \"use_cuda_graphs\" must be true or false");
+    use_cuda_graphs = meta.at("use_cuda_graphs").get<bool>();
+  }
   std::shared_ptr<CompiledModule> module;
   try {
     module = std::make_shared<CompiledModule>(std::shared_ptr<const ir::Graph>(std::move(graph)), std::move(engines),
                                               backend);
     module->set_output_kinds(std::move(kinds));
+    module->set_use_cuda_graphs(use_cuda_graphs);
   } catch (const Error& e) {
     throw e.with_context(ErrorContext{label, "", "", ""});
   }

@@ -1,4 +1,5 @@
-// compiler::compile: phases, PyTorch-only modules, build-failure fallback, input specs.
+// compiler::compile: phases, PyTorch-only modules, build-failure fallback, input specs, runtime settings (CUDA graphs,
+// TF32) reaching the module, its archive and the builder.
 
 #include "kiln/compiler/compile.h"
 
@@ -7,9 +8,12 @@
 #include <gtest/gtest.h>
 
 #include "compiler/compile_test_util.h"
+#include "compiler/settings_json.h"
 #include "kiln/conversion/registry.h"
+#include "kiln/conversion/segment_conversion.h"
 #include "kiln/frontend/program.h"
 #include "kiln/partitioning/segments.h"
+#include "kiln/runtime/module_archive.h"
 #include "kiln/support/error.h"
 
 namespace kiln::compiler {
@@ -159,6 +163,61 @@ TEST(Compile, InputSpecNarrowsTheRange) {
   EXPECT_NO_THROW(module->execute_host({testing_util::random_floats({5, 32}, 1)}));
   EXPECT_THROW(module->execute_host({testing_util::random_floats({9, 32}, 2)}), Error);
   EXPECT_THROW(module->execute_host({testing_util::random_floats({1, 32}, 3)}), Error);
+}
+
+}  // namespace
+}  // namespace kiln::compiler
+
+namespace kiln::compiler {
+namespace {
+
+TEST(Compile, CudaGraphsSettingReachesTheModuleAndItsArchive) {
+  frontend::Program program = frontend::load_program(fixture("tiny_mlp"));
+  CompilationSettings settings;
+  settings.min_block_size = 1;
+  auto plain = compile(program, settings);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_FALSE(plain->use_cuda_graphs());
+  EXPECT_FALSE(runtime::load_from_bytes(runtime::save_to_bytes(*plain), "plain")->use_cuda_graphs());
+  settings.use_cuda_graphs = true;
+  auto module = compile(program, settings);
+  ASSERT_NE(module, nullptr);
+  ASSERT_GT(module->summary().engine_segments, 0u);
+  EXPECT_TRUE(module->use_cuda_graphs());
+  // On the cpu backend the setting is kept (a .kiln carries it) but engines run plainly, with the same results.
+  expect_matches_io(*module, fixture("tiny_mlp", "io_0.npz"));
+  expect_matches_io(*module, fixture("tiny_mlp", "io_1.npz"));
+  auto loaded = runtime::load_from_bytes(runtime::save_to_bytes(*module), "graphs");
+  EXPECT_TRUE(loaded->use_cuda_graphs());
+  expect_matches_io(*loaded, fixture("tiny_mlp", "io_0.npz"));
+  loaded->set_use_cuda_graphs(false);
+  EXPECT_FALSE(loaded->use_cuda_graphs());
+  expect_matches_io(*loaded, fixture("tiny_mlp", "io_1.npz"));
+}
+
+TEST(CompilationSettingsJson, RoundTripsTf32AndCudaGraphs) {
+  CompilationSettings s;
+  s.allow_tf32 = true;
+  s.use_cuda_graphs = true;
+  nlohmann::json j = detail::settings_to_json(s);
+  CompilationSettings back = detail::settings_from_json(j);
+  EXPECT_TRUE(back.allow_tf32);
+  EXPECT_TRUE(back.use_cuda_graphs);
+  // Settings saved before these existed read as off.
+  j.erase("allow_tf32");
+  j.erase("use_cuda_graphs");
+  back = detail::settings_from_json(j);
+  EXPECT_FALSE(back.allow_tf32);
+  EXPECT_FALSE(back.use_cuda_graphs);
+  j["allow_tf32"] = "yes";
+  EXPECT_THROW(detail::settings_from_json(j), Error);
+}
+
+TEST(CompilationSettings, AllowTf32ReachesTheBuilderConfig) {
+  CompilationSettings s;
+  EXPECT_FALSE(conversion::builder_config_from_settings(s).allow_tf32);
+  s.allow_tf32 = true;
+  EXPECT_TRUE(conversion::builder_config_from_settings(s).allow_tf32);
 }
 
 }  // namespace

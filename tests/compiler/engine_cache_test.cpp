@@ -186,6 +186,16 @@ TEST(EngineSegmentHash, ChangesWithShapesDtypesSettingsStructureAndRanges) {
   auto g = segment("f32[4, 8]");
   EXPECT_NE(base, engine_segment_hash(*g, {{"s0", ir::SymRange{1, 64}}}, {{"s0", 4}}, {}, "cpu other-device"))
       << "device";
+  CompilationSettings tf32;
+  tf32.allow_tf32 = true;
+  EXPECT_NE(base, hash(*segment("f32[4, 8]"), tf32)) << "allow_tf32";
+}
+
+TEST(EngineSegmentHash, CudaGraphsDoNotChangeTheEngine) {
+  // use_cuda_graphs is how the module runs its engines: the same cached engine serves both.
+  CompilationSettings graphs;
+  graphs.use_cuda_graphs = true;
+  EXPECT_EQ(hash(*segment("f32[4, 8]")), hash(*segment("f32[4, 8]"), graphs));
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/cli_util.h"
+#include "kiln/runtime/compiled_module.h"
+#include "kiln/runtime/module_archive.h"
 
 namespace kiln {
 namespace {
@@ -41,6 +43,21 @@ TEST(CliCompile, CompiledModuleAndInMemoryCompileMatchTorch) {
   }
   Result direct = kiln("run " + data("tiny_mlp/model.pt2") + compare_io("tiny_mlp"));
   EXPECT_EQ(direct.code, 0) << direct.out << direct.err;
+}
+
+TEST(CliCompile, CudaGraphsAndTf32FlagsAreAcceptedAndTheModuleKeepsGraphs) {
+  fs::path dir = work_dir("graphs");
+  const std::string kiln_file = (dir / "graphs.kiln").string();
+  // On the cpu backend both settings change nothing in the results; the .kiln still records use_cuda_graphs.
+  Result c = kiln("compile " + data("tiny_mlp/model.pt2") + " -o " + kiln_file +
+                  " --no-cache --use-cuda-graphs --allow-tf32");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_TRUE(runtime::load(kiln_file)->use_cuda_graphs());
+  Result run = kiln("run " + kiln_file + compare_io("tiny_mlp"));
+  EXPECT_EQ(run.code, 0) << run.out << run.err;
+  const std::string plain_file = (dir / "plain.kiln").string();
+  ASSERT_EQ(kiln("compile " + data("tiny_mlp/model.pt2") + " -o " + plain_file + " --no-cache").code, 0);
+  EXPECT_FALSE(runtime::load(plain_file)->use_cuda_graphs());
 }
 
 TEST(CliCompile, EngineCacheHitsInASecondProcess) {

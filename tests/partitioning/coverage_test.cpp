@@ -94,7 +94,22 @@ TEST(SettingsFlags, ParsesEveryFlag) {
   EXPECT_TRUE(is_settings_switch("--no-cache"));
   EXPECT_THROW(apply_settings_flag(c, "--cache-dir", ""), Error);
   EXPECT_THROW(apply_settings_flag(c, "--cache-size", "0"), Error);
-  EXPECT_EQ(settings_flags_help().size(), 13u);
+  EXPECT_EQ(settings_flags_help().size(), 15u);
+}
+
+TEST(SettingsFlags, CudaGraphsAndTf32) {
+  compiler::CompilationSettings s;
+  EXPECT_FALSE(s.use_cuda_graphs);
+  EXPECT_FALSE(s.allow_tf32);  // Kiln keeps fp32 exact unless asked (Torch-TensorRT allows TF32 by default)
+  EXPECT_TRUE(is_settings_switch("--use-cuda-graphs"));
+  EXPECT_TRUE(is_settings_switch("--allow-tf32"));
+  EXPECT_TRUE(apply_settings_flag(s, "--use-cuda-graphs", ""));
+  EXPECT_TRUE(apply_settings_flag(s, "allow_tf32", "true"));
+  EXPECT_TRUE(s.use_cuda_graphs);
+  EXPECT_TRUE(s.allow_tf32);
+  EXPECT_TRUE(apply_settings_flag(s, "--allow-tf32", "off"));
+  EXPECT_FALSE(s.allow_tf32);
+  EXPECT_THROW(apply_settings_flag(s, "--use-cuda-graphs", "sometimes"), Error);
 }
 
 TEST(CompilationSettings, TorchTensorRTDefaults) {

@@ -61,6 +61,9 @@ struct CompilationSettings {
   bool strip_engine_weights = false;
   /// Refit a cached engine with the same weights it was built with (a sanity mode).
   bool refit_identical_engine_weights = false;
+  /// Let fp32 matrix multiplies and convolutions run in TF32 where the backend offers it (cuda; chosen by tactic
+  /// timing). Torch-TensorRT allows TF32 unless `disable_tf32`; Kiln keeps fp32 exact unless this is set.
+  bool allow_tf32 = false;
 
   // --- Engine cache ------------------------------------------------------------------------------
   /// Save built engines in the engine cache.
@@ -74,6 +77,10 @@ struct CompilationSettings {
   int64_t engine_cache_size = int64_t{5} << 30;
 
   // --- Runtime -----------------------------------------------------------------------------------
+  /// Run each engine through CUDA graphs (recorded per input shapes and buffers, replayed while they repeat;
+  /// cuda backend only, ignored on cpu). Stored in the .kiln module, not in the plans: it does not change what is
+  /// built (not part of the engine-cache key).
+  bool use_cuda_graphs = false;
   /// Build engines when the module is first run rather than when it is loaded.
   bool lazy_engine_init = false;
   /// Partition and report only; build no engines.

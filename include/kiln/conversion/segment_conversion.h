@@ -34,7 +34,7 @@ struct BuiltSegment {
 
 /// The BuilderConfig the settings ask for: backend, precisions (enabled_precisions), strongly typed
 /// (use_explicit_typing), workspace, timing cache, refittable (!immutable_weights), strip weights, timing
-/// iterations, verbose (debug).
+/// iterations, TF32 (allow_tf32), verbose (debug).
 engine::BuilderConfig builder_config_from_settings(const compiler::CompilationSettings& settings);
 
 /// Makes `config` strongly typed when the network holds f16/bf16 tensors that its precisions do not allow (a

@@ -83,6 +83,12 @@ class CompiledModule {
   /// the CLI to pick the user outputs; saved in the .kiln archive.
   const std::vector<std::string>& output_kinds() const;
   void set_output_kinds(std::vector<std::string> kinds);
+  /// Whether engines run through CUDA graphs (engine::ExecutionContext::set_cuda_graphs on every context the module
+  /// creates; compiler setting use_cuda_graphs; saved in the .kiln archive). Ignored on the cpu backend. Setting it
+  /// drops the pooled contexts, so call it before execute() or between calls, not during one.
+  bool use_cuda_graphs() const;
+  void set_use_cuda_graphs(bool enabled);
+
   /// Indices of the graph outputs that are user outputs (every output when the kinds are unknown).
   std::vector<size_t> user_output_indices() const;
 
