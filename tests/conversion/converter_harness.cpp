@@ -4,11 +4,14 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 
 #include "kiln/conversion/registry.h"
 #include "kiln/conversion/segment_conversion.h"
+#include "kiln/engine/backend.h"
 #include "kiln/engine/builder.h"
 #include "kiln/engine/execution_context.h"
 #include "kiln/ir/text.h"
@@ -100,6 +103,56 @@ void expect_close(const HostTensor& got, const HostTensor& want, double rtol, do
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << want.numel() << " elements differ";
 }
 
+// Runs `plan` on host inputs: on a backend whose memory the host cannot address (cuda), through device buffers
+// (inputs copied in, outputs copied back after the stream is done).
+std::vector<HostTensor> execute_on_backend(const std::shared_ptr<engine::Plan>& plan,
+                                           const std::vector<std::string>& input_bindings,
+                                           const std::vector<std::string>& output_bindings,
+                                           const std::vector<HostTensor>& inputs) {
+  static std::map<std::string, std::unique_ptr<engine::Backend>> backends;
+  std::unique_ptr<engine::Backend>& device = backends[plan->backend_name()];
+  if (!device) device = engine::create_backend(plan->backend_name(), engine::BackendOptions{2});
+  const bool on_device = !device->host_accessible();
+  std::vector<void*> buffers;
+  auto device_buffer = [&](size_t bytes) {
+    buffers.push_back(device->allocate(std::max<size_t>(bytes, 1)));
+    return buffers.back();
+  };
+  std::vector<HostTensor> got;
+  try {
+    engine::ExecutionContext ctx(plan);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const std::string& name = input_bindings[i];
+      ctx.set_input_shape(name, inputs[i].sizes());
+      void* p = const_cast<uint8_t*>(inputs[i].data());
+      if (on_device) {
+        p = device_buffer(inputs[i].nbytes());
+        device->copy(p, inputs[i].data(), inputs[i].nbytes(), engine::CopyKind::HostToDevice, nullptr);
+      }
+      ctx.set_tensor_address(name, p);
+    }
+    std::vector<void*> outputs;
+    for (const std::string& name : output_bindings) {
+      engine::Dims d = ctx.tensor_shape(name);
+      got.emplace_back(plan->binding(name).dtype, d);
+      outputs.push_back(on_device ? device_buffer(got.back().nbytes()) : got.back().mutable_data());
+      ctx.set_tensor_address(name, outputs.back());
+    }
+    ctx.execute();
+    if (on_device) {
+      for (size_t k = 0; k < got.size(); ++k) {
+        device->copy(got[k].mutable_data(), outputs[k], got[k].nbytes(), engine::CopyKind::DeviceToHost, nullptr);
+      }
+      device->synchronize(nullptr);
+    }
+  } catch (...) {
+    for (void* b : buffers) device->deallocate(b);
+    throw;
+  }
+  for (void* b : buffers) device->deallocate(b);
+  return got;
+}
+
 }  // namespace
 
 void check_converter_case(const ConverterCase& c) {
@@ -171,18 +224,7 @@ void check_converter_case(const ConverterCase& c) {
       }
       std::vector<HostTensor> got;
       try {
-        engine::ExecutionContext ctx(plan);
-        for (size_t i = 0; i < inputs.size(); ++i) {
-          const std::string& name = converted.input_bindings[i];
-          ctx.set_input_shape(name, inputs[i].sizes());
-          ctx.set_tensor_address(name, const_cast<uint8_t*>(inputs[i].data()));
-        }
-        for (const std::string& name : converted.output_bindings) {
-          engine::Dims d = ctx.tensor_shape(name);
-          got.emplace_back(plan->binding(name).dtype, d);
-          ctx.set_tensor_address(name, got.back().mutable_data());
-        }
-        ctx.execute();
+        got = execute_on_backend(plan, converted.input_bindings, converted.output_bindings, inputs);
       } catch (const Error& e) {
         FAIL() << "execution failed: " << e.what();
       }
