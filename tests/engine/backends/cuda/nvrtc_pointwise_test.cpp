@@ -7,7 +7,9 @@
 
 #if KILN_HAVE_CUDA
 
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "engine/backends/cuda/nvrtc_module.h"
 #include "engine/backends/cuda/nvrtc_source.h"
@@ -266,9 +268,18 @@ std::vector<uint8_t> run_kernel(const LayerInfo& info, const std::string& tactic
   return host;
 }
 
-/// Runs both tactics; expects the same bytes.
+/// Distance in units in the last place between two floats of one sign (large when the signs differ).
+int64_t ulps_apart(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  if ((ia < 0) != (ib < 0)) return a == b ? 0 : std::numeric_limits<int64_t>::max();
+  return std::llabs(static_cast<int64_t>(ia) - static_cast<int64_t>(ib));
+}
+
+/// Runs both tactics; expects the same bytes, or for fp32 outputs at most `max_ulps` apart.
 void expect_same(const LayerInfo& info, const std::vector<HostTensor>& inputs, const std::string& what,
-                 Dims out_dims = {}, size_t out_offset_elems = 0) {
+                 Dims out_dims = {}, size_t out_offset_elems = 0, int64_t max_ulps = 0) {
   if (out_dims.empty()) out_dims = info.outputs[0].opt;
   std::vector<uint8_t> g = run_kernel(info, "generic", inputs, out_dims);
   std::vector<uint8_t> n = run_kernel(info, "nvrtc", inputs, out_dims, out_offset_elems);
@@ -282,10 +293,14 @@ void expect_same(const LayerInfo& info, const std::vector<HostTensor>& inputs, c
   for (int64_t i = 0; i < gt.numel(); ++i) {
     double a = gt.get_as_double(i), b = nt.get_as_double(i);
     if ((std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 8) == 0) continue;
+    if (gt.dtype() == DType::Float32 && ulps_apart(static_cast<float>(a), static_cast<float>(b)) <= max_ulps) continue;
     if (++bad <= 5) first += " [" + std::to_string(i) + "] generic " + std::to_string(a) + " nvrtc " + std::to_string(b);
   }
   if (bad) ADD_FAILURE() << what << ": " << bad << " of " << gt.numel() << " elements differ:" << first;
 }
+
+/// The fp32 difference allowed on chains with tanh-GELU (see NvrtcEqualsGenericOnFusedChains).
+constexpr int64_t kGeluUlps = 2;
 
 HostTensor random_of(DType dt, const Dims& d, std::mt19937& rng, double lo = -3, double hi = 3) {
   return random_tensor(dt, d, rng, lo, hi);
@@ -389,14 +404,17 @@ TEST(EngineCuda, NvrtcEqualsGenericOnFusedChains) {
   for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
     std::vector<Weights> w = {Weights("scale", random_of(dt, {4, 1, 1}, rng)), Weights("shift", random_of(dt, {4, 1, 1}, rng))};
     TestLayer t(LayerKind::FusedPointwise, epilogue_program(), {tensor(dt, d), tensor(dt, d)}, tensor(dt, d), w);
-    expect_same(t.info, {random_of(dt, d, rng), random_of(dt, d, rng)}, std::string("epilogue ") + dtype_name(dt));
+    // tanh-GELU's formula: nvcc (generic) and NVRTC contract its multiply-adds into FMAs differently, so fp32
+    // results may differ in the last bit (measured on an H100: 95 of 280 elements, 1 ulp); fp16/bf16 exact.
+    expect_same(t.info, {random_of(dt, d, rng), random_of(dt, d, rng)}, std::string("epilogue ") + dtype_name(dt), {},
+                0, kGeluUlps);
     // Flat weights (4-wide kernel), output misaligned (fast kernel) and an odd element count (tail).
     std::vector<Weights> flat = {Weights("scale", random_of(dt, {1}, rng)), Weights("shift", random_of(dt, {7}, rng))};
     Dims odd = {3, 5, 7};
     TestLayer v(LayerKind::FusedPointwise, epilogue_program(), {tensor(dt, odd), tensor(dt, odd)}, tensor(dt, odd), flat);
     std::vector<HostTensor> x = {random_of(dt, odd, rng), random_of(dt, odd, rng)};
-    expect_same(v.info, x, std::string("flat epilogue ") + dtype_name(dt));
-    expect_same(v.info, x, std::string("flat epilogue, misaligned output ") + dtype_name(dt), {}, 1);
+    expect_same(v.info, x, std::string("flat epilogue ") + dtype_name(dt), {}, 0, kGeluUlps);
+    expect_same(v.info, x, std::string("flat epilogue, misaligned output ") + dtype_name(dt), {}, 1, kGeluUlps);
   }
 }
 
