@@ -35,6 +35,7 @@ struct ConvEntry {
   memory::desc src_md, dst_md;
   std::shared_ptr<memory> weights;  // prepared weights in the layout this primitive wants
   memory scratchpad;                // this entry's own (user-mode) scratchpad
+  std::string impl;                 // oneDNN's implementation name (for errors)
 };
 
 struct ConvState : KernelState {
@@ -193,8 +194,13 @@ class ConvolutionKernel : public Kernel {
     if (!bias_values_.empty()) {
       margs.emplace(DNNL_ARG_BIAS, memory(geo_.bias_md, cpu_engine(), const_cast<float*>(bias_values_.data())));
     }
-    e.conv.execute(s, margs);
-    s.wait();
+    try {
+      e.conv.execute(s, margs);
+      s.wait();
+    } catch (const dnnl::error& err) {
+      KILN_FAIL(Internal, "oneDNN convolution (implementation '", e.impl, "', status ", static_cast<int>(err.status),
+                ", ", threads_text(), "): ", err.what());
+    }
   }
 
  private:
@@ -219,6 +225,7 @@ class ConvolutionKernel : public Kernel {
     memory::desc wmd = pd.weights_desc();
     e->weights = wmd == prepared_md_ ? prepared_ : reorder_weights(wmd);
     e->scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
+    e->impl = pd.impl_info_str();
     e->conv = dnnl::primitive(pd);
     return e;
   }

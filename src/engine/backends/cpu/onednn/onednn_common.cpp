@@ -125,6 +125,15 @@ void use_pool_threads(const ThreadPool* pool) {
   if (kSet) kSet(pool ? pool->size() : 1);
 }
 
+std::string threads_text() {
+  using MaxThreads = int (*)();
+  void* symbol = dlsym(RTLD_DEFAULT, "omp_get_max_threads");
+  if (symbol == nullptr) return "no OpenMP runtime found";
+  Dl_info info{};
+  const char* library = dladdr(symbol, &info) != 0 && info.dli_fname ? info.dli_fname : "?";
+  return "OpenMP max threads " + std::to_string(reinterpret_cast<MaxThreads>(symbol)()) + " from " + library;
+}
+
 std::vector<float> weights_as_floats(const HostTensor& tensor) {
   int64_t n = tensor.numel();
   std::vector<float> out(static_cast<size_t>(n));

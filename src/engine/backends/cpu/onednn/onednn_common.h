@@ -39,6 +39,8 @@ dnnl::primitive_attr make_attr(const std::vector<PostOp>& post_ops);
 
 /// Sets the number of OpenMP threads oneDNN uses on the calling thread to the pool's size (1 without pool).
 void use_pool_threads(const ThreadPool* pool);
+/// "OpenMP max threads N from <library path>": the OpenMP runtime oneDNN runs on, for error messages.
+std::string threads_text();
 
 /// A weight tensor as contiguous fp32 values (converting fp16/bf16/fp64).
 std::vector<float> weights_as_floats(const HostTensor& tensor);
