@@ -13,5 +13,5 @@ if [ -z "${KILN_SKIP_BUILD:-}" ]; then
     >"$out/build_bench.log" 2>&1 || { grep -E "error|Error" "$out/build_bench.log" | head -40; exit 2; }
 fi
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-python3 bench/gpu/bench_gpu.py --kiln build-device/tools/kiln/kiln \
+python3 -X faulthandler bench/gpu/bench_gpu.py --kiln build-device/tools/kiln/kiln \
   --lib build-device/tools/torch_library/libkiln_torch.so --out "$out" "$@"
