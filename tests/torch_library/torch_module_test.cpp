@@ -1,10 +1,12 @@
 // torch.classes.kiln.CompiledModule: the class is registered under that name, its methods run through
 // TorchScript's method table (the path Python's calls take), and forward returns the same tensors as the
 // compiled module it wraps. The module is tiny_convnet (engines plus one PyTorch run for lgamma), compiled by the
-// kiln binary: this test links only libkiln_torch.so, as a Python process would load it.
+// kiln binary: this test links only libkiln_torch.so, as a Python process would load it. No std::filesystem here:
+// torch 2.11's libtorch.so exports its own copies of those functions, which calls from this program bind to (and
+// which crashed on the GPU machine); plain POSIX calls instead.
 
+#include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -27,17 +29,20 @@ constexpr const char* kClassName = "__torch__.torch.classes.kiln.CompiledModule"
 class TorchModuleTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("kiln_torch_module_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "tiny_convnet.kiln").string();
+    char pattern[] = "/tmp/kiln_torch_module_XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    path_ = dir_ + "/tiny_convnet.kiln";
     const std::string command = std::string(KILN_CLI_PATH) + " compile " + KILN_TEST_DATA_DIR +
-                                "/tiny_convnet/model.pt2 -o " + path_ + " > " + (dir_ / "compile.log").string() +
-                                " 2>&1";
+                                "/tiny_convnet/model.pt2 -o " + path_ + " > " + dir_ + "/compile.log 2>&1";
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override {
+    for (const char* name : {"/tiny_convnet.kiln", "/compile.log", "/bad.kiln"}) std::remove((dir_ + name).c_str());
+    ::rmdir(dir_.c_str());
+  }
 
-  std::filesystem::path dir_;
+  std::string dir_;
   std::string path_;
 };
 
@@ -71,7 +76,7 @@ TEST_F(TorchModuleTest, DescribesItself) {
 }
 
 TEST_F(TorchModuleTest, MalformedArchiveIsAKilnError) {
-  const std::string bad = (dir_ / "bad.kiln").string();
+  const std::string bad = dir_ + "/bad.kiln";
   { std::ofstream(bad) << "not a zip"; }
   EXPECT_THROW(torch_library::TorchModule{bad}, Error);
 }
