@@ -187,26 +187,25 @@ class ConvKernel : public Kernel {
     int found = 0;
     bool ok = false;
     cudnnMathType_t chosen_math = CUDNN_DEFAULT_MATH;
+    // cuDNN's candidates in its order of preference: the first that succeeds within the workspace (and, when
+    // strict, computes without tensor-op math) wins.
+    auto pick = [&](const auto* perf) {
+      for (int i = 0; i < found && !ok; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace) continue;
+        if (strict && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
+        plan->algo = perf[i].algo;
+        chosen_math = perf[i].mathType;
+        ok = true;
+      }
+    };
     if (!p_.transposed) {
       cudnnConvolutionFwdAlgoPerf_t perf[kMax];
       KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, plan->x, plan->w, plan->conv, plan->y, kMax, &found, perf));
-      for (int i = 0; i < found && !ok; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace) continue;
-        if (strict && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
-        plan->algo = perf[i].algo;
-        chosen_math = perf[i].mathType;
-        ok = true;
-      }
+      pick(perf);
     } else {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
       KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, plan->w, plan->x, plan->conv, plan->y, kMax, &found, perf));
-      for (int i = 0; i < found && !ok; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace) continue;
-        if (strict && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
-        plan->algo = perf[i].algo;
-        chosen_math = perf[i].mathType;
-        ok = true;
-      }
+      pick(perf);
     }
     KILN_CHECK(ok, Unsupported, "cuDNN offers no convolution algorithm for this layer within ", kWorkspace, " bytes");
     // TF32: run the algorithm with the math type cuDNN reported for it (tensor-op math, i.e. TF32, for the
@@ -248,14 +247,7 @@ bool applies(const LayerInfo& layer, std::string* why) {
   return true;
 }
 
-bool applies_tf32(const LayerInfo& layer, std::string* why) {
-  if (!applies(layer, why)) return false;
-  if (layer.outputs[0].dtype != DType::Float32) {
-    if (why) *why = "TF32 is for f32 layers";
-    return false;
-  }
-  return true;
-}
+bool applies_tf32(const LayerInfo& layer, std::string* why) { return applies(layer, why) && f32_output(layer, why); }
 
 std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique<ConvKernel>(layer, false); }
 std::unique_ptr<Kernel> create_tf32(const LayerInfo& layer) {

@@ -49,6 +49,12 @@ bool float_dtypes(const LayerInfo& layer, std::string* why) {
   return true;
 }
 
+bool f32_output(const LayerInfo& layer, std::string* why) {
+  if (layer.outputs[0].dtype == DType::Float32) return true;
+  if (why) *why = "TF32 is for f32 layers";
+  return false;
+}
+
 const std::vector<CudaKernelFactory>& cuda_kernels() {
   static const std::vector<CudaKernelFactory> kRows = [] {
     std::vector<CudaKernelFactory> rows;

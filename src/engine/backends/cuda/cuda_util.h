@@ -127,5 +127,7 @@ void check_not_recording(Stream stream, const char* what);
 bool ranks_fit(const LayerInfo& layer, std::string* why);
 /// The layer's floating tensors are fp32, fp16 or bf16 only.
 bool float_dtypes(const LayerInfo& layer, std::string* why);
+/// True when the layer's output is f32 (TF32 tactics); otherwise false with `why` set.
+bool f32_output(const LayerInfo& layer, std::string* why);
 
 }  // namespace kiln::engine::cuda

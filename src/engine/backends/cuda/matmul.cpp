@@ -291,14 +291,7 @@ bool applies(const LayerInfo& layer, std::string* why) {
   return true;
 }
 
-bool applies_tf32(const LayerInfo& layer, std::string* why) {
-  if (!applies(layer, why)) return false;
-  if (layer.outputs[0].dtype != DType::Float32) {
-    if (why) *why = "TF32 is for f32 layers";
-    return false;
-  }
-  return true;
-}
+bool applies_tf32(const LayerInfo& layer, std::string* why) { return applies(layer, why) && f32_output(layer, why); }
 
 std::unique_ptr<Kernel> create(const LayerInfo& layer) {
   return std::make_unique<MatmulKernel>(layer, false);
