@@ -2,6 +2,7 @@
 
 #include "kiln/runtime/compiled_module.h"
 
+#include <chrono>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include "kiln/runtime/torch_executor.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
+#include "runtime/module_profile.h"
 #include "runtime/module_steps.h"
 #include "runtime/torch_convert.h"
 #include "runtime/torch_device.h"
@@ -37,7 +39,7 @@ class ContextPool {
   explicit ContextPool(std::shared_ptr<const engine::Plan> plan) : plan_(std::move(plan)) {}
 
   std::unique_ptr<PooledContext> acquire(void* stream) {
-    bool graphs = false;
+    bool graphs = false, profiling = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
@@ -47,17 +49,37 @@ class ContextPool {
         return context;
       }
       graphs = cuda_graphs_;
+      profiling = profiling_;
     }
     auto pooled = std::make_unique<PooledContext>();
     pooled->context = std::make_unique<engine::ExecutionContext>(plan_, 0);
     pooled->context->set_cuda_graphs(graphs);
+    pooled->context->set_profiling(profiling);
     return pooled;
   }
 
   void release(void* stream, std::unique_ptr<PooledContext> context) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (context->context->cuda_graphs() != cuda_graphs_) return;  // made before the setting changed
+    context->context->set_profiling(profiling_);
     free_.emplace_back(stream, std::move(context));
+  }
+
+  /// Profiling on the pooled contexts and on those made from now on.
+  void set_profiling(bool enabled) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    profiling_ = enabled;
+    for (auto& entry : free_) entry.second->context->set_profiling(enabled);
+  }
+
+  /// The profiles of the pooled contexts, summed.
+  std::vector<engine::LayerProfileRecord> layer_profile() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<engine::LayerProfileRecord> profile;
+    for (auto& entry : free_) {
+      engine::accumulate_layer_profile(profile, entry.second->context->layer_profile());
+    }
+    return profile;
   }
 
   /// CUDA graphs on the contexts made from now on; the pooled ones are dropped.
@@ -71,6 +93,7 @@ class ContextPool {
   std::shared_ptr<const engine::Plan> plan_;
   std::mutex mutex_;
   bool cuda_graphs_ = false;
+  bool profiling_ = false;
   std::vector<std::pair<void*, std::unique_ptr<PooledContext>>> free_;
 };
 
@@ -146,6 +169,7 @@ struct CompiledModule::Impl {
   std::string backend;
   std::vector<std::string> output_kinds;
   bool use_cuda_graphs = false;
+  bool profiling = false;
   std::vector<ModuleStep> steps;
   std::vector<std::unique_ptr<ContextPool>> pools;        // per engine
   std::vector<std::vector<const engine::Binding*>> input_bindings;   // per engine, per segment input (null: unbound)
@@ -154,6 +178,7 @@ struct CompiledModule::Impl {
   std::unordered_map<const ir::Value*, size_t> slots;     // top-level value -> environment slot
   std::vector<std::pair<size_t, at::Tensor>> constants;   // top-level constants engines or outputs read
   c10::Device device = c10::Device(c10::kCPU);
+  std::unique_ptr<TorchRunProfile> torch_profile;  // PyTorch run times while profiling
 
   size_t slot(const ir::Value* v) const {
     auto it = slots.find(v);
@@ -162,6 +187,9 @@ struct CompiledModule::Impl {
   }
   void validate_inputs(const std::vector<at::Tensor>& inputs) const;
   void run_engine(const ModuleStep& step, std::vector<c10::IValue>& env) const;
+  /// Runs the PyTorch run at step `i`; while profiling, also times it (waiting for the device before and
+  /// after).
+  void run_torch(size_t i, std::vector<c10::IValue>& env) const;
 };
 
 CompiledModule::CompiledModule(std::shared_ptr<const ir::Graph> graph, std::vector<EngineSegment> engines,
@@ -184,6 +212,7 @@ CompiledModule::CompiledModule(std::shared_ptr<const ir::Graph> graph, std::vect
     KILN_CHECK(engine_index.emplace(e.node, i).second, InvalidInput, "engine segment '", e.node, "' given twice");
   }
   m.steps = plan_module_steps(*m.graph, engine_index);
+  m.torch_profile = std::make_unique<TorchRunProfile>(m.steps);
   std::vector<bool> engine_used(m.engines.size(), false);
 
   for (const ir::Value* v : m.graph->inputs()) m.slots.emplace(v, m.slots.size());
@@ -378,6 +407,27 @@ void CompiledModule::Impl::run_engine(const ModuleStep& step, std::vector<c10::I
   }
 }
 
+void CompiledModule::Impl::run_torch(size_t i, std::vector<c10::IValue>& env) const {
+  const ModuleStep& step = steps[i];
+  std::vector<c10::IValue> args;
+  args.reserve(step.inputs.size());
+  for (const ir::Value* v : step.inputs) args.push_back(env[slot(v)]);
+  std::chrono::steady_clock::time_point start;
+  if (profiling) {
+    synchronize_stream(device);
+    start = std::chrono::steady_clock::now();
+  }
+  std::vector<c10::IValue> results = executors[i]->run(args);
+  if (profiling) {
+    synchronize_stream(device);
+    torch_profile->add(
+        i, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  KILN_CHECK(results.size() == step.outputs.size(), Internal, "a PyTorch run returned ", results.size(),
+             " values, expected ", step.outputs.size());
+  for (size_t j = 0; j < results.size(); ++j) env[slot(step.outputs[j])] = std::move(results[j]);
+}
+
 std::vector<at::Tensor> CompiledModule::execute(const std::vector<at::Tensor>& inputs) const {
   const Impl& m = *impl_;
   m.validate_inputs(inputs);
@@ -392,13 +442,7 @@ std::vector<at::Tensor> CompiledModule::execute(const std::vector<at::Tensor>& i
     if (step.segment != nullptr) {
       m.run_engine(step, env);
     } else {
-      std::vector<c10::IValue> args;
-      args.reserve(step.inputs.size());
-      for (const ir::Value* v : step.inputs) args.push_back(env[m.slot(v)]);
-      std::vector<c10::IValue> results = m.executors[i]->run(args);
-      KILN_CHECK(results.size() == step.outputs.size(), Internal, "a PyTorch run returned ", results.size(),
-                 " values, expected ", step.outputs.size());
-      for (size_t j = 0; j < results.size(); ++j) env[m.slot(step.outputs[j])] = std::move(results[j]);
+      m.run_torch(i, env);
     }
     for (const ir::Value* v : step.last_uses) env[m.slot(v)] = c10::IValue();
   }
@@ -452,6 +496,24 @@ void CompiledModule::set_use_cuda_graphs(bool enabled) {
   for (auto& pool : impl_->pools) {
     if (pool) pool->set_cuda_graphs(enabled && impl_->backend != "cpu");
   }
+}
+
+bool CompiledModule::profiling() const { return impl_->profiling; }
+
+void CompiledModule::set_profiling(bool enabled) {
+  if (enabled && !impl_->profiling) impl_->torch_profile->clear();
+  impl_->profiling = enabled;
+  for (auto& pool : impl_->pools) {
+    if (pool) pool->set_profiling(enabled);
+  }
+}
+
+std::vector<engine::LayerProfileRecord> CompiledModule::layer_profile() const {
+  std::vector<std::vector<engine::LayerProfileRecord>> engine_records(impl_->pools.size());
+  for (size_t k = 0; k < impl_->pools.size(); ++k) {
+    if (impl_->pools[k]) engine_records[k] = impl_->pools[k]->layer_profile();
+  }
+  return module_layer_profile(impl_->steps, engine_records, *impl_->torch_profile);
 }
 
 void CompiledModule::set_output_kinds(std::vector<std::string> kinds) {

@@ -1,13 +1,17 @@
-// kiln bench MODEL.(pt2|kiln) --inputs IO.npz [--iters N] [--warmup N] [--threads N] [--json]
+// kiln bench MODEL.(pt2|kiln) --inputs IO.npz [--iters N] [--warmup N] [--threads N] [--json] [--profile]
+//            [--profile-json FILE]
 //
 // Times the compiled module and the reference executor (the program node by node through libtorch, as eager
 // PyTorch runs it) on the same inputs in the same process, and prints median and p90 latency and their ratio.
 // A cuda module runs on the GPU: inputs are copied there once, the reference runs there too (every op on the
-// module's device), and each timed call ends when the GPU has finished its work.
+// module's device), and each timed call ends when the GPU has finished its work. With --profile, --iters more
+// calls run with per-layer profiling (CompiledModule::set_profiling) and the time per layer and per layer
+// kind is printed.
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -21,6 +25,7 @@
 #include "kiln/runtime/torch_executor.h"
 #include "kiln/support/error.h"
 #include "kiln/support/npz.h"
+#include "layer_profile_report.h"
 
 namespace kiln::cli {
 namespace {
@@ -32,6 +37,15 @@ struct BenchOptions {
   int warmup = 5;
   int threads = 0;
   bool json = false;
+  bool profile = false;
+  std::string profile_json;
+};
+
+/// What `runs` profiled calls of a module collected, and their wall time.
+struct Profile {
+  std::vector<engine::LayerProfileRecord> layers;
+  int runs = 0;
+  double wall_ms = 0.0;
 };
 
 struct Latency {
@@ -58,6 +72,21 @@ std::string fixed3(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.3f", v);
   return buf;
+}
+
+Profile profile_module(runtime::CompiledModule& module, const std::vector<at::Tensor>& inputs, int runs) {
+  module.set_profiling(true);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i) {
+    module.execute(inputs);
+    module.synchronize();
+  }
+  Profile p;
+  p.runs = runs;
+  p.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  p.layers = module.layer_profile();
+  module.set_profiling(false);
+  return p;
 }
 
 int run_bench(const BenchOptions& o) {
@@ -109,6 +138,13 @@ int run_bench(const BenchOptions& o) {
       },
       o.warmup, o.iters);
   const double speedup = kiln.median > 0.0 ? ref.median / kiln.median : 0.0;
+  Profile profile;
+  if (o.profile || !o.profile_json.empty()) profile = profile_module(*model.module, inputs, o.iters);
+  if (!o.profile_json.empty()) {
+    std::ofstream file(o.profile_json);
+    file << layer_profile_json(profile.layers, profile.runs, profile.wall_ms).dump(2) << "\n";
+    KILN_CHECK(file.good(), Io, "cannot write the profile to '", o.profile_json, "'");
+  }
 
   if (o.json) {
     nlohmann::json j;
@@ -117,6 +153,7 @@ int run_bench(const BenchOptions& o) {
     j["reference_ms_median"] = ref.median;
     j["reference_ms_p90"] = ref.p90;
     j["speedup"] = speedup;
+    if (o.profile) j["profile"] = layer_profile_json(profile.layers, profile.runs, profile.wall_ms);
     std::cout << j.dump() << std::endl;
     return kExitOk;
   }
@@ -126,6 +163,7 @@ int run_bench(const BenchOptions& o) {
   std::cout << "  reference  median " << fixed3(ref.median) << " ms  p90 " << fixed3(ref.p90)
             << " ms  (libtorch eager)\n";
   std::cout << "  speedup    " << fixed3(speedup) << "x (reference median / kiln median)" << std::endl;
+  if (o.profile) print_layer_profile(std::cout, profile.layers, profile.runs, profile.wall_ms);
   return kExitOk;
 }
 
@@ -141,8 +179,16 @@ Action setup_bench(CLI::App& app) {
   app.add_option("--warmup", options->warmup, "Untimed iterations first")->capture_default_str();
   app.add_option("--threads", options->threads, "CPU threads for Kiln and libtorch (0: all cores)")
       ->capture_default_str();
-  app.add_flag("--json", options->json,
-               "Print {kiln_ms_median, kiln_ms_p90, reference_ms_median, reference_ms_p90, speedup}");
+  app.add_flag(
+      "--json", options->json,
+      "Print {kiln_ms_median, kiln_ms_p90, reference_ms_median, reference_ms_p90, speedup} (and \"profile\" "
+      "with --profile)");
+  app.add_flag(
+      "--profile", options->profile,
+      "Then run --iters more iterations with per-layer profiling and print the time per layer and per layer "
+      "kind (each layer waits for the device)");
+  app.add_option("--profile-json", options->profile_json,
+                 "Write the per-layer profile as JSON to this file (runs the profiling iterations)");
   return [options]() { return run_bench(*options); };
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/engine/layer_profile.h"
 #include "kiln/engine/plan.h"
 
 namespace kiln::engine {
@@ -65,6 +66,20 @@ class ExecutionContext {
     bool fallback = false;  // graphs were given up for this context (see set_cuda_graphs)
   };
   GraphStats graph_stats() const;
+
+  /// Turns per-layer profiling on or off (off by default; TensorRT's IProfiler). While on, execute() times
+  /// every step of the plan with a steady clock; on a device backend it waits for the stream before and after
+  /// each step, so a step's time is its own work (with its launch) and execute() returns with the work done.
+  /// CUDA graphs are not replayed while profiling (the context runs plainly; a recorded graph is kept for
+  /// later). Off, it costs one branch per layer. Turning it on starts an empty profile; turning it off keeps
+  /// the profile readable.
+  void set_profiling(bool enabled);
+  bool profiling() const;
+  /// What profiling recorded since it was turned on, in plan order, one record per step that ran: kernel
+  /// layers (the builder's reformat layers included: kind "reformat"), host layers (tactic "host") and
+  /// constants copied into a plan output (tactic "copy"); a data-dependent output's copy counts to its layer.
+  /// Shape inference is not counted. Empty when profiling was never on.
+  std::vector<LayerProfileRecord> layer_profile() const;
 
  private:
   struct State;

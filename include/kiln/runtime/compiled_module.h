@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/engine/layer_profile.h"
 #include "kiln/engine/plan.h"
 #include "kiln/ir/graph.h"
 #include "kiln/support/host_tensor.h"
@@ -88,6 +89,18 @@ class CompiledModule {
   /// drops the pooled contexts, so call it before execute() or between calls, not during one.
   bool use_cuda_graphs() const;
   void set_use_cuda_graphs(bool enabled);
+
+  /// Turns per-layer profiling on or off: engine::ExecutionContext::set_profiling on every context of every
+  /// engine (engines then run without CUDA graphs and wait for the device after each layer), and each PyTorch
+  /// run timed as a whole (waiting for the device before and after it). Turning it on clears what was
+  /// collected. Call it between execute() calls, not during one.
+  void set_profiling(bool enabled);
+  bool profiling() const;
+  /// What profiling collected since it was turned on, in program order: the layers of each engine named
+  /// "<segment node>/<layer>" (engine::ExecutionContext::layer_profile; the contexts of concurrent calls
+  /// summed), and each PyTorch run as one record of kind "torch" named "<first node>..<last node>". Call it
+  /// between execute() calls: contexts in use by a call are left out.
+  std::vector<engine::LayerProfileRecord> layer_profile() const;
 
   /// Indices of the graph outputs that are user outputs (every output when the kinds are unknown).
   std::vector<size_t> user_output_indices() const;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "engine/core/device_graph.h"
+#include "engine/core/layer_timer.h"
 #include "engine/core/plan_impl.h"
 #include "engine/core/shape_inference.h"
 #include "engine/reference/reference.h"
@@ -65,6 +66,8 @@ struct ExecutionContext::State {
   std::vector<Dims> cached_inputs;
   uint64_t cached_generation = 0;  // the plan's refit generation the cache was made at
   void* stream = nullptr;  // the stream of the current execute() (device backends)
+  std::unique_ptr<LayerTimer> timer;      // set while profiling (set_profiling)
+  std::vector<LayerProfileRecord> timed;  // what the timer recorded, once profiling was turned off
   // CUDA graphs (set_cuda_graphs): the last recording and what it was recorded for. Declared last, so the
   // graph is destroyed before the arena and workspace it refers to are freed.
   bool graphs = false;
@@ -106,8 +109,15 @@ struct ExecutionContext::State {
 
   /// Infers shapes (and evaluates host layers); with `execute`, also runs the kernels.
   void run(bool execute);
+  /// The part of run() after layer `li`'s shape inference, which gave `outs` for inputs `in`: the layer's
+  /// host value, and with `execute` its kernel or copy. Marks data-dependent outputs known once the kernel
+  /// has run.
+  void run_layer(size_t li, const std::vector<ShapeIn>& in, const std::vector<ShapeOut>& outs, bool execute,
+                 std::vector<bool>& unknown);
   /// execute() with the dims and host values of the previous execute (same input dims).
   void run_cached();
+  /// Layer `li`'s part of run_cached().
+  void rerun_layer(size_t li);
   /// Runs the kernel of layer `li` with the current dims; returns its arguments (for data-dependent outputs).
   KernelArgs run_kernel(size_t li);
   /// Copies the value of Constant layer `li` into the output binding it is (from the plan's device copy on a
@@ -151,6 +161,24 @@ bool ExecutionContext::cuda_graphs() const { return state_->graphs; }
 
 ExecutionContext::GraphStats ExecutionContext::graph_stats() const { return state_->stats; }
 
+void ExecutionContext::set_profiling(bool enabled) {
+  State& s = *state_;
+  if (enabled == (s.timer != nullptr)) return;
+  if (enabled) {
+    s.timed.clear();
+    s.timer = std::make_unique<LayerTimer>(*s.g);
+  } else {
+    s.timed = s.timer->records();
+    s.timer.reset();
+  }
+}
+
+bool ExecutionContext::profiling() const { return state_->timer != nullptr; }
+
+std::vector<LayerProfileRecord> ExecutionContext::layer_profile() const {
+  return state_->timer ? state_->timer->records() : state_->timed;
+}
+
 void ExecutionContext::set_input_shape(const std::string& name, const Dims& dims) {
   State& s = *state_;
   for (size_t i = 0; i < s.g->inputs.size(); ++i) {
@@ -193,7 +221,7 @@ void ExecutionContext::execute(void* stream) {
   KILN_CHECK(!state_->g->weights_missing(), InvalidInput,
              "the plan's weights were stripped: refit them (Refitter) before executing");
   state_->stream = stream;
-  if (state_->graphs && !state_->stats.fallback) {
+  if (state_->graphs && !state_->stats.fallback && !state_->timer) {
     state_->execute_graph();
     return;
   }
@@ -288,8 +316,7 @@ void ExecutionContext::State::run(bool execute) {
   for (size_t i = 0; i < g->inputs.size(); ++i) dims[g->inputs[i]] = *input_dims[i];
   std::vector<bool> unknown(nt, false);  // dims depend on data not yet computed (shape-only runs)
   for (size_t li = 0; li < g->layers.size(); ++li) {
-    const PlanLayer& pl = g->layers[li];
-    const Layer& l = pl.layer;
+    const Layer& l = g->layers[li].layer;
     std::vector<ShapeIn> in;
     bool any_unknown = false;
     for (int64_t id : l.inputs) {
@@ -310,56 +337,9 @@ void ExecutionContext::State::run(bool execute) {
       if (outs[o].data_dependent && execute) dims[id][0] = bytes_of(in[0].dims, DType::UInt8);  // max count
     }
     if (!execute && any_unknown) continue;
-    if (l.kind == LayerKind::Constant) {
-      const HostTensor& w = l.weights[0].value;
-      if (!is_floating(w.dtype()) && w.numel() <= 1024) values[l.outputs[0]] = w;
-      if (execute) copy_constant_output(li);
-      continue;
-    }
-    if (pl.host) {
-      std::vector<HostTensor> vals;
-      HostTensor v;
-      if (l.kind == LayerKind::Shape) {
-        v = HostTensor::from_int64s(in[0].dims, {static_cast<int64_t>(in[0].dims.size())});
-      } else {
-        for (int64_t id : l.inputs) {
-          KILN_CHECK(values[id].has_value(), Internal, "host layer '", l.name, "' input value unknown");
-          vals.push_back(*values[id]);
-        }
-        v = ref::evaluate(l, vals).at(0);
-      }
-      int64_t out = l.outputs[0];
-      values[out] = v;
-      dims[out] = v.sizes();
-      if (execute && v.nbytes()) {
-        check_capacity(out);
-        void* dst = address(out);
-        // Host values are small (shape tensors); copy() has consumed the source when it returns.
-        if (dst) g->backend->copy(dst, v.data(), v.nbytes(), CopyKind::HostToDevice, stream);
-      }
-      continue;
-    }
-    if (!execute) continue;
-    KernelArgs args = run_kernel(li);
-    for (size_t o = 0; o < outs.size(); ++o) {
-      int64_t id = l.outputs[o];
-      if (!outs[o].data_dependent) continue;
-      dims[id] = args.outputs[o].dims;
-      unknown[id] = false;
-      const PlanTensor& t = g->tensors[id];
-      if (!t.is_output) continue;
-      int64_t bytes = bytes_of(dims[id], t.dtype);
-      auto it = allocators.find(t.name);
-      void* dst = nullptr;
-      if (it != allocators.end() && it->second) {
-        dst = it->second->reallocate_output(t.name, static_cast<size_t>(bytes));
-        KILN_CHECK(dst != nullptr || bytes == 0, InvalidInput, "output allocator returned no memory for '", t.name, "'");
-        it->second->notify_shape(t.name, dims[id]);
-      } else {
-        dst = user(t.name);
-      }
-      if (bytes) g->backend->copy(dst, args.outputs[o].data, static_cast<size_t>(bytes), CopyKind::DeviceToDevice, stream);
-    }
+    if (execute && timer) timer->begin(stream);
+    run_layer(li, in, outs, execute, unknown);
+    if (execute && timer) timer->end(li, stream);
   }
   if (execute && cacheable) {
     cached_inputs.assign(g->inputs.size(), Dims{});
@@ -369,24 +349,91 @@ void ExecutionContext::State::run(bool execute) {
   }
 }
 
+void ExecutionContext::State::run_layer(size_t li, const std::vector<ShapeIn>& in,
+                                        const std::vector<ShapeOut>& outs, bool execute,
+                                        std::vector<bool>& unknown) {
+  const PlanLayer& pl = g->layers[li];
+  const Layer& l = pl.layer;
+  if (l.kind == LayerKind::Constant) {
+    const HostTensor& w = l.weights[0].value;
+    if (!is_floating(w.dtype()) && w.numel() <= 1024) values[l.outputs[0]] = w;
+    if (execute) copy_constant_output(li);
+    return;
+  }
+  if (pl.host) {
+    std::vector<HostTensor> vals;
+    HostTensor v;
+    if (l.kind == LayerKind::Shape) {
+      v = HostTensor::from_int64s(in[0].dims, {static_cast<int64_t>(in[0].dims.size())});
+    } else {
+      for (int64_t id : l.inputs) {
+        KILN_CHECK(values[id].has_value(), Internal, "host layer '", l.name, "' input value unknown");
+        vals.push_back(*values[id]);
+      }
+      v = ref::evaluate(l, vals).at(0);
+    }
+    int64_t out = l.outputs[0];
+    values[out] = v;
+    dims[out] = v.sizes();
+    if (execute && v.nbytes()) {
+      check_capacity(out);
+      void* dst = address(out);
+      // Host values are small (shape tensors); copy() has consumed the source when it returns.
+      if (dst) g->backend->copy(dst, v.data(), v.nbytes(), CopyKind::HostToDevice, stream);
+    }
+    return;
+  }
+  if (!execute) return;
+  KernelArgs args = run_kernel(li);
+  for (size_t o = 0; o < outs.size(); ++o) {
+    int64_t id = l.outputs[o];
+    if (!outs[o].data_dependent) continue;
+    dims[id] = args.outputs[o].dims;
+    unknown[id] = false;
+    const PlanTensor& t = g->tensors[id];
+    if (!t.is_output) continue;
+    int64_t bytes = bytes_of(dims[id], t.dtype);
+    auto it = allocators.find(t.name);
+    void* dst = nullptr;
+    if (it != allocators.end() && it->second) {
+      dst = it->second->reallocate_output(t.name, static_cast<size_t>(bytes));
+      KILN_CHECK(dst != nullptr || bytes == 0, InvalidInput, "output allocator returned no memory for '",
+                 t.name, "'");
+      it->second->notify_shape(t.name, dims[id]);
+    } else {
+      dst = user(t.name);
+    }
+    if (bytes) {
+      g->backend->copy(dst, args.outputs[o].data, static_cast<size_t>(bytes), CopyKind::DeviceToDevice,
+                       stream);
+    }
+  }
+}
+
 void ExecutionContext::State::run_cached() {
   for (size_t li = 0; li < g->layers.size(); ++li) {
-    const PlanLayer& pl = g->layers[li];
-    const Layer& l = pl.layer;
-    if (l.kind == LayerKind::Constant) {
-      copy_constant_output(li);
-      continue;
-    }
-    if (pl.host) {
-      // The value is known; its arena bytes may have been reused since, so write it again.
-      int64_t out = l.outputs[0];
-      const HostTensor& v = *values[out];
-      void* dst = address(out);
-      if (dst && v.nbytes()) g->backend->copy(dst, v.data(), v.nbytes(), CopyKind::HostToDevice, stream);
-      continue;
-    }
-    run_kernel(li);
+    if (timer) timer->begin(stream);
+    rerun_layer(li);
+    if (timer) timer->end(li, stream);
   }
+}
+
+void ExecutionContext::State::rerun_layer(size_t li) {
+  const PlanLayer& pl = g->layers[li];
+  const Layer& l = pl.layer;
+  if (l.kind == LayerKind::Constant) {
+    copy_constant_output(li);
+    return;
+  }
+  if (pl.host) {
+    // The value is known; its arena bytes may have been reused since, so write it again.
+    int64_t out = l.outputs[0];
+    const HostTensor& v = *values[out];
+    void* dst = address(out);
+    if (dst && v.nbytes()) g->backend->copy(dst, v.data(), v.nbytes(), CopyKind::HostToDevice, stream);
+    return;
+  }
+  run_kernel(li);
 }
 
 KernelArgs ExecutionContext::State::run_kernel(size_t li) {

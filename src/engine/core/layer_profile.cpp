@@ -1,0 +1,52 @@
+// Per-layer profiles: LayerTimer (ExecutionContext::set_profiling) and summing profiles.
+
+#include "engine/core/layer_timer.h"
+
+#include <unordered_map>
+
+namespace kiln::engine {
+
+void accumulate_layer_profile(std::vector<LayerProfileRecord>& into,
+                              const std::vector<LayerProfileRecord>& from) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < into.size(); ++i) index.emplace(into[i].name, i);
+  for (const LayerProfileRecord& r : from) {
+    auto [it, added] = index.emplace(r.name, into.size());
+    if (added) {
+      into.push_back(r);
+      continue;
+    }
+    into[it->second].total_ms += r.total_ms;
+    into[it->second].calls += r.calls;
+  }
+}
+
+LayerTimer::LayerTimer(const Plan::Impl& plan)
+    : plan_(&plan), total_ms_(plan.layers.size(), 0.0), calls_(plan.layers.size(), 0) {}
+
+void LayerTimer::begin(void* stream) {
+  plan_->backend->synchronize(stream);
+  start_ = std::chrono::steady_clock::now();
+}
+
+void LayerTimer::end(size_t layer, void* stream) {
+  plan_->backend->synchronize(stream);
+  total_ms_[layer] +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  ++calls_[layer];
+}
+
+std::vector<LayerProfileRecord> LayerTimer::records() const {
+  std::vector<LayerProfileRecord> records;
+  for (size_t i = 0; i < plan_->layers.size(); ++i) {
+    const PlanLayer& pl = plan_->layers[i];
+    const Layer& l = pl.layer;
+    const bool constant = l.kind == LayerKind::Constant;
+    if (calls_[i] == 0 || (constant && !plan_->tensors[l.outputs[0]].is_output)) continue;
+    const std::string tactic = constant ? "copy" : pl.host ? "host" : pl.tactic;
+    records.push_back({l.name, layer_kind_name(l.kind), tactic, total_ms_[i], calls_[i]});
+  }
+  return records;
+}
+
+}  // namespace kiln::engine
