@@ -73,6 +73,10 @@ TEST_F(TorchModuleTest, DescribesItself) {
   EXPECT_EQ(m.device(), "cpu");
   EXPECT_NE(m.summary().find("engines"), std::string::npos) << m.summary();
   EXPECT_NE(m.summary().find("PyTorch runs (1 nodes)"), std::string::npos) << m.summary();
+  // The compile setting is off by default and the switch is the module's own (a no-op on cpu at run time).
+  EXPECT_FALSE(m.use_cuda_graphs());
+  m.set_use_cuda_graphs(true);
+  EXPECT_TRUE(m.use_cuda_graphs());
 }
 
 TEST_F(TorchModuleTest, MalformedArchiveIsAKilnError) {

@@ -27,12 +27,18 @@ std::string TorchModule::summary() const {
          module_->backend();
 }
 
+bool TorchModule::use_cuda_graphs() const { return module_->use_cuda_graphs(); }
+
+void TorchModule::set_use_cuda_graphs(bool enabled) { module_->set_use_cuda_graphs(enabled); }
+
 TORCH_LIBRARY(kiln, m) {
   m.class_<TorchModule>("CompiledModule")
       .def(torch::init<std::string>())
       .def("forward", &TorchModule::forward)
       .def("device", &TorchModule::device)
-      .def("summary", &TorchModule::summary);
+      .def("summary", &TorchModule::summary)
+      .def("use_cuda_graphs", &TorchModule::use_cuda_graphs)
+      .def("set_use_cuda_graphs", &TorchModule::set_use_cuda_graphs);
 }
 
 }  // namespace kiln::torch_library

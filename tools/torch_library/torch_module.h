@@ -5,6 +5,7 @@
 //   torch.classes.load_library("build/tools/torch_library/libkiln_torch.so")
 //   module = torch.classes.kiln.CompiledModule("model.kiln")
 //   outputs = module.forward([x])          # list of tensors, the program's user outputs
+//   module.set_use_cuda_graphs(True)        # replay CUDA graphs per input shape (cuda modules)
 //
 // Tensors pass without copies: a cuda module takes and returns CUDA tensors and runs on PyTorch's current
 // stream, so CUDA events and torch.cuda.synchronize() time it as they time PyTorch.
@@ -30,6 +31,10 @@ class TorchModule : public torch::CustomClassHolder {
   std::string device() const;
   /// One line: engines, PyTorch runs and node counts.
   std::string summary() const;
+  /// Whether engines replay CUDA graphs (the module's use_cuda_graphs setting; ignored on cpu). Switching it
+  /// drops recorded graphs; call it between forwards, not during one.
+  bool use_cuda_graphs() const;
+  void set_use_cuda_graphs(bool enabled);
 
  private:
   std::shared_ptr<runtime::CompiledModule> module_;
