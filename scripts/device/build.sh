@@ -18,7 +18,16 @@ torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 zlib=()
 system_libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)
 [ -n "$system_libz" ] && zlib=(-DZLIB_LIBRARY="$system_libz" -DZLIB_LIBRARY_RELEASE="$system_libz" -DZLIB_INCLUDE_DIR="$prefix/usr/include")
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# The compiler: the system's g++ (KILN_CXX overrides). Left to itself CMake picked /opt/gcc/bin/g++ there, a
+# toolchain whose libstdc++ links part of itself statically (locale internals, ostream inserters) into what it
+# builds; inside a Python process, where the system libstdc++ is loaded, libkiln_torch.so then mixed its own
+# uninitialized copy of std::locale with the system's and crashed at the first `ostream << unsigned long`.
+cxx=${KILN_CXX:-/usr/bin/g++}
+cc=${KILN_CC:-/usr/bin/gcc}
+compilers=()
+[ -x "$cxx" ] && compilers+=(-DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx")
+[ -x "$cc" ] && compilers+=(-DCMAKE_C_COMPILER="$cc")
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${compilers[@]}" \
   -DCMAKE_PREFIX_PATH="$torch_prefix;$prefix/usr;$prefix/usr/lib/x86_64-linux-gnu/cmake" \
   -DCMAKE_INCLUDE_PATH="$prefix/usr/include" -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
   -DKILN_BUILD_BENCH=OFF "${zlib[@]}" "$@"
