@@ -103,6 +103,7 @@ void register_pointwise(std::vector<CudaKernelFactory>& rows);
 void register_movement(std::vector<CudaKernelFactory>& rows);
 void register_reduction(std::vector<CudaKernelFactory>& rows);
 void register_spatial(std::vector<CudaKernelFactory>& rows);
+void register_flash_attention(std::vector<CudaKernelFactory>& rows);
 void register_matmul(std::vector<CudaKernelFactory>& rows);
 void register_convolution(std::vector<CudaKernelFactory>& rows);
 void register_scatter(std::vector<CudaKernelFactory>& rows);
@@ -129,5 +130,9 @@ bool ranks_fit(const LayerInfo& layer, std::string* why);
 bool float_dtypes(const LayerInfo& layer, std::string* why);
 /// True when the layer's output is f32 (TF32 tactics); otherwise false with `why` set.
 bool f32_output(const LayerInfo& layer, std::string* why);
+
+/// The launch parameters of an Attention layer (both tactics) from its params and the tensors of `args`;
+/// `*mask` is the mask's data or null (spatial_kernels.cpp).
+AttnParams attention_params(const AttentionParams& layer, const KernelArgs& args, const void** mask);
 
 }  // namespace kiln::engine::cuda

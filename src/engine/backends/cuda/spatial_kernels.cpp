@@ -1,4 +1,5 @@
-// Host side of the spatial kernels (spatial.cu): Pooling, Attention. Tactic "generic".
+// Host side of the spatial kernels (spatial.cu): Pooling, Attention. Tactic "generic"; the launch parameters of
+// Attention layers, which the "flash" tactic (flash_attention_kernels.cpp) shares.
 
 #include <cmath>
 
@@ -42,36 +43,11 @@ class AttentionKernel : public Kernel {
  public:
   explicit AttentionKernel(const LayerInfo& info) : p_(info.params<AttentionParams>()) {}
   void execute(KernelArgs& args) const override {
-    const TensorView &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2], &y = args.outputs[0];
-    size_t r = q.dims.size();
-    AttnParams a;
-    a.lq = q.dims[r - 2];
-    a.e = q.dims[r - 1];
-    a.lk = k.dims[r - 2];
-    a.ev = v.dims[r - 1];
-    KILN_CHECK(a.lk <= kMaxAttnKeys, Unsupported, "cuda attention: ", a.lk, " keys > ", kMaxAttnKeys);
-    Dims batch(q.dims.begin(), q.dims.end() - 2);
-    a.batch = numel(batch);
-    a.batch_shape = to_shape(batch);
-    a.scale = static_cast<float>(p_.scale > 0 ? p_.scale : 1.0 / std::sqrt(static_cast<double>(a.e)));
-    a.causal = p_.causal;
     const void* mask = nullptr;
-    if (p_.has_mask && args.inputs.size() > 3) {
-      const TensorView& m = args.inputs[3];
-      mask = m.data;
-      a.mask_kind = m.dtype == DType::Bool ? 1 : 2;
-      a.mask_dtype = dcode(m.dtype);
-      // Strides of the mask broadcast to [batch..., Lq, Lk].
-      Dims full = batch;
-      full.push_back(a.lq);
-      full.push_back(a.lk);
-      auto ms = row_strides(m.dims);
-      size_t k0 = full.size() - m.dims.size();
-      for (size_t d = 0; d < full.size(); ++d) {
-        a.mask_st[d] = d < k0 || m.dims[d - k0] == 1 ? 0 : ms[d - k0];
-      }
-    }
-    launch_attention(q.data, k.data, v.data, mask, y.data, dcode(q.dtype), a, stream_of(args));
+    AttnParams a = attention_params(p_, args, &mask);
+    KILN_CHECK(a.lk <= kMaxAttnKeys, Unsupported, "cuda attention: ", a.lk, " keys > ", kMaxAttnKeys);
+    launch_attention(args.inputs[0].data, args.inputs[1].data, args.inputs[2].data, mask, args.outputs[0].data,
+                     dcode(args.inputs[0].dtype), a, stream_of(args));
     check_launch("attention");
   }
 
@@ -104,6 +80,38 @@ std::unique_ptr<Kernel> make(const LayerInfo& layer) {
 }
 
 }  // namespace
+
+AttnParams attention_params(const AttentionParams& layer, const KernelArgs& args, const void** mask) {
+  const TensorView &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2];
+  size_t r = q.dims.size();
+  AttnParams a;
+  a.lq = q.dims[r - 2];
+  a.e = q.dims[r - 1];
+  a.lk = k.dims[r - 2];
+  a.ev = v.dims[r - 1];
+  Dims batch(q.dims.begin(), q.dims.end() - 2);
+  a.batch = numel(batch);
+  a.batch_shape = to_shape(batch);
+  a.scale = static_cast<float>(layer.scale > 0 ? layer.scale : 1.0 / std::sqrt(static_cast<double>(a.e)));
+  a.causal = layer.causal;
+  *mask = nullptr;
+  if (layer.has_mask && args.inputs.size() > 3) {
+    const TensorView& m = args.inputs[3];
+    *mask = m.data;
+    a.mask_kind = m.dtype == DType::Bool ? 1 : 2;
+    a.mask_dtype = dcode(m.dtype);
+    // Strides of the mask broadcast to [batch..., Lq, Lk].
+    Dims full = batch;
+    full.push_back(a.lq);
+    full.push_back(a.lk);
+    auto ms = row_strides(m.dims);
+    size_t k0 = full.size() - m.dims.size();
+    for (size_t d = 0; d < full.size(); ++d) {
+      a.mask_st[d] = d < k0 || m.dims[d - k0] == 1 ? 0 : ms[d - k0];
+    }
+  }
+  return a;
+}
 
 void register_spatial(std::vector<CudaKernelFactory>& rows) {
   rows.push_back({"generic", LayerKind::Pooling, &pool_applies, &make<PoolKernel>});

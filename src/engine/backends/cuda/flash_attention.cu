@@ -1,0 +1,416 @@
+// The "flash" attention kernel (see flash_attention.h for the scheme).
+//
+// Fragment layouts (PTX ISA, mma.m16n8k16 with .f16/.bf16 inputs and .f32 accumulators; g = lane / 4,
+// t = lane % 4): A (16x16, row) register r holds row g + 8 * (r & 1), columns 2t, 2t + 1 (+ 8 when r >= 2);
+// B (16x8, col) register r holds rows 2t, 2t + 1 (+ 8 when r = 1) of column g; C/D hold row g (c0, c1) and
+// g + 8 (c2, c3), columns 2t, 2t + 1. ldmatrix .x4 loads four 8x8 matrices whose row addresses come from
+// lanes 8i..8i+7, and gives lane l of matrix i row l / 4, columns 2 (l % 4), +1 (.trans: the transpose).
+// So the S accumulators of two adjacent 8-key chunks are exactly the A operand of P V for 16 keys, and P
+// never leaves registers.
+
+#include <cstdint>
+#include <cstring>
+
+#include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/flash_attention.h"
+
+namespace kiln::engine::cuda {
+namespace {
+
+constexpr int kWarps = 4, kThreads = kWarps * 32;
+static_assert(kFlashRows == kWarps * 16, "each warp owns 16 query rows");
+static_assert(kFlashKeys % 16 == 0, "key tiles are whole mma k-steps");
+constexpr float kLog2e = 1.4426950408889634f;
+
+/// Shared-memory layout for padded head dim D (elements of 16 bits). Each row is padded by 8 elements, so the
+/// 8 row addresses of one ldmatrix (rows 2 (D + 8) bytes apart) fall 16 bytes apart modulo 128: no bank
+/// conflicts. Q tile, then two K tiles, then two V tiles (double buffering).
+template <int D>
+struct Smem {
+  static constexpr int kLd = D + 8;
+  static constexpr int kTile = kFlashKeys * kLd;
+  static constexpr int kK = kFlashRows * kLd;
+  static constexpr int kV = kK + 2 * kTile;
+  static constexpr size_t kBytes = static_cast<size_t>(kV + 2 * kTile) * sizeof(uint16_t);
+};
+
+__device__ __forceinline__ uint32_t shared_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/// 16 bytes from global to shared memory, asynchronously; zeros when !valid (nothing is read then).
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+/// The tensor-core step d += a b for one 16-bit input type, and the packing of two floats into the
+/// 16-bit pair an operand register holds (the lower column in the lower half).
+template <typename T>
+struct Mma;
+
+template <>
+struct Mma<__half> {
+  static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    uint32_t r;
+    memcpy(&r, &h, sizeof(r));
+    return r;
+  }
+};
+
+template <>
+struct Mma<__nv_bfloat16> {
+  static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    uint32_t r;
+    memcpy(&r, &h, sizeof(r));
+    return r;
+  }
+};
+
+/// Copies rows [0, rows) x columns [0, cols) of a row-major global matrix (row stride `ld` elements) into a
+/// kRows x D shared tile, zeros elsewhere (padding rows and head-dim columns must be 0, never stale: a stale
+/// NaN times a zero probability would still be NaN). `vec`: 16-byte cp.async (cols % 8 == 0, aligned rows);
+/// otherwise plain element copies.
+template <int D, int kRows>
+__device__ __forceinline__ void load_tile(uint16_t* s, const uint16_t* g, int rows, int cols, int ld,
+                                          bool vec) {
+  constexpr int kLd = Smem<D>::kLd;
+  if (vec) {
+    constexpr int kChunks = D / 8;
+    static_assert(kRows * kChunks % kThreads == 0, "whole rounds of 16-byte chunks");
+#pragma unroll
+    for (int round = 0; round < kRows * kChunks / kThreads; ++round) {
+      int i = round * kThreads + threadIdx.x, r = i / kChunks, c = (i % kChunks) * 8;
+      bool ok = r < rows && c < cols;
+      cp_async_16(shared_addr(s + r * kLd + c), ok ? g + static_cast<int64_t>(r) * ld + c : g, ok);
+    }
+  } else {
+    for (int i = threadIdx.x; i < kRows * D; i += kThreads) {
+      int r = i / D, c = i % D;
+      s[r * kLd + c] = r < rows && c < cols ? g[static_cast<int64_t>(r) * ld + c] : uint16_t{0};
+    }
+  }
+}
+
+/// Element i of an additive mask of dtype dt (f32, f16 or bf16).
+__device__ __forceinline__ float additive_mask(const void* m, int dt, int64_t i) {
+  if (dt == kF16) return __half2float(static_cast<const __half*>(m)[i]);
+  if (dt == kBF16) return __bfloat162float(static_cast<const __nv_bfloat16*>(m)[i]);
+  return static_cast<const float*>(m)[i];
+}
+
+__device__ __forceinline__ float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+__device__ __forceinline__ float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+/// One CTA: query rows [q0, q0 + kFlashRows) of (batch, head) bh = blockIdx.x / q_tiles. Warp w owns rows
+/// q0 + 16w .. +15; lane (g, t) holds rows g and g + 8 of them.
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads)
+    flash_attention_kernel(const uint16_t* __restrict__ q, const uint16_t* __restrict__ k,
+                           const uint16_t* __restrict__ v, const void* __restrict__ mask,
+                           uint16_t* __restrict__ out, AttnParams p, int q_tiles, bool vec) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using S = Smem<D>;
+  constexpr int kLd = S::kLd, kNk = kFlashKeys / 8, kNd = D / 8;
+  extern __shared__ __align__(16) unsigned char flash_smem[];
+  uint16_t* sq = reinterpret_cast<uint16_t*>(flash_smem);
+  uint16_t* sk = sq + S::kK;
+  uint16_t* sv = sq + S::kV;
+
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  // ldmatrix row addresses: lane l feeds row l % 8 of matrix l / 8.
+  const int mat = lane >> 3, mrow = lane & 7;
+  const int64_t bh = blockIdx.x / q_tiles;
+  const int q0 = static_cast<int>(blockIdx.x % q_tiles) * kFlashRows;
+  const int lq = static_cast<int>(p.lq), lk = static_cast<int>(p.lk), e = static_cast<int>(p.e),
+            ev = static_cast<int>(p.ev);
+  const uint16_t* kg = k + bh * lk * e;
+  const uint16_t* vg = v + bh * lk * ev;
+  const float scale_log2 = p.scale * kLog2e;
+
+  // The mask's offset for this (batch, head) and its strides along Lq and Lk (0 where broadcast).
+  int64_t mbase = 0, mst_q = 0, mst_k = 0;
+  if (p.mask_kind) {
+    int64_t rem = bh;
+    for (int d = p.batch_shape.rank - 1; d >= 0; --d) {
+      mbase += (rem % p.batch_shape.d[d]) * p.mask_st[d];
+      rem /= p.batch_shape.d[d];
+    }
+    mst_q = p.mask_st[p.batch_shape.rank];
+    mst_k = p.mask_st[p.batch_shape.rank + 1];
+  }
+
+  // Key tiles: all of them, or with a causal mask those up to the CTA's last query row.
+  int n_tiles = (lk + kFlashKeys - 1) / kFlashKeys;
+  if (p.causal) n_tiles = (min(lk, min(lq, q0 + kFlashRows)) + kFlashKeys - 1) / kFlashKeys;
+
+  load_tile<D, kFlashRows>(sq, q + (bh * lq + q0) * e, min(kFlashRows, lq - q0), e, e, vec);
+  cp_async_commit();
+  if (n_tiles > 0) {
+    load_tile<D, kFlashKeys>(sk, kg, min(kFlashKeys, lk), e, e, vec);
+    load_tile<D, kFlashKeys>(sv, vg, min(kFlashKeys, lk), ev, ev, vec);
+  }
+  cp_async_commit();
+  cp_async_wait<1>();  // the Q tile
+  __syncthreads();
+
+  uint32_t qf[D / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    int row = warp * 16 + ((mat & 1) << 3) + mrow, col = kk * 16 + ((mat >> 1) << 3);
+    ldmatrix_x4(qf[kk], shared_addr(sq + row * kLd + col));
+  }
+
+  float o[kNd][4];
+#pragma unroll
+  for (int n = 0; n < kNd; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};  // row_sum: this lane's part
+  const int q_row = q0 + warp * 16 + g;                                  // + 8 for c2, c3
+
+  for (int j = 0; j < n_tiles; ++j) {
+    const int buf = j & 1;
+    if (j + 1 < n_tiles) {
+      const int k1 = (j + 1) * kFlashKeys, rows = min(kFlashKeys, lk - k1);
+      load_tile<D, kFlashKeys>(sk + (buf ^ 1) * S::kTile, kg + static_cast<int64_t>(k1) * e, rows, e, e, vec);
+      load_tile<D, kFlashKeys>(sv + (buf ^ 1) * S::kTile, vg + static_cast<int64_t>(k1) * ev, rows, ev, ev,
+                               vec);
+      cp_async_commit();
+      cp_async_wait<1>();  // tile j has landed, tile j + 1 is in flight
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    const uint16_t* skb = sk + buf * S::kTile;
+    const uint16_t* svb = sv + buf * S::kTile;
+
+    // S = Q K^T: 16 rows x kFlashKeys keys per warp, as kNk accumulators of 16x8.
+    float s[kNk][4];
+#pragma unroll
+    for (int c = 0; c < kNk; ++c) s[c][0] = s[c][1] = s[c][2] = s[c][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+      for (int np = 0; np < kNk / 2; ++np) {
+        // Matrices: keys np*16 + 0..7 at dims kk*16 + 0..7 / 8..15, then keys + 8..15 likewise.
+        uint32_t b[4];
+        int key = np * 16 + ((mat >> 1) << 3) + mrow, col = kk * 16 + ((mat & 1) << 3);
+        ldmatrix_x4(b, shared_addr(skb + key * kLd + col));
+        Mma<T>::run(s[2 * np], qf[kk], b[0], b[1]);
+        Mma<T>::run(s[2 * np + 1], qf[kk], b[2], b[3]);
+      }
+    }
+
+    // Scale (in log2 units, for exp2), causal / padding / mask, and the tile's row maxima.
+    const int k0 = j * kFlashKeys;
+    const bool guard = k0 + kFlashKeys > lk || p.causal || p.mask_kind != 0;
+    float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int c = 0; c < kNk; ++c) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        float x = s[c][i] * scale_log2;
+        if (guard) {
+          const int key = k0 + c * 8 + 2 * t + (i & 1), qi = q_row + ((i >> 1) << 3);
+          if (key >= lk || (p.causal && key > qi)) {
+            x = -INFINITY;
+          } else if (p.mask_kind != 0 && qi < lq) {
+            const int64_t mi = mbase + qi * mst_q + key * mst_k;
+            if (p.mask_kind == 1) {
+              if (!static_cast<const unsigned char*>(mask)[mi]) x = -INFINITY;
+            } else {
+              x += additive_mask(mask, p.mask_dtype, mi) * kLog2e;
+            }
+          }
+        }
+        s[c][i] = x;
+        tile_max[i >> 1] = fmaxf(tile_max[i >> 1], x);
+      }
+    }
+
+    // Online softmax: new running max, rescale factor of what was accumulated, probabilities. A row with no
+    // unmasked key so far keeps max -inf and subtracts 0 instead (exp2(-inf - -inf) would be NaN).
+    float base[2], alpha[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float mx = fmaxf(row_max[h], quad_max(tile_max[h]));
+      base[h] = mx == -INFINITY ? 0.0f : mx;
+      alpha[h] = exp2f(row_max[h] - base[h]);
+      row_max[h] = mx;
+      row_sum[h] *= alpha[h];
+    }
+#pragma unroll
+    for (int c = 0; c < kNk; ++c) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        s[c][i] = exp2f(s[c][i] - base[i >> 1]);
+        row_sum[i >> 1] += s[c][i];
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < kNd; ++n) {
+      o[n][0] *= alpha[0];
+      o[n][1] *= alpha[0];
+      o[n][2] *= alpha[1];
+      o[n][3] *= alpha[1];
+    }
+
+    // O += P V: P in the input type straight from the S accumulators (see the file comment).
+#pragma unroll
+    for (int ks = 0; ks < kNk / 2; ++ks) {
+      const uint32_t a[4] = {
+          Mma<T>::pack(s[2 * ks][0], s[2 * ks][1]), Mma<T>::pack(s[2 * ks][2], s[2 * ks][3]),
+          Mma<T>::pack(s[2 * ks + 1][0], s[2 * ks + 1][1]), Mma<T>::pack(s[2 * ks + 1][2], s[2 * ks + 1][3])};
+#pragma unroll
+      for (int dp = 0; dp < kNd / 2; ++dp) {
+        // Matrices (transposed): keys ks*16 + 0..7 / 8..15 at dims dp*16 + 0..7, then dims + 8..15.
+        uint32_t b[4];
+        int key = ks * 16 + ((mat & 1) << 3) + mrow, col = dp * 16 + ((mat >> 1) << 3);
+        ldmatrix_x4_trans(b, shared_addr(svb + key * kLd + col));
+        Mma<T>::run(o[2 * dp], a, b[0], b[1]);
+        Mma<T>::run(o[2 * dp + 1], a, b[2], b[3]);
+      }
+    }
+    __syncthreads();  // every warp is done with this buffer before it is loaded again
+  }
+  cp_async_wait<0>();
+
+  // O / l (NaN where every key was masked, as the reference's 0/0), staged in the warp's own Q rows (no other
+  // warp reads them) and written with 16-byte stores.
+  float inv[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float l = quad_sum(row_sum[h]);
+    inv[h] = l > 0.0f ? 1.0f / l : __int_as_float(0x7fc00000);
+  }
+  uint16_t* so = sq + warp * 16 * kLd;
+#pragma unroll
+  for (int n = 0; n < kNd; ++n) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      uint32_t w = Mma<T>::pack(o[n][2 * h] * inv[h], o[n][2 * h + 1] * inv[h]);
+      *reinterpret_cast<uint32_t*>(so + (g + 8 * h) * kLd + n * 8 + 2 * t) = w;
+    }
+  }
+  __syncwarp();
+  const int64_t out_row0 = bh * lq + q0 + warp * 16;
+  const int rows = min(16, lq - (q0 + warp * 16));
+  if (vec) {
+    for (int i = lane; i < 16 * kNd; i += 32) {
+      int r = i / kNd, c = (i % kNd) * 8;
+      if (r < rows && c < ev) {
+        *reinterpret_cast<uint4*>(out + (out_row0 + r) * ev + c) =
+            *reinterpret_cast<const uint4*>(so + r * kLd + c);
+      }
+    }
+  } else {
+    for (int i = lane; i < 16 * D; i += 32) {
+      int r = i / D, c = i % D;
+      if (r < rows && c < ev) out[(out_row0 + r) * ev + c] = so[r * kLd + c];
+    }
+  }
+#else
+  __trap();  // flash_attention_device_ok() keeps devices below sm_80 away
+#endif
+}
+
+template <typename T, int D>
+void launch_typed(const void* q, const void* k, const void* v, const void* mask, void* out,
+                  const AttnParams& p, bool vec, Stream stream) {
+  const int64_t q_tiles = (p.lq + kFlashRows - 1) / kFlashRows;
+  flash_attention_kernel<T, D>
+      <<<static_cast<unsigned>(p.batch * q_tiles), kThreads, Smem<D>::kBytes, stream>>>(
+          static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v),
+          mask, static_cast<uint16_t*>(out), p, static_cast<int>(q_tiles), vec);
+}
+
+template <typename T>
+void launch_dim(const void* q, const void* k, const void* v, const void* mask, void* out, const AttnParams& p,
+                bool vec, Stream stream) {
+  const int64_t dim = p.e > p.ev ? p.e : p.ev;
+  if (dim <= 32) return launch_typed<T, 32>(q, k, v, mask, out, p, vec, stream);
+  if (dim <= 64) return launch_typed<T, 64>(q, k, v, mask, out, p, vec, stream);
+  launch_typed<T, 128>(q, k, v, mask, out, p, vec, stream);
+}
+
+template <typename T, int D>
+cudaError_t allow_smem() {
+  return cudaFuncSetAttribute(flash_attention_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(Smem<D>::kBytes));
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+}  // namespace
+
+bool flash_attention_device_ok(const char** why) {
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    cudaGetLastError();  // clear the error so that the next launch check does not report it
+    *why = "no usable CUDA device";
+    return false;
+  }
+  if (major < 8) {
+    *why = "needs compute capability 8.0 or newer (mma.sync bf16, cp.async)";
+    return false;
+  }
+  return true;
+}
+
+int prepare_flash_attention() {
+  for (cudaError_t e :
+       {allow_smem<__half, 32>(), allow_smem<__half, 64>(), allow_smem<__half, 128>(),
+        allow_smem<__nv_bfloat16, 32>(), allow_smem<__nv_bfloat16, 64>(), allow_smem<__nv_bfloat16, 128>()}) {
+    if (e != cudaSuccess) return static_cast<int>(e);
+  }
+  return 0;
+}
+
+void launch_flash_attention(const void* q, const void* k, const void* v, const void* mask, void* out,
+                            int dtype, const AttnParams& p, Stream stream) {
+  if (p.batch == 0 || p.lq == 0 || p.ev == 0) return;
+  const bool vec =
+      p.e % 8 == 0 && p.ev % 8 == 0 && aligned16(q) && aligned16(k) && aligned16(v) && aligned16(out);
+  if (dtype == kBF16) return launch_dim<__nv_bfloat16>(q, k, v, mask, out, p, vec, stream);
+  launch_dim<__half>(q, k, v, mask, out, p, vec, stream);
+}
+
+}  // namespace kiln::engine::cuda

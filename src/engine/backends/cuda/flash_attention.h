@@ -1,0 +1,35 @@
+#pragma once
+// The cuda tactic "flash" for Attention layers, device side (flash_attention.cu): one fused FlashAttention-2
+// style kernel for fp16 and bf16 on tensor cores. Like kernels.h, this header is shared by nvcc and g++ and
+// includes nothing of Kiln's engine headers.
+//
+// One CTA of 4 warps computes kFlashRows query rows of one (batch, head): Q is kept in registers, K/V tiles
+// of kFlashKeys keys go through double-buffered shared memory (cp.async), S = Q K^T and O += P V run as
+// mma.sync m16n8k16 with fp32 accumulation, and the softmax is online (running max and sum per row in fp32).
+// Head dims are padded with zeros to 32, 64 or 128 (one kernel per padded size).
+
+#include "engine/backends/cuda/kernels.h"
+
+namespace kiln::engine::cuda {
+
+/// The largest head dim (E of q/k and Ev of v) the flash kernel takes.
+constexpr int64_t kFlashMaxHeadDim = 128;
+/// Query rows per CTA and keys per shared-memory tile.
+constexpr int kFlashRows = 64, kFlashKeys = 64;
+
+/// Whether the current device runs the flash kernel (compute capability >= 8.0: mma.sync bf16, cp.async,
+/// ldmatrix); false with `why` set otherwise, also when no device is usable.
+bool flash_attention_device_ok(const char** why);
+
+/// Raises the dynamic shared-memory limit of every flash kernel on the current device (at kernel creation:
+/// never while a graph records). Returns 0 or the cudaError_t value of the first failure.
+int prepare_flash_attention();
+
+/// softmax(q k^T * scale + mask) v, exactly the semantics of launch_attention (rows whose keys are all
+/// masked give NaN), for dtype kF16 or kBF16, e and ev <= kFlashMaxHeadDim, dense [batch, L, E] q/k/v/out.
+/// Uses 16-byte loads and stores when e and ev are multiples of 8 and the four buffers are 16-byte aligned,
+/// element loads otherwise.
+void launch_flash_attention(const void* q, const void* k, const void* v, const void* mask, void* out,
+                            int dtype, const AttnParams& p, Stream stream);
+
+}  // namespace kiln::engine::cuda
