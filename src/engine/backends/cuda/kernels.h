@@ -60,7 +60,7 @@ struct PwProgram {
 void launch_pointwise(const PwProgram& program, const Shape& out_shape, void* out, int out_dtype, bool use_double,
                       Stream stream);
 
-// ---- Data movement (movement.cu) ----
+// ---- Data movement (movement.cu; the strided copy in strided_copy.cu) ----
 
 /// For every index of `shape`: out[out_base + sum idx*out_st] = in[in_base + sum idx*in_st] (element strides,
 /// may be negative or 0), elements of `elem_size` bytes (1, 2, 4, 8).

@@ -1,41 +1,46 @@
-// Data movement kernels: strided copy (transpose, slice, concat, broadcast), padding, gather.
+// Data movement kernels besides the strided copy (strided_copy.cu): padding, gather, and inline host bytes.
+// Index arithmetic is 32-bit with precomputed divisors where every count and offset fits (index_math.h).
 
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/movement_dispatch.cuh"
+#include "engine/backends/cuda/strided_copy_plan.h"
 
 namespace kiln::engine::cuda {
 namespace {
 
-struct Strides {
-  int64_t v[kMaxRank];
+constexpr int kThreads = 256;
+
+template <bool N>
+using LinearOf = typename IndexKind<N>::Linear;
+template <bool N>
+using OffsetOf = typename IndexKind<N>::Offset;
+template <bool N>
+using DivOf = typename IndexKind<N>::Div;
+
+/// Output dims of a padding, innermost first, with the input's dims, strides and leading padding.
+template <bool N>
+struct PadDims {
+  int rank = 0;
+  DivOf<N> div[kMaxRank];
+  OffsetOf<N> len[kMaxRank] = {}, in_st[kMaxRank] = {}, pre[kMaxRank] = {};
 };
 
-template <typename E>
-__global__ void strided_copy_kernel(const E* in, int64_t in_base, Strides in_st, E* out, int64_t out_base,
-                                    Strides out_st, Shape shape, int64_t n) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rem = i, io = in_base, oo = out_base;
-    for (int k = shape.rank - 1; k >= 0; --k) {
-      int64_t idx = rem % shape.d[k];
-      rem /= shape.d[k];
-      io += idx * in_st.v[k];
-      oo += idx * out_st.v[k];
-    }
-    out[oo] = in[io];
-  }
-}
-
-template <typename E>
-__global__ void pad_kernel(const E* in, Shape in_shape, E* out, Shape out_shape, Strides pre, int mode, E fill,
-                           int64_t n) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rem = i, src = 0, stride = 1;
+template <typename E, bool N>
+__global__ void __launch_bounds__(kThreads)
+    pad_kernel(const E* in, E* out, PadDims<N> g, int mode, E fill, LinearOf<N> count) {
+  using Offset = OffsetOf<N>;
+  LinearOf<N> step = static_cast<LinearOf<N>>(gridDim.x) * blockDim.x;
+  for (LinearOf<N> i = static_cast<LinearOf<N>>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += step) {
+    LinearOf<N> rem = i;
+    Offset src = 0;
     bool outside = false;
-    for (int k = out_shape.rank - 1; k >= 0; --k) {
-      int64_t v = rem % out_shape.d[k] - pre.v[k];
-      rem /= out_shape.d[k];
-      int64_t len = in_shape.d[k];
+#pragma unroll
+    for (int k = 0; k < kMaxRank; ++k) {
+      if (k >= g.rank) break;
+      LinearOf<N> q = k + 1 < g.rank ? g.div[k].div(rem) : 0;
+      Offset v = static_cast<Offset>(rem - q * g.div[k].d) - g.pre[k], len = g.len[k];
+      rem = q;
       if (v < 0 || v >= len) {
         outside = true;
         if (mode == 1) {
@@ -48,8 +53,7 @@ __global__ void pad_kernel(const E* in, Shape in_shape, E* out, Shape out_shape,
           v = 0;
         }
       }
-      src += v * stride;
-      stride *= len;
+      src += v * g.in_st[k];
     }
     out[i] = (mode == 0 && outside) ? fill : in[src];
   }
@@ -59,93 +63,125 @@ __device__ __forceinline__ int64_t load_index(const void* idx, int dt, int64_t i
   return dt == kI32 ? static_cast<const int*>(idx)[i] : static_cast<const long long*>(idx)[i];
 }
 
-template <typename E>
-__global__ void gather_kernel(const E* data, const void* idx, int idx_dtype, E* out, int64_t axis_len, int64_t inner,
-                              int64_t n_idx, int64_t n) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t in_i = i % inner, j = (i / inner) % n_idx, o = i / (inner * n_idx);
-    int64_t k = load_index(idx, idx_dtype, j);
-    if (k < 0) k += axis_len;
-    out[i] = (k >= 0 && k < axis_len) ? data[(o * axis_len + k) * inner + in_i] : E(0);
+/// Default gather: data viewed as [outer, axis_len, inner], out as [outer, n_idx, inner].
+template <bool N>
+struct GatherDims {
+  DivOf<N> inner, n_idx;
+  int64_t axis_len = 0;
+};
+
+template <typename E, bool N>
+__global__ void __launch_bounds__(kThreads)
+    gather_kernel(const E* data, const void* idx, int idx_dtype, E* out, GatherDims<N> g, LinearOf<N> count) {
+  using Offset = OffsetOf<N>;
+  LinearOf<N> step = static_cast<LinearOf<N>>(gridDim.x) * blockDim.x;
+  for (LinearOf<N> i = static_cast<LinearOf<N>>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += step) {
+    LinearOf<N> q = g.inner.div(i), o = g.n_idx.div(q);
+    Offset in_i = static_cast<Offset>(i - q * g.inner.d);
+    int64_t k = load_index(idx, idx_dtype, static_cast<int64_t>(q - o * g.n_idx.d));
+    if (k < 0) k += g.axis_len;
+    bool ok = k >= 0 && k < g.axis_len;
+    Offset row = static_cast<Offset>(o) * static_cast<Offset>(g.axis_len) + static_cast<Offset>(ok ? k : 0);
+    out[i] = ok ? data[row * static_cast<Offset>(g.inner.d) + in_i] : E{};
   }
 }
 
-template <typename E>
-__global__ void gather_elements_kernel(const E* data, Shape data_shape, const void* idx, int idx_dtype,
-                                       Shape idx_shape, int axis, E* out, int64_t n) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rem = i, src = 0, stride = 1;
+/// Elements gather: the index tensor's dims innermost first, data strides, and the axis (innermost first).
+template <bool N>
+struct GatherElementsDims {
+  int rank = 0, axis = 0;
+  DivOf<N> div[kMaxRank];
+  OffsetOf<N> data_st[kMaxRank] = {};
+  int64_t axis_len = 0;
+};
+
+template <typename E, bool N>
+__global__ void __launch_bounds__(kThreads)
+    gather_elements_kernel(const E* data, const void* idx, int idx_dtype, E* out, GatherElementsDims<N> g,
+                           LinearOf<N> count) {
+  using Offset = OffsetOf<N>;
+  LinearOf<N> step = static_cast<LinearOf<N>>(gridDim.x) * blockDim.x;
+  for (LinearOf<N> i = static_cast<LinearOf<N>>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += step) {
+    LinearOf<N> rem = i;
+    Offset src = 0;
     bool bad = false;
-    for (int d = idx_shape.rank - 1; d >= 0; --d) {
-      int64_t v = rem % idx_shape.d[d];
-      rem /= idx_shape.d[d];
-      if (d == axis) {
-        v = load_index(idx, idx_dtype, i);
-        if (v < 0) v += data_shape.d[d];
-        bad = bad || v < 0 || v >= data_shape.d[d];
+#pragma unroll
+    for (int k = 0; k < kMaxRank; ++k) {
+      if (k >= g.rank) break;
+      LinearOf<N> q = k + 1 < g.rank ? g.div[k].div(rem) : 0;
+      Offset v = static_cast<Offset>(rem - q * g.div[k].d);
+      rem = q;
+      if (k == g.axis) {
+        int64_t x = load_index(idx, idx_dtype, static_cast<int64_t>(i));
+        if (x < 0) x += g.axis_len;
+        bad = bad || x < 0 || x >= g.axis_len;
+        v = bad ? 0 : static_cast<Offset>(x);
       }
-      src += v * stride;
-      stride *= data_shape.d[d];
+      src += v * g.data_st[k];
     }
-    out[i] = bad ? E(0) : data[src];
+    out[i] = bad ? E{} : data[src];
   }
 }
 
-template <typename F>
-void by_size(int elem_size, F&& f) {
-  switch (elem_size) {
-    case 1: f(static_cast<unsigned char*>(nullptr)); break;
-    case 2: f(static_cast<unsigned short*>(nullptr)); break;
-    case 4: f(static_cast<unsigned int*>(nullptr)); break;
-    default: f(static_cast<unsigned long long*>(nullptr)); break;
-  }
-}
-
-constexpr int kThreads = 256;
+/// Whether `count` outputs read from `data_numel` elements (offsets below it) fit 32-bit index math.
+bool narrow_for(int64_t count, int64_t data_numel) { return fits_narrow(count, 0, data_numel); }
 
 }  // namespace
 
-void launch_strided_copy(const void* in, int64_t in_base, const int64_t* in_st, void* out, int64_t out_base,
-                         const int64_t* out_st, const Shape& shape, int elem_size, Stream stream) {
-  int64_t n = shape_numel(shape);
-  if (n == 0) return;
-  Strides a{}, b{};
-  for (int k = 0; k < shape.rank; ++k) {
-    a.v[k] = in_st[k];
-    b.v[k] = out_st[k];
-  }
-  by_size(elem_size, [&](auto* tag) {
-    using E = std::remove_pointer_t<decltype(tag)>;
-    strided_copy_kernel<E><<<grid_for(n, kThreads), kThreads, 0, stream>>>(
-        static_cast<const E*>(in), in_base, a, static_cast<E*>(out), out_base, b, shape, n);
-  });
-}
-
-void launch_pad(const void* in, const Shape& in_shape, void* out, const Shape& out_shape, const int64_t* pre, int mode,
-                uint64_t fill, int elem_size, Stream stream) {
+void launch_pad(const void* in, const Shape& in_shape, void* out, const Shape& out_shape, const int64_t* pre,
+                int mode, uint64_t fill, int elem_size, Stream stream) {
   int64_t n = shape_numel(out_shape);
   if (n == 0) return;
-  Strides p{};
-  for (int k = 0; k < out_shape.rank; ++k) p.v[k] = pre[k];
-  by_size(elem_size, [&](auto* tag) {
-    using E = std::remove_pointer_t<decltype(tag)>;
-    E f;
-    memcpy(&f, &fill, sizeof(E));
-    pad_kernel<E><<<grid_for(n, kThreads), kThreads, 0, stream>>>(static_cast<const E*>(in), in_shape,
-                                                                  static_cast<E*>(out), out_shape, p, mode, f, n);
+  with_index_kind(narrow_for(n, shape_numel(in_shape)), [&](auto narrow) {
+    constexpr bool N = decltype(narrow)::value;
+    PadDims<N> g;
+    g.rank = out_shape.rank;
+    int64_t st = 1;
+    for (int k = 0; k < g.rank; ++k) {
+      int src = out_shape.rank - 1 - k;
+      g.div[k] = DivOf<N>(out_shape.d[src]);
+      g.len[k] = static_cast<OffsetOf<N>>(in_shape.d[src]);
+      g.pre[k] = static_cast<OffsetOf<N>>(pre[src]);
+      g.in_st[k] = static_cast<OffsetOf<N>>(st);
+      st *= in_shape.d[src];
+    }
+    by_size(elem_size, [&](auto* tag) {
+      using E = ElementOf<decltype(tag)>;
+      if constexpr (sizeof(E) <= 8) {
+        E f;
+        memcpy(&f, &fill, sizeof(E));
+        pad_kernel<E, N><<<grid_for(n, kThreads), kThreads, 0, stream>>>(
+            static_cast<const E*>(in), static_cast<E*>(out), g, mode, f, static_cast<LinearOf<N>>(n));
+      }
+    });
   });
 }
 
-void launch_gather(const void* data, const void* idx, int idx_dtype, void* out, int64_t outer, int64_t axis_len,
-                   int64_t inner, int64_t n_idx, int elem_size, Stream stream) {
+void launch_gather(const void* data, const void* idx, int idx_dtype, void* out, int64_t outer,
+                   int64_t axis_len, int64_t inner, int64_t n_idx, int elem_size, Stream stream) {
   int64_t n = outer * n_idx * inner;
   if (n == 0) return;
-  by_size(elem_size, [&](auto* tag) {
-    using E = std::remove_pointer_t<decltype(tag)>;
-    gather_kernel<E><<<grid_for(n, kThreads), kThreads, 0, stream>>>(static_cast<const E*>(data), idx, idx_dtype,
-                                                                     static_cast<E*>(out), axis_len, inner, n_idx, n);
+  // Rows of `inner` elements move whole: as vectors of up to 16 bytes where the addresses and the row allow.
+  int width = widest_access(reinterpret_cast<uintptr_t>(data) | reinterpret_cast<uintptr_t>(out) |
+                            static_cast<uint64_t>(inner * elem_size));
+  if (width > elem_size) {
+    inner /= width / elem_size;
+    n /= width / elem_size;
+    elem_size = width;
+  }
+  with_index_kind(narrow_for(n, outer * axis_len * inner), [&](auto narrow) {
+    constexpr bool N = decltype(narrow)::value;
+    GatherDims<N> g;
+    g.inner = DivOf<N>(inner);
+    g.n_idx = DivOf<N>(n_idx);
+    g.axis_len = axis_len;
+    by_size(elem_size, [&](auto* tag) {
+      using E = ElementOf<decltype(tag)>;
+      gather_kernel<E, N><<<grid_for(n, kThreads), kThreads, 0, stream>>>(
+          static_cast<const E*>(data), idx, idx_dtype, static_cast<E*>(out), g, static_cast<LinearOf<N>>(n));
+    });
   });
 }
 
@@ -153,10 +189,27 @@ void launch_gather_elements(const void* data, const Shape& data_shape, const voi
                             const Shape& idx_shape, int axis, void* out, int elem_size, Stream stream) {
   int64_t n = shape_numel(idx_shape);
   if (n == 0) return;
-  by_size(elem_size, [&](auto* tag) {
-    using E = std::remove_pointer_t<decltype(tag)>;
-    gather_elements_kernel<E><<<grid_for(n, kThreads), kThreads, 0, stream>>>(
-        static_cast<const E*>(data), data_shape, idx, idx_dtype, idx_shape, axis, static_cast<E*>(out), n);
+  with_index_kind(narrow_for(n, shape_numel(data_shape)), [&](auto narrow) {
+    constexpr bool N = decltype(narrow)::value;
+    GatherElementsDims<N> g;
+    g.rank = idx_shape.rank;
+    g.axis = idx_shape.rank - 1 - axis;
+    g.axis_len = data_shape.d[axis];
+    int64_t st = 1;
+    for (int k = 0; k < g.rank; ++k) {
+      int src = idx_shape.rank - 1 - k;
+      g.div[k] = DivOf<N>(idx_shape.d[src]);
+      g.data_st[k] = static_cast<OffsetOf<N>>(st);
+      st *= data_shape.d[src];
+    }
+    by_size(elem_size, [&](auto* tag) {
+      using E = ElementOf<decltype(tag)>;
+      if constexpr (sizeof(E) <= 8) {
+        gather_elements_kernel<E, N><<<grid_for(n, kThreads), kThreads, 0, stream>>>(
+            static_cast<const E*>(data), idx, idx_dtype, static_cast<E*>(out), g,
+            static_cast<LinearOf<N>>(n));
+      }
+    });
   });
 }
 

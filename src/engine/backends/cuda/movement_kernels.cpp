@@ -1,5 +1,5 @@
-// Host side of the data-movement kernels (movement.cu): Shuffle, Concat, Slice, Gather, Padding. Tactic
-// "generic". Exact copies, any dtype.
+// Host side of the data-movement kernels (movement.cu, strided_copy.cu): Shuffle, Concat, Slice, Gather,
+// Padding. Tactic "generic". Exact copies, any dtype.
 
 #include "engine/backends/cuda/cuda_util.h"
 
