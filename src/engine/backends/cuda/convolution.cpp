@@ -4,7 +4,7 @@
 // (fp32 only, offered when the build allows TF32) lets fp32 use tensor-op math (TF32). The algorithm is
 // cuDNN's heuristic first choice within the workspace, per input shape and context (made by the first execute
 // of a shape, before any CUDA-graph recording; the convolution itself only enqueues, using the context's
-// workspace). Bias and post-ops (activations, residual sums) follow as one in-place pointwise pass.
+// workspace). Bias and post-ops (activations, residual sums) follow as one in-place pass (post_ops.h).
 
 #include "engine/backends/cuda/cuda_util.h"
 
@@ -12,6 +12,8 @@
 #include <cudnn.h>
 
 #include <map>
+
+#include "engine/backends/cuda/post_ops.h"
 
 #define KILN_CUDNN_CHECK(expr)                                                                             \
   do {                                                                                                     \
@@ -69,35 +71,8 @@ class ConvKernel : public Kernel {
     w_dims_ = l.weights[0].value.sizes();
     weight_ = upload(l.weights[0].value, dtype_);
     if (l.weights.size() > 1 && l.weights[1].defined()) bias_ = upload(l.weights[1].value, dtype_);
-    // Post pass: [output, bias?, residuals...].
-    int temp = 0, next_source = 1;
-    if (bias_.data()) {
-      PwInstr in;
-      in.kind = kPwScaleAdd;
-      in.a = 0;
-      in.b = static_cast<int16_t>(next_source++);
-      in.alpha = 1.0f;
-      post_.instr[post_.n_instr] = in;
-      temp = kPwTemp + post_.n_instr++;
-    }
-    int residual = 1;
-    for (const PostOp& op : p_.post_ops) {
-      PwInstr in;
-      in.a = static_cast<int16_t>(temp);
-      if (op.kind == PostOp::Activation) {
-        in.kind = kPwActivation;
-        in.op = static_cast<uint8_t>(op.activation.kind);
-        in.alpha = static_cast<float>(op.activation.alpha);
-        in.beta = static_cast<float>(op.activation.beta);
-      } else {
-        in.kind = kPwScaleAdd;
-        in.b = static_cast<int16_t>(next_source++);
-        in.alpha = static_cast<float>(op.scale);
-        residual_inputs_.push_back(residual++);
-      }
-      post_.instr[post_.n_instr] = in;
-      temp = kPwTemp + post_.n_instr++;
-    }
+    // The bias (per output channel, dim 1) and every post-op in one pass; residuals are inputs 1, 2, ...
+    post_ = PostOpPass(p_.post_ops, 0, bias_.data(), 1, 1, dtype_);
   }
   size_t workspace_size() const override { return kWorkspace; }
   std::unique_ptr<KernelState> create_state() const override { return std::make_unique<ConvState>(); }
@@ -120,30 +95,7 @@ class ConvKernel : public Kernel {
                                                     static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algo),
                                                     args.workspace, kWorkspace, &beta, plan->y, y.data));
     }
-    if (post_.n_instr > 0) {
-      PwProgram p = post_;
-      size_t r = y.dims.size();
-      auto ys = row_strides(y.dims);
-      p.src[0].data = y.data;
-      p.src[0].dtype = dcode(dtype_);
-      for (size_t q = 0; q < r; ++q) p.src[0].st[q] = ys[q];
-      int s = 1;
-      if (bias_.data()) {
-        p.src[s].data = bias_.data();
-        p.src[s].dtype = dcode(dtype_);
-        for (size_t q = 0; q < r; ++q) p.src[s].st[q] = q == 1 ? 1 : 0;
-        ++s;
-      }
-      for (int in : residual_inputs_) {
-        p.src[s].data = args.inputs[in].data;
-        p.src[s].dtype = dcode(args.inputs[in].dtype);
-        for (size_t q = 0; q < r; ++q) p.src[s].st[q] = ys[q];
-        ++s;
-      }
-      p.n_sources = s;
-      launch_pointwise(p, to_shape(y.dims), y.data, dcode(dtype_), false, stream_of(args));
-      check_launch("convolution post-ops");
-    }
+    post_.run(args, "convolution post-ops");
   }
 
  private:
@@ -220,8 +172,7 @@ class ConvKernel : public Kernel {
   DType dtype_ = DType::Float32;
   Dims w_dims_;
   DeviceBuffer weight_, bias_;
-  PwProgram post_;
-  std::vector<int> residual_inputs_;
+  PostOpPass post_;
 };
 
 bool applies(const LayerInfo& layer, std::string* why) {
@@ -240,11 +191,8 @@ bool applies(const LayerInfo& layer, std::string* why) {
     if (why) *why = "asymmetric padding (cuDNN pads both sides alike)";
     return false;
   }
-  if (p.post_ops.size() + 1 > static_cast<size_t>(kMaxPwInstrs) || layer.inputs.size() + 1 > static_cast<size_t>(kMaxPwSources)) {
-    if (why) *why = "too many post-ops";
-    return false;
-  }
-  return true;
+  bool bias = layer.layer->weights.size() > 1 && layer.layer->weights[1].defined();
+  return PostOpPass::fits(p.post_ops.size(), bias, layer.inputs.size() - 1, why);
 }
 
 bool applies_tf32(const LayerInfo& layer, std::string* why) { return applies(layer, why) && f32_output(layer, why); }

@@ -1,7 +1,7 @@
 // MatrixMultiply through cuBLASLt (tactic "cublaslt"): fp32 (strict fp32 compute, no TF32), fp16 and bf16
 // with fp32 accumulation; tactic "cublaslt_tf32" (fp32 only, offered when the build allows TF32) computes
 // fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; bias and a leading ReLU / tanh-GELU fused as epilogues; the
-// remaining post-ops (other activations, residual sums) in one in-place pointwise pass. Batched operands
+// remaining post-ops (other activations, residual sums) in one in-place pass (post_ops.h). Batched operands
 // broadcast; a batch that is not a constant stride is run as one call per matrix. The algorithm is cuBLASLt's
 // first heuristic candidate for each shape, cached per context (made by the first execute of a shape, before
 // any CUDA-graph recording: the matmul itself only enqueues, using the context's preallocated workspace).
@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/post_ops.h"
 
 #define KILN_CUBLAS_CHECK(expr)                                                                            \
   do {                                                                                                     \
@@ -95,30 +96,8 @@ class MatmulKernel : public Kernel {
         first_post = 1;
       }
     }
-    // The rest of the post-ops as a pointwise program over [output, residuals...].
-    int residual = 0;
-    int first_residual_input = b_weight_.data() ? 1 : 2;
-    int temp = 0;  // source 0 = the output itself
-    for (size_t i = first_post; i < p_.post_ops.size(); ++i) {
-      const PostOp& op = p_.post_ops[i];
-      PwInstr in;
-      in.a = static_cast<int16_t>(temp);
-      if (op.kind == PostOp::Activation) {
-        in.kind = kPwActivation;
-        in.op = static_cast<uint8_t>(op.activation.kind);
-        in.alpha = static_cast<float>(op.activation.alpha);
-        in.beta = static_cast<float>(op.activation.beta);
-      } else {
-        in.kind = kPwScaleAdd;
-        in.b = static_cast<int16_t>(1 + residual);
-        in.alpha = static_cast<float>(op.scale);
-        residual_inputs_.push_back(first_residual_input + residual);
-        ++residual;
-      }
-      post_.instr[post_.n_instr] = in;
-      temp = kPwTemp + post_.n_instr;
-      ++post_.n_instr;
-    }
+    // The rest of the post-ops in one pass over the output; residuals follow the operands among the inputs.
+    post_ = PostOpPass(p_.post_ops, first_post, nullptr, 0, b_weight_.data() ? 1 : 2, dtype_);
   }
 
   size_t workspace_size() const override { return kWorkspace; }
@@ -128,7 +107,7 @@ class MatmulKernel : public Kernel {
     const TensorView& a = args.inputs[0];
     TensorView b = b_weight_.data() ? TensorView{b_weight_.data(), dtype_, b_dims_} : args.inputs[1];
     const TensorView& y = args.outputs[0];
-    size_t ra = a.dims.size(), rb = b.dims.size(), ry = y.dims.size();
+    size_t ra = a.dims.size(), rb = b.dims.size();
     int64_t m = p_.transpose_a ? a.dims[ra - 1] : a.dims[ra - 2];
     int64_t k = p_.transpose_a ? a.dims[ra - 2] : a.dims[ra - 1];
     int64_t n = p_.transpose_b ? b.dims[rb - 2] : b.dims[rb - 1];
@@ -186,23 +165,7 @@ class MatmulKernel : public Kernel {
     } else {
       for (int64_t i = 0; i < nb; ++i) run(pa + oa[i] * es, pb + ob[i] * es, py + i * m * n * es, 1);
     }
-    if (post_.n_instr > 0) {
-      PwProgram p = post_;
-      auto src = [&](int s, const TensorView& t) {
-        p.src[s].data = t.data;
-        p.src[s].dtype = dcode(t.dtype);
-        auto st = row_strides(t.dims);
-        for (size_t q = 0; q < ry; ++q) {
-          size_t k0 = ry - t.dims.size();
-          p.src[s].st[q] = q < k0 || t.dims[q - k0] == 1 ? 0 : st[q - k0];
-        }
-      };
-      src(0, y);
-      for (size_t r = 0; r < residual_inputs_.size(); ++r) src(static_cast<int>(1 + r), args.inputs[residual_inputs_[r]]);
-      p.n_sources = static_cast<int>(1 + residual_inputs_.size());
-      launch_pointwise(p, to_shape(y.dims), y.data, dcode(dtype_), false, stream_of(args));
-      check_launch("matmul post-ops");
-    }
+    post_.run(args, "matmul post-ops");
   }
 
  private:
@@ -266,8 +229,7 @@ class MatmulKernel : public Kernel {
   Dims b_dims_;
   DeviceBuffer b_weight_, bias_;
   cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
-  PwProgram post_;
-  std::vector<int> residual_inputs_;
+  PostOpPass post_;
 };
 
 bool applies(const LayerInfo& layer, std::string* why) {
@@ -283,12 +245,10 @@ bool applies(const LayerInfo& layer, std::string* why) {
     if (why) *why = std::string("dtype ") + dtype_name(dt) + " (cuBLASLt path takes f32, f16, bf16)";
     return false;
   }
-  if (layer.params<MatrixMultiplyParams>().post_ops.size() > static_cast<size_t>(kMaxPwInstrs) ||
-      layer.inputs.size() > static_cast<size_t>(kMaxPwSources)) {
-    if (why) *why = "too many post-ops";
-    return false;
-  }
-  return true;
+  bool b_weight = !layer.layer->weights.empty() && layer.layer->weights[0].defined();
+  size_t operands = b_weight ? 1 : 2;
+  return PostOpPass::fits(layer.params<MatrixMultiplyParams>().post_ops.size(), false,
+                          layer.inputs.size() > operands ? layer.inputs.size() - operands : 0, why);
 }
 
 bool applies_tf32(const LayerInfo& layer, std::string* why) { return applies(layer, why) && f32_output(layer, why); }

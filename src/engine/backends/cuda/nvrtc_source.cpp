@@ -1,5 +1,5 @@
 // Source generation of the NVRTC pointwise kernels (see nvrtc_source.h). The device formulas repeat those of
-// the generic interpreter (pointwise.cu) expression for expression: same operations in the same order, same
+// the generic interpreter (pointwise_ops.cuh) expression for expression: same operations in the same order, same
 // constants (written T(decimal) as there), so the compiler rounds and contracts them alike. Between
 // instructions an empty asm keeps each result opaque: the interpreter never fuses a multiply of one
 // instruction into an add of the next, and neither may the compiled chain.

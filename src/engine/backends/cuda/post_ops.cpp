@@ -1,0 +1,122 @@
+// The post-op pass of convolution and matrix multiply (see post_ops.h).
+
+#include "engine/backends/cuda/post_ops.h"
+
+#include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/epilogue.h"
+#include "engine/backends/cuda/pointwise_program.h"
+
+namespace kiln::engine::cuda {
+
+PostOpPass::PostOpPass(const std::vector<PostOp>& post_ops, size_t first, const void* bias, int channel_dim,
+                       int first_residual_input, DType dtype)
+    : bias_(bias), channel_dim_(channel_dim), dtype_(dtype) {
+  // Sources: 0 the output, then the bias, then the residuals. Each instruction reads the previous result.
+  int next_source = 1;
+  auto chain = [&](PwInstr in) {
+    in.a = static_cast<int16_t>(instr_.empty() ? 0 : kPwTemp + static_cast<int>(instr_.size()) - 1);
+    instr_.push_back(in);
+  };
+  if (bias_) {
+    PwInstr in;
+    in.kind = kPwScaleAdd;
+    in.b = static_cast<int16_t>(next_source++);
+    in.alpha = 1.0f;
+    chain(in);
+  }
+  for (size_t i = first; i < post_ops.size(); ++i) {
+    const PostOp& op = post_ops[i];
+    PwInstr in;
+    if (op.kind == PostOp::Activation) {
+      in.kind = kPwActivation;
+      in.op = static_cast<uint8_t>(op.activation.kind);
+      in.alpha = static_cast<float>(op.activation.alpha);
+      in.beta = static_cast<float>(op.activation.beta);
+    } else {
+      in.kind = kPwScaleAdd;
+      in.b = static_cast<int16_t>(next_source++);
+      in.alpha = static_cast<float>(op.scale);
+      residual_inputs_.push_back(first_residual_input + static_cast<int>(residual_inputs_.size()));
+    }
+    chain(in);
+  }
+  KILN_CHECK(instr_.size() <= static_cast<size_t>(kMaxPwInstrs) && next_source <= kMaxPwSources, Unsupported,
+             "cuda post-op pass: ", instr_.size(), " instructions over ", next_source, " sources");
+}
+
+bool PostOpPass::fits(size_t post_ops, bool bias, size_t residuals, std::string* why) {
+  if (post_ops + (bias ? 1 : 0) > static_cast<size_t>(kMaxPwInstrs) ||
+      1 + (bias ? 1 : 0) + residuals > static_cast<size_t>(kMaxPwSources)) {
+    if (why) *why = "too many post-ops";
+    return false;
+  }
+  return true;
+}
+
+bool PostOpPass::uses_epilogue(const KernelArgs& args) const {
+  const TensorView& y = args.outputs[0];
+  if (y.numel() > kMaxEpilogueElements || y.dtype != dtype_) return false;
+  if (bias_ && (channel_dim_ < 0 || static_cast<size_t>(channel_dim_) >= y.dims.size())) return false;
+  for (int r : residual_inputs_) {
+    const TensorView& t = args.inputs[r];
+    if (t.dims != y.dims || t.dtype != dtype_) return false;
+  }
+  return true;
+}
+
+void PostOpPass::run(const KernelArgs& args, const char* what) const {
+  const TensorView& y = args.outputs[0];
+  if (instr_.empty() || y.numel() == 0) return;
+  if (!uses_epilogue(args)) {
+    run_generic(args);
+  } else {
+    EpilogueParams p;
+    p.out = y.data;
+    p.dtype = dcode(dtype_);
+    p.n = y.numel();
+    p.src[0].data = y.data;
+    int s = 1;
+    if (bias_) {
+      p.src[s].data = bias_;
+      p.src[s].len = y.dims[channel_dim_];
+      p.src[s].div = 1;
+      for (size_t k = channel_dim_ + 1; k < y.dims.size(); ++k) p.src[s].div *= y.dims[k];
+      ++s;
+    }
+    for (int r : residual_inputs_) p.src[s++].data = args.inputs[r].data;
+    p.n_sources = s;
+    p.n_instr = static_cast<int>(instr_.size());
+    for (size_t i = 0; i < instr_.size(); ++i) p.instr[i] = instr_[i];
+    launch_epilogue(p, stream_of(args));
+  }
+  check_launch(what);
+}
+
+void PostOpPass::run_generic(const KernelArgs& args) const {
+  const TensorView& y = args.outputs[0];
+  PwProgram p;
+  auto source = [&](int s, const void* data, DType dtype, const Dims& dims) {
+    p.src[s].data = data;
+    p.src[s].dtype = dcode(dtype);
+    broadcast_strides(dims, y.dims, p.src[s].st);
+  };
+  source(0, y.data, y.dtype, y.dims);
+  int s = 1;
+  if (bias_) {
+    KILN_CHECK(static_cast<size_t>(channel_dim_) < y.dims.size(), Internal, "cuda post-op pass: channel dim ",
+               channel_dim_, " of a rank ", y.dims.size(), " output");
+    // One value per index of the channel dim: dims [C, 1, ...] aligned to the output's trailing dims.
+    Dims bd(y.dims.size() - channel_dim_, 1);
+    bd[0] = y.dims[channel_dim_];
+    source(s++, bias_, dtype_, bd);
+  }
+  for (int r : residual_inputs_) {
+    source(s++, args.inputs[r].data, args.inputs[r].dtype, args.inputs[r].dims);
+  }
+  p.n_sources = s;
+  p.n_instr = static_cast<int>(instr_.size());
+  for (size_t i = 0; i < instr_.size(); ++i) p.instr[i] = instr_[i];
+  launch_pointwise(p, to_shape(y.dims), y.data, dcode(y.dtype), false, stream_of(args));
+}
+
+}  // namespace kiln::engine::cuda

@@ -1,0 +1,48 @@
+#pragma once
+// The post-op pass of the cuda convolution and matrix multiply kernels: what their library call (cuDNN,
+// cuBLASLt) does not fuse -- a per-channel bias, activations, residual sums -- applied in place to the output
+// after the call, as one chain of pointwise instructions. It runs as the vectorized epilogue (epilogue.h)
+// when every residual has the output's dims and dtype (what the builder's fusion produces), else through the
+// generic pointwise interpreter with broadcast strides. Both compute the same chain with the same formulas.
+
+#include <string>
+#include <vector>
+
+#include "engine/backends/cuda/kernels.h"
+#include "kiln/engine/backend.h"
+
+namespace kiln::engine::cuda {
+
+class PostOpPass {
+ public:
+  PostOpPass() = default;
+  /// The pass over `post_ops[first..]` for an output of `dtype` (fp32, fp16 or bf16). `bias`: device values
+  /// of `dtype`, one per index of output dim `channel_dim`, added first; null for none. The Sum post-ops read
+  /// the layer inputs first_residual_input, first_residual_input + 1, ... in order.
+  PostOpPass(const std::vector<PostOp>& post_ops, size_t first, const void* bias, int channel_dim,
+             int first_residual_input, DType dtype);
+
+  /// Whether there is nothing to do.
+  bool empty() const { return instr_.empty(); }
+  /// Whether run() takes the vectorized epilogue for these arguments (else the generic interpreter).
+  bool uses_epilogue(const KernelArgs& args) const;
+  /// Applies the pass to args.outputs[0] in place, on the arguments' stream; `what` names the layer kind in
+  /// launch errors.
+  void run(const KernelArgs& args, const char* what) const;
+  /// Applies the pass through the generic interpreter whatever the arguments (what run() falls back to); for
+  /// tests that compare the two paths. Launch errors are left to the caller's check_launch().
+  void run_generic(const KernelArgs& args) const;
+
+  /// Pass limits, as the kernels' applies() check them: at most kMaxPwInstrs instructions (post-ops plus the
+  /// bias) and kMaxPwSources sources (the output, the bias, the residuals).
+  static bool fits(size_t post_ops, bool bias, size_t residuals, std::string* why);
+
+ private:
+  std::vector<PwInstr> instr_;
+  const void* bias_ = nullptr;
+  int channel_dim_ = 1;
+  std::vector<int> residual_inputs_;
+  DType dtype_ = DType::Float32;
+};
+
+}  // namespace kiln::engine::cuda
