@@ -9,10 +9,6 @@ namespace kiln::engine {
 namespace {
 using namespace testing;
 
-#define KILN_REQUIRE_GPU()                                                   \
-  std::string why_no_gpu;                                                    \
-  if (!shared_backend("cuda", &why_no_gpu)) GTEST_SKIP() << why_no_gpu
-
 TEST(EngineCuda, CreatingWithoutGpuIsAClearError) {
   std::string why;
   const Backend* b = shared_backend("cuda", &why);

@@ -100,6 +100,11 @@ inline const Backend* shared_backend(const std::string& name, std::string* why =
   return it->second.first.get();
 }
 
+/// Skips the current test, with the reason, when the cuda backend cannot be created here (no GPU).
+#define KILN_REQUIRE_GPU()  \
+  std::string why_no_gpu;   \
+  if (!::kiln::engine::testing::shared_backend("cuda", &why_no_gpu)) GTEST_SKIP() << why_no_gpu
+
 /// Device buffers of a test run on a backend whose memory is not host memory.
 struct DeviceBuffers {
   const Backend* backend = nullptr;

@@ -20,7 +20,7 @@ namespace kiln::engine {
 namespace {
 using namespace testing;
 
-#define KILN_REQUIRE_GPU()                                  \
+#define KILN_REQUIRE_GPU_BACKEND()                                  \
   std::string why_no_gpu;                                   \
   const Backend* gpu = shared_backend("cuda", &why_no_gpu); \
   if (!gpu) GTEST_SKIP() << why_no_gpu
@@ -108,7 +108,7 @@ void expect_bitwise(const std::vector<float>& got, const std::vector<float>& wan
 }
 
 TEST(EngineCuda, GraphReplayMatchesPlainExecution) {
-  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_GPU_BACKEND();
   std::mt19937 rng(71);
   auto plan = build_mixed("cuda", rng);
   auto a = mixed_inputs(2, rng), b = mixed_inputs(2, rng);
@@ -133,7 +133,7 @@ TEST(EngineCuda, GraphReplayMatchesPlainExecution) {
 
 #ifdef KILN_HAVE_CUDA
 TEST(EngineCuda, GraphReplayOnAStreamOfTheCaller) {
-  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_GPU_BACKEND();
   std::mt19937 rng(72);
   auto plan = build_mixed("cuda", rng);
   auto a = mixed_inputs(3, rng);
@@ -157,7 +157,7 @@ TEST(EngineCuda, GraphReplayOnAStreamOfTheCaller) {
 #endif
 
 TEST(EngineCuda, GraphShapeChangeRecaptures) {
-  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_GPU_BACKEND();
   std::mt19937 rng(73);
   auto plan = build_mixed("cuda", rng);
   ExecutionContext ctx(plan);
@@ -186,7 +186,7 @@ TEST(EngineCuda, GraphShapeChangeRecaptures) {
 }
 
 TEST(EngineCuda, GraphChangedAddressesStayCorrect) {
-  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_GPU_BACKEND();
   std::mt19937 rng(74);
   auto plan = build_mixed("cuda", rng);
   auto a = mixed_inputs(2, rng), b = mixed_inputs(2, rng);
@@ -220,7 +220,7 @@ TEST(EngineCuda, GraphChangedAddressesStayCorrect) {
 }
 
 TEST(EngineCuda, GraphsOffAgainRunsPlainly) {
-  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_GPU_BACKEND();
   std::mt19937 rng(75);
   auto plan = build_mixed("cuda", rng);
   auto a = mixed_inputs(1, rng);
@@ -272,7 +272,7 @@ class DeviceOutputAllocator : public OutputAllocator {
 };
 
 TEST(EngineCuda, GraphsFallBackForNonZero) {
-  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_GPU_BACKEND();
   std::mt19937 rng(76);
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {5, 4});
@@ -362,7 +362,7 @@ double check_tf32(const std::function<void(Network&)>& make, const std::map<std:
 }
 
 TEST(EngineCuda, Tf32MatrixMultiply) {
-  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_GPU_BACKEND();
   std::mt19937 rng(77);
   HostTensor w = random_tensor(DType::Float32, {256, 128}, rng);
   double rel = check_tf32(
@@ -377,7 +377,7 @@ TEST(EngineCuda, Tf32MatrixMultiply) {
 }
 
 TEST(EngineCuda, Tf32Convolution) {
-  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_GPU_BACKEND();
   std::mt19937 rng(78);
   HostTensor w = random_tensor(DType::Float32, {32, 32, 3, 3}, rng);
   double rel = check_tf32(
@@ -393,7 +393,7 @@ TEST(EngineCuda, Tf32Convolution) {
 }
 
 TEST(EngineCuda, Tf32LeavesHalfPrecisionAlone) {
-  KILN_REQUIRE_GPU();
+  KILN_REQUIRE_GPU_BACKEND();
   std::mt19937 rng(79);
   Network net;
   Tensor* a = net.add_input("a", DType::Float16, {16, 32});

@@ -29,10 +29,6 @@ namespace kiln::engine {
 namespace {
 using namespace testing;
 
-#define KILN_REQUIRE_GPU() \
-  std::string why_no_gpu;  \
-  if (!shared_backend("cuda", &why_no_gpu)) GTEST_SKIP() << why_no_gpu
-
 /// An Attention layer over static tensors, with the LayerInfo a backend sees (it points into the layer).
 struct AttentionLayer {
   Layer layer;

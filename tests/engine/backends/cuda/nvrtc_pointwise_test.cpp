@@ -21,10 +21,6 @@ namespace {
 using namespace testing;
 using cuda::PwIndexMode;
 
-#define KILN_REQUIRE_GPU()                                \
-  std::string why_no_gpu;                                 \
-  if (!shared_backend("cuda", &why_no_gpu)) GTEST_SKIP() << why_no_gpu
-
 TensorInfo tensor(DType dt, const Dims& d, const std::string& name = "t") { return {name, dt, d, d, d}; }
 
 /// A layer with its LayerInfo (the info points into the layer).

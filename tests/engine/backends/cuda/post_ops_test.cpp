@@ -20,10 +20,6 @@ namespace {
 using namespace testing;
 using cuda::PostOpPass;
 
-#define KILN_REQUIRE_GPU() \
-  std::string why_no_gpu;  \
-  if (!shared_backend("cuda", &why_no_gpu)) GTEST_SKIP() << why_no_gpu
-
 PostOp activation(ActivationKind kind, double alpha = 0, double beta = 0) {
   PostOp op;
   op.kind = PostOp::Activation;
