@@ -15,7 +15,10 @@ function(kiln_add_layer name)
   endif()
 endfunction()
 
-# kiln_add_test_suite(LAYER DEPS ...): one gtest binary kiln_LAYER_tests from tests/LAYER/**/*_test.cpp.
+# kiln_add_test_suite(LAYER DEPS ...): one gtest binary kiln_LAYER_tests from tests/LAYER/**/*_test.cpp, each test
+# a ctest labeled LAYER. A suite.cmake that sets KILN_SUITE_GPU_TESTS (a gtest filter of tests that need a GPU)
+# leaves those tests out of that list and runs them as one ctest kiln_LAYER_gpu_tests labeled "LAYER;gpu" (only
+# when the CUDA backend is built): CI runs `ctest -LE gpu`, the GPU machine `ctest -L gpu`.
 function(kiln_add_test_suite layer)
   cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${layer}/*_test.cpp)
@@ -26,8 +29,18 @@ function(kiln_add_test_suite layer)
   target_include_directories(kiln_${layer}_tests PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(kiln_${layer}_tests PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(kiln_${layer}_tests PRIVATE KILN_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data")
+  set(KILN_SUITE_GPU_TESTS "")
   if(EXISTS ${PROJECT_SOURCE_DIR}/tests/${layer}/suite.cmake)
     include(${PROJECT_SOURCE_DIR}/tests/${layer}/suite.cmake)
   endif()
-  gtest_discover_tests(kiln_${layer}_tests DISCOVERY_TIMEOUT 120 PROPERTIES LABELS "${layer};${ARG_LABELS}")
+  if(KILN_SUITE_GPU_TESTS)
+    gtest_discover_tests(kiln_${layer}_tests DISCOVERY_TIMEOUT 120 TEST_FILTER "-${KILN_SUITE_GPU_TESTS}"
+                         PROPERTIES LABELS "${layer};${ARG_LABELS}")
+    if(KILN_CUDA_ENABLED)
+      add_test(NAME kiln_${layer}_gpu_tests COMMAND kiln_${layer}_tests --gtest_filter=${KILN_SUITE_GPU_TESTS})
+      set_tests_properties(kiln_${layer}_gpu_tests PROPERTIES LABELS "${layer};gpu")
+    endif()
+  else()
+    gtest_discover_tests(kiln_${layer}_tests DISCOVERY_TIMEOUT 120 PROPERTIES LABELS "${layer};${ARG_LABELS}")
+  endif()
 endfunction()

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Run ON THE GPU MACHINE from the repository root: builds Kiln with the CUDA backend against the installed torch's
 # libtorch (scripts/device/build.sh), then runs on the GPU:
-#   - the engine layer suite on the CUDA backend (KILN_TEST_BACKEND=cuda) and the EngineCuda tests,
-#   - the converter harness on cpu and cuda (KILN_TEST_BACKENDS=cuda),
-#   - every bundled fixture compiled with `kiln compile --backend cuda` and compared with torch's outputs
-#     (`kiln run --compare`, max abs <= 1e-3 at fp32),
+#   - gpu: `ctest -L gpu`, every test labeled gpu: the engine layer suite and the EngineCuda tests on cuda
+#     (kiln_engine_gpu_tests), the converter harness on cuda, fp32 and the f16/bf16 cases
+#     (kiln_conversion_gpu_tests), every bundled fixture compiled for cuda against torch's outputs and CUDA-graph
+#     replay against plain execution (kiln_e2e_gpu_tests); then the torch_library tests (`ctest -L torch_library`),
+#   - fixtures: every bundled fixture through the CLI, `kiln compile --backend cuda` and `kiln run --compare`
+#     (max abs <= 1e-3 at fp32), one table row per fixture,
 # and prints one summary table last. Logs go to $OUT (or /tmp/kiln-gpu-check).
-# KILN_GPU_CHECK_STEPS (default "build engine conversion fixtures") picks steps; the build directory is
-# build-device and is reused when present.
+# KILN_GPU_CHECK_STEPS (default "build gpu fixtures") picks steps; the build directory is build-device and is
+# reused when present.
 set -uo pipefail
 out=${OUT:-/tmp/kiln-gpu-check}
 mkdir -p "$out"
-steps=${KILN_GPU_CHECK_STEPS:-build engine conversion fixtures}
+steps=${KILN_GPU_CHECK_STEPS:-build gpu fixtures}
 build_dir=build-device
 summary="$out/summary.txt"
 : >"$summary"
@@ -24,25 +26,23 @@ note "gpu: $(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv
 
 if [[ " $steps " == *" build "* ]]; then
   start=$(date +%s)
-  KILN_TARGETS="${KILN_TARGETS:-kiln kiln_torch kiln_engine_tests kiln_conversion_tests kiln_torch_library_tests}" \
+  KILN_TARGETS="${KILN_TARGETS:-kiln kiln_torch kiln_engine_tests kiln_conversion_tests kiln_e2e_tests kiln_torch_library_tests}" \
     scripts/device/build.sh "$build_dir" -DKILN_WITH_CUDA=ON "${extra[@]}" >"$out/build.log" 2>&1 ||
     { grep -E "error|Error" "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 2; }
   note "build: $(( $(date +%s) - start )) s"
 fi
 
-if [[ " $steps " == *" engine "* ]]; then
-  KILN_TEST_BACKEND=cuda timeout 300 "$build_dir"/tests/kiln_engine_tests --gtest_filter='EngineLayers.*:EngineCuda.*' \
-    >"$out/engine_cuda.log" 2>&1
-  note "engine layer suite on cuda: exit $? ($(grep -c '^\[       OK' "$out/engine_cuda.log") ok, $(grep -c '^\[  FAILED  \] [A-Z]' "$out/engine_cuda.log") failed)"
-  grep '^\[  FAILED  \] [A-Z]' "$out/engine_cuda.log" | sort -u | head -30 | tee -a "$summary"
-fi
-
-if [[ " $steps " == *" conversion "* ]]; then
-  KILN_TEST_BACKENDS=cuda timeout 400 "$build_dir"/tests/kiln_conversion_tests >"$out/conversion_cuda.log" 2>&1
-  note "converter harness on cpu+cuda: exit $? ($(grep -c '^\[       OK' "$out/conversion_cuda.log") ok, $(grep -c '^\[  FAILED  \] [A-Z]' "$out/conversion_cuda.log") failed)"
-  grep '^\[  FAILED  \] [A-Z]' "$out/conversion_cuda.log" | sort -u | head -40 | tee -a "$summary"
-  timeout 120 "$build_dir"/tests/kiln_torch_library_tests >"$out/torch_library.log" 2>&1
-  note "torch_library tests: exit $?"
+if [[ " $steps " == *" gpu "* ]]; then
+  # One ctest entry per suite runs its whole gpu part; -V keeps every test's output in the log.
+  timeout 1800 ctest --test-dir "$build_dir" -L gpu -V --timeout 900 >"$out/gpu_tests.log" 2>&1
+  note "ctest -L gpu: exit $?"
+  grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: ' "$out/gpu_tests.log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: //' |
+    tee -a "$summary"
+  note "gtest: $(grep -cE '^[0-9]+: \[       OK \] [A-Za-z]' "$out/gpu_tests.log") ok, $(grep -cE '^[0-9]+: \[  SKIPPED \] [A-Za-z].*\(' "$out/gpu_tests.log") skipped, $(grep -cE '^[0-9]+: \[  FAILED  \] [A-Za-z].*\(' "$out/gpu_tests.log") failed"
+  grep -E '^[0-9]+: \[  FAILED  \] [A-Za-z].*\(' "$out/gpu_tests.log" | sed -E 's/^[0-9]+: //' | sort -u | head -40 |
+    tee -a "$summary"
+  timeout 300 ctest --test-dir "$build_dir" -L torch_library --output-on-failure >"$out/torch_library.log" 2>&1
+  note "ctest -L torch_library: exit $? ($(grep -E 'tests passed' "$out/torch_library.log"))"
 fi
 
 if [[ " $steps " == *" fixtures "* ]]; then

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -14,8 +15,11 @@
 #include "kiln/engine/backend.h"
 #include "kiln/engine/builder.h"
 #include "kiln/engine/execution_context.h"
+#include "kiln/engine/layers.h"
+#include "kiln/engine/plan.h"
 #include "kiln/ir/text.h"
 #include "kiln/runtime/reference.h"
+#include "kiln/support/dtype.h"
 #include "kiln/support/error.h"
 
 namespace kiln::conversion::testing {
@@ -48,15 +52,36 @@ std::string one_op(const std::string& in_type, const std::string& call, const st
 }
 
 std::vector<std::string> test_backends() {
-  std::vector<std::string> out = {"cpu"};
-  if (const char* extra = std::getenv("KILN_TEST_BACKENDS")) {
-    std::stringstream ss(extra);
-    std::string name;
-    while (std::getline(ss, name, ',')) {
-      if (!name.empty() && name != "cpu") out.push_back(name);
-    }
+  const char* list = std::getenv("KILN_TEST_BACKENDS");
+  if (list == nullptr || *list == '\0') return {"cpu"};
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  std::string name;
+  while (std::getline(ss, name, ',')) {
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
-  return out;
+  return out.empty() ? std::vector<std::string>{"cpu"} : out;
+}
+
+std::string backend_unavailable(const std::string& name) {
+  static std::map<std::string, std::string> why;  // backend -> "" or why it cannot be created
+  auto it = why.find(name);
+  if (it == why.end()) {
+    std::string reason;
+    try {
+      engine::create_backend(name, engine::BackendOptions{2});
+    } catch (const Error& e) {
+      reason = e.message();
+      if (reason.empty()) reason = "creating the backend failed";
+    }
+    it = why.emplace(name, reason).first;
+  }
+  return it->second;
+}
+
+bool reduced_precision(const ConverterCase& c) {
+  return c.settings.enabled_precisions.count(DType::Float16) != 0 ||
+         c.settings.enabled_precisions.count(DType::BFloat16) != 0;
 }
 
 HostTensor random_input(DType dtype, const std::vector<int64_t>& sizes, const InputFill& fill, uint32_t seed) {
@@ -101,6 +126,23 @@ void expect_close(const HostTensor& got, const HostTensor& want, double rtol, do
     }
   }
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << want.numel() << " elements differ";
+}
+
+// The reduced-precision check: max_i |got_i - want_i| / max_i |want_i| <= kReducedPrecisionMaxRelError, the error
+// relative to the reference's magnitude. Not element-wise: an output near zero that sums terms of magnitude ~1
+// carries an absolute error of ~2^-9 x sum |terms| in bf16, which no element-wise relative bound can take.
+void expect_max_relative_error(const HostTensor& got, const HostTensor& want, const std::string& what) {
+  ASSERT_EQ(got.numel(), want.numel()) << what;
+  double max_err = 0.0, max_ref = 0.0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double g = got.get_as_double(i), w = want.get_as_double(i);
+    max_err = std::max(max_err, std::isnan(g) != std::isnan(w) ? INFINITY : std::isnan(w) ? 0.0 : std::fabs(g - w));
+    if (!std::isnan(w)) max_ref = std::max(max_ref, std::fabs(w));
+  }
+  const double rel = max_ref > 0 ? max_err / max_ref : max_err;
+  EXPECT_LE(rel, kReducedPrecisionMaxRelError)
+      << what << ": max relative error " << rel << " (max abs error " << max_err << ", reference max |x| " << max_ref
+      << ")";
 }
 
 // Runs `plan` on host inputs: on a backend whose memory the host cannot address (cuda), through device buffers
@@ -156,6 +198,14 @@ std::vector<HostTensor> execute_on_backend(const std::shared_ptr<engine::Plan>& 
 }  // namespace
 
 void check_converter_case(const ConverterCase& c) {
+  // A backend asked for that this machine lacks (cuda without a GPU, or a build without it): skip, saying why.
+  const std::vector<std::string> backends = test_backends();
+  for (const std::string& backend : backends) {
+    if (backend == "cpu") continue;
+    const std::string why = backend_unavailable(backend);
+    if (!why.empty()) GTEST_SKIP() << "backend '" << backend << "' is not available here: " << why;
+  }
+  const bool reduced = reduced_precision(c);
   std::unique_ptr<ir::Graph> graph;
   try {
     graph = ir::parse_graph(c.ir);
@@ -199,10 +249,11 @@ void check_converter_case(const ConverterCase& c) {
     FAIL() << "conversion failed: " << e.what();
   }
 
-  for (const std::string& backend : test_backends()) {
+  for (const std::string& backend : backends) {
     SCOPED_TRACE("backend " + backend);
     engine::BuilderConfig config;
     config.backend = backend;
+    config.precisions = builder_config_from_settings(c.settings).precisions;
     config.threads = 2;
     config.timing_iterations = 1;
     if (converted.dynamic) config.profiles.push_back(converted.profile);
@@ -212,6 +263,17 @@ void check_converter_case(const ConverterCase& c) {
       plan = engine::Builder(config).build(*converted.network);
     } catch (const Error& e) {
       FAIL() << "build failed: " << e.what() << "\n" << converted.network->to_string();
+    }
+    if (reduced) {
+      // Weakly typed reduced precision lowers the whole plan and casts the fp32 inputs down: without such a cast
+      // the case would compare fp32 with fp32.
+      const bool fp16 = c.settings.enabled_precisions.count(DType::Float16) != 0;  // the builder prefers fp16
+      const std::string to = dtype_name(fp16 ? DType::Float16 : DType::BFloat16);
+      bool cast_down = false;
+      for (const engine::PlanLayerInfo& l : plan->layers()) {
+        cast_down |= l.kind == engine::LayerKind::Cast && l.detail == "to=" + to + ";";  // CastParams as text
+      }
+      EXPECT_TRUE(cast_down) << "no input is cast to " << to << ": the plan does not run in reduced precision";
     }
     for (size_t r = 0; r < runs.size(); ++r) {
       SCOPED_TRACE("run " + std::to_string(r));
@@ -240,7 +302,11 @@ void check_converter_case(const ConverterCase& c) {
         // SymInt outputs come back from the reference as 0-d, from the engine as [1].
         if (w.dim() == 0 && got[k].dim() == 1) w = w.reshaped({1});
         if (w.dtype() != got[k].dtype()) w = w.to(got[k].dtype());
-        expect_close(got[k], w, c.rtol, c.atol, "output " + std::to_string(k));
+        if (reduced) {
+          expect_max_relative_error(got[k], w, "output " + std::to_string(k));
+        } else {
+          expect_close(got[k], w, c.rtol, c.atol, "output " + std::to_string(k));
+        }
       }
     }
   }

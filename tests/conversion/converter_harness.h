@@ -4,9 +4,22 @@
 // (runtime::run_reference) on random inputs (fixed seeds, never constant), for one or more input shapes. A graph
 // with symbolic dims is built once with its dynamic ranges and run at every listed shape.
 //
+// Backends: "cpu" by default; KILN_TEST_BACKENDS (comma separated, e.g. "cuda" or "cpu,cuda") names the ones to run
+// on instead. A case asked to run on a backend this machine cannot create (cuda without a GPU, or a build
+// without the CUDA backend) skips with a message saying why: the ctest kiln_conversion_gpu_tests (label gpu) runs
+// the harness cases with KILN_TEST_BACKENDS=cuda.
+//
 // Tolerance: fp32 allclose(rtol=1e-4, atol=1e-5): both sides compute in fp32, but kernels accumulate in a
 // different order (blocked oneDNN convolutions/matmuls, vectorized reductions, polynomial exp/erf), which moves
 // results by a few ulps of the accumulated magnitude; 1e-4 relative covers sums of a few hundred terms.
+// A case whose settings enable f16 or bf16 (weakly typed: the builder runs the whole plan in the lower precision,
+// fp16 before bf16, casting the fp32 inputs down and the outputs back) is compared with the fp32 libtorch reference
+// by its max relative error, max |got - want| over the largest |want|, <= 1e-2: bf16 keeps 8 significant bits
+// (unit roundoff 2^-8 ~ 3.9e-3), fp16 11 bits, and each value is rounded a few times (input, weights, output)
+// while products accumulate in fp32. The bound is norm-wise, not per element: an output near zero that sums terms
+// of magnitude ~1 carries an absolute error of ~2^-9 x sum |terms| in bf16 (measured on an H100: 25 of 960 conv
+// outputs outside an element-wise 1e-2). The plan must contain a cast to the reduced type (otherwise the case
+// would compare fp32 with fp32).
 
 #include <functional>
 #include <ostream>
@@ -35,11 +48,12 @@ struct ConverterCase {
   std::vector<std::vector<std::vector<int64_t>>> runs;
   /// Per input (by position) fill ranges; missing entries use the default.
   std::map<size_t, InputFill> fills;
+  /// fp32 tolerance (reduced-precision cases use kReducedPrecisionMaxRelError instead).
   double rtol = 1e-4;
   double atol = 1e-5;
   /// Interpreter options (input specs).
   InterpreterOptions options;
-  /// Settings for the conversion (assume_dynamic_shape_support etc.).
+  /// Settings for the conversion (assume_dynamic_shape_support etc.) and the build (enabled_precisions).
   compiler::CompilationSettings settings;
   /// An equivalent graph for the reference when libtorch 1.13 lacks an op of `ir` (same inputs; constants of
   /// the same names get the same values). Empty: `ir` itself.
@@ -79,15 +93,21 @@ std::set<std::string> case_targets(const ConverterCase& c);
 std::string one_op(const std::string& in_type, const std::string& call, const std::string& out_type,
                    const std::string& extra = "");
 
-/// Runs a case on every backend under test and records the graph's node targets as tested. Uses gtest
-/// assertions (adds failures; does not throw on a mismatch).
+/// Runs a case on every backend under test and records the graph's node targets as tested; skips (GTEST_SKIP)
+/// when a backend under test is not available here. Uses gtest assertions (adds failures; does not throw on a
+/// mismatch). Settings enabling f16/bf16 make it a reduced-precision case (see the tolerance above).
 void check_converter_case(const ConverterCase& c);
 
 /// Canonical names of every target a check_converter_case graph contained.
 std::set<std::string>& tested_targets();
 
-/// The backends converter tests run on ("cpu", plus the names in KILN_TEST_BACKENDS, comma separated).
+/// Bound of a reduced-precision case's max relative error (max |got - want| / max |want|).
+inline constexpr double kReducedPrecisionMaxRelError = 1e-2;
+
+/// The backends converter tests run on: the names in KILN_TEST_BACKENDS (comma separated), "cpu" when unset.
 std::vector<std::string> test_backends();
+/// Why backend `name` cannot be created on this machine (no GPU, not built), or "" when it can (cached).
+std::string backend_unavailable(const std::string& name);
 
 /// A random tensor filled from `fill` (never constant: values are drawn from a continuous distribution; integer
 /// types are floored into [lo, hi)).

@@ -26,7 +26,7 @@ std::vector<FixtureCase> fixture_cases() {
   std::vector<FixtureCase> cases;
   // The tiny fixtures sit in tests/data/<name>/, the small real-model exports in tests/data/models/<name>/.
   std::vector<fs::directory_entry> dirs;
-  for (const fs::path root : {fs::path(KILN_TEST_DATA_DIR), fs::path(KILN_TEST_DATA_DIR) / "models"}) {
+  for (const fs::path& root : {fs::path(KILN_TEST_DATA_DIR), fs::path(KILN_TEST_DATA_DIR) / "models"}) {
     if (!fs::exists(root)) continue;
     for (const auto& dir : fs::directory_iterator(root)) dirs.push_back(dir);
   }
