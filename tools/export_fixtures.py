@@ -7,7 +7,10 @@ Each fixture is a folder:
   io_N.npz             input_K (user-input order) and output_K (output order), computed by eager PyTorch
   meta.json            {"name", "torch", "cases": [{"inputs": [shapes], "outputs": [shapes]}], "ops": [...]}
 
-Weights are random from fixed seeds, float32, CPU. Usage:
+Weights are random from fixed seeds, float32, CPU. Batch norm statistics are random too, except for the torchvision
+models, whose statistics are calibrated on random images (as training leaves them: each batch norm sees activations
+of the mean and variance it records), so that activations keep the scale of a trained network's instead of growing
+block by block (uncalibrated random statistics take resnet50's outputs to ~700). Usage:
   python3 tools/export_fixtures.py --out tests/data tiny_convnet tiny_mlp
   python3 tools/export_fixtures.py --out /tmp/models --core-aten resnet50 bert
   python3 tools/export_fixtures.py --list
@@ -132,6 +135,25 @@ def randomize_batch_norm_stats(module: nn.Module, gen: torch.Generator) -> None:
                 if m.affine:
                     m.weight.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
                     m.bias.copy_(randn(gen, m.num_features) * 0.1)
+
+
+def calibrate_batch_norm_stats(module: nn.Module, example: Tuple[torch.Tensor, ...], gen: torch.Generator,
+                               batches: int = 4) -> None:
+    """Replaces every batch norm's running statistics by the mean and variance of the activations it sees on
+    `batches` random batches shaped like `example` (a cumulative average, as the end of training leaves them)."""
+    norms = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # cumulative moving average over the calibration batches
+    module.train()
+    with torch.no_grad():
+        for _ in range(batches):
+            module(*[randn(gen, *t.shape) if t.is_floating_point() else t for t in example])
+    for m in norms:
+        m.momentum = 0.1
+    module.eval()
 
 
 # --- torchvision and transformers models (small inputs) --------------------------------------------------------
@@ -264,6 +286,8 @@ def export_fixture(name: str, fixture: Fixture, out_dir: str, core_aten: bool) -
     gen = torch.Generator().manual_seed(SEED)
     module = fixture.build().eval()
     randomize_batch_norm_stats(module, gen)
+    if "torchvision" in fixture.needs:
+        calibrate_batch_norm_stats(module, fixture.cases[0](torch.Generator().manual_seed(SEED + 2)), gen)
     input_gen = torch.Generator().manual_seed(SEED + 1)
     cases = [case(input_gen) for case in fixture.cases]
 
