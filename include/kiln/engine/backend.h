@@ -92,6 +92,11 @@ struct LayerInfo {
   /// a kernel validates it, and ignores it when it was made for another layer or tactic.
   const std::vector<uint8_t>* plan_data = nullptr;
 
+  /// Set by the builder's tactic selection when it times candidates (BuilderConfig::timing_iterations > 0): the
+  /// kernel may time alternatives of its own now (cuda "cublaslt": cuBLASLt algorithms at the opt shape) and
+  /// record its choice in plan_data(). False when a plan is loaded or its kernels are re-created (refit).
+  bool tune = false;
+
   LayerKind kind() const { return layer->kind; }
   template <typename P>
   const P& params() const { return std::get<P>(layer->params); }

@@ -2,19 +2,31 @@
 // with fp32 accumulation; tactic "cublaslt_tf32" (fp32 only, offered when the build allows TF32) computes
 // fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; bias and a leading ReLU / tanh-GELU fused as epilogues; the
 // remaining post-ops (other activations, residual sums) in one in-place pass (post_ops.h). Batched operands
-// broadcast; a batch that is not a constant stride is run as one call per matrix. The algorithm is cuBLASLt's
-// first heuristic candidate for each shape, cached per context (made by the first execute of a shape, before
-// any CUDA-graph recording: the matmul itself only enqueues, using the context's preallocated workspace).
+// broadcast; a batch that is not a constant stride is run as one call per matrix (matmul_call.h).
+//
+// Algorithms: when the builder times tactics (LayerInfo::tune), the kernel asks cuBLASLt for up to
+// kTuneCandidates heuristic candidates for the call at the layer's opt shape (256-byte aligned buffers, as
+// cudaMalloc and the arena give), times each on scratch buffers on a private stream (median of a few runs) and
+// keeps the fastest, which Kernel::plan_data() records. A kernel created from a plan uses the recorded
+// algorithm after cublasLtMatmulAlgoCheck accepts it (else, with one warning per process, the heuristic). Per
+// context, every call key gets a plan (descriptor, layouts, algorithm) at the first execute that meets it,
+// before any CUDA-graph recording: the tuned algorithm for the tuned key, cuBLASLt's first heuristic candidate
+// for any other. The matmul itself only enqueues, using the context's preallocated workspace.
 // Row-major C = A B is computed as column-major C^T = B^T A^T.
 
 #include <cublasLt.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
 #include <map>
-#include <mutex>
-#include <tuple>
+#include <optional>
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/matmul_call.h"
 #include "engine/backends/cuda/post_ops.h"
+#include "kiln/support/logging.h"
 
 #define KILN_CUBLAS_CHECK(expr)                                                                            \
   do {                                                                                                     \
@@ -24,9 +36,25 @@
   } while (0)
 
 namespace kiln::engine::cuda {
+
+static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(MatmulPlanData::algo),
+              "the plan data stores cublasLtMatmulAlgo_t as 8 uint64");
+
 namespace {
 
 constexpr size_t kWorkspace = size_t{32} << 20;
+/// Heuristic candidates timed at build.
+constexpr int kTuneCandidates = 8;
+/// The pointer alignment the tuned call key assumes (cudaMalloc'd bindings and weights, arena buffers).
+constexpr int kTuneAlign = 256;
+/// Timing: warm-up runs per candidate, then samples (each `reps` runs between two events; median).
+constexpr int kTuneWarmup = 2;
+constexpr int kTuneSamples = 7;
+/// A sample lasts at least about this long (short matmuls repeat within a sample).
+constexpr float kTuneSampleMs = 0.02f;
+
+std::atomic<int64_t> g_tuned{0}, g_stored{0}, g_rejected{0}, g_used{0};
+std::atomic<bool> g_warned_rejected{false};
 
 cublasLtHandle_t lt_handle() {
   static cublasLtHandle_t handle = [] {
@@ -45,11 +73,10 @@ cudaDataType_t cuda_type(DType dt) {
   }
 }
 
-int alignment_of(const void* p) {
-  auto v = reinterpret_cast<uintptr_t>(p);
-  int a = 256;
-  while (a > 1 && v % a) a /= 2;
-  return a;
+std::string ms_text(float ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4f ms", static_cast<double>(ms));
+  return buf;
 }
 
 /// One configured cuBLASLt call shape (descriptor, layouts, algorithm).
@@ -68,11 +95,43 @@ struct LtPlan {
   }
 };
 
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, int, int, bool>;
-
 struct MatmulState : KernelState {
-  std::map<PlanKey, std::unique_ptr<LtPlan>> plans;
+  std::map<MatmulCallKey, std::unique_ptr<LtPlan>> plans;
 };
+
+/// A private stream and events for timing candidates at build (released on every path).
+struct TuneResources {
+  cudaStream_t stream = nullptr;
+  std::vector<cudaEvent_t> events;
+  TuneResources(const TuneResources&) = delete;
+  TuneResources& operator=(const TuneResources&) = delete;
+  explicit TuneResources(size_t n_events) {
+    KILN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    events.reserve(n_events);
+    for (size_t i = 0; i < n_events; ++i) {
+      cudaEvent_t e = nullptr;
+      KILN_CUDA_CHECK(cudaEventCreate(&e));
+      events.push_back(e);
+    }
+  }
+  ~TuneResources() {
+    if (stream) cudaStreamSynchronize(stream);
+    for (cudaEvent_t e : events) cudaEventDestroy(e);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+/// A scratch device buffer of `n` elements of `dtype` with values in [-1, 1) (never all zeros or ones).
+DeviceBuffer scratch(DType dtype, int64_t n, uint32_t seed) {
+  HostTensor t(DType::Float32, {std::max<int64_t>(n, 1)});
+  float* v = t.mutable_data_as<float>();
+  uint32_t x = seed * 2654435761u + 1;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    x = x * 1664525u + 1013904223u;
+    v[i] = static_cast<float>(x >> 8) / static_cast<float>(1u << 23) - 1.0f;
+  }
+  return upload(t, dtype);
+}
 
 class MatmulKernel : public Kernel {
  public:
@@ -98,82 +157,60 @@ class MatmulKernel : public Kernel {
     }
     // The rest of the post-ops in one pass over the output; residuals follow the operands among the inputs.
     post_ = PostOpPass(p_.post_ops, first_post, nullptr, 0, b_weight_.data() ? 1 : 2, dtype_);
+    tuned_.dtype = static_cast<int64_t>(dtype_);
+    tuned_.tf32 = tf32_;
+    tuned_.transpose_a = p_.transpose_a;
+    tuned_.transpose_b = p_.transpose_b;
+    tuned_.epilogue = static_cast<int64_t>(epilogue_);
+    if (info.plan_data) {
+      use_stored(info);
+    } else if (info.tune) {
+      tune(info);
+    }
   }
 
   size_t workspace_size() const override { return kWorkspace; }
   std::unique_ptr<KernelState> create_state() const override { return std::make_unique<MatmulState>(); }
+  std::vector<uint8_t> plan_data() const override {
+    return has_tuned_ ? encode_matmul_plan_data(tuned_) : std::vector<uint8_t>{};
+  }
 
   void execute(KernelArgs& args) const override {
     const TensorView& a = args.inputs[0];
     TensorView b = b_weight_.data() ? TensorView{b_weight_.data(), dtype_, b_dims_} : args.inputs[1];
     const TensorView& y = args.outputs[0];
-    size_t ra = a.dims.size(), rb = b.dims.size();
-    int64_t m = p_.transpose_a ? a.dims[ra - 1] : a.dims[ra - 2];
-    int64_t k = p_.transpose_a ? a.dims[ra - 2] : a.dims[ra - 1];
-    int64_t n = p_.transpose_b ? b.dims[rb - 2] : b.dims[rb - 1];
-    Dims batch(y.dims.begin(), y.dims.end() - 2);
-    int64_t nb = numel(batch);
     if (y.numel() == 0) return;
-    // Per output batch index, the element offsets of the a / b matrices (broadcast).
-    auto offsets = [&](const Dims& d, int64_t mat) {
-      std::vector<int64_t> off(static_cast<size_t>(nb), 0);
-      Dims bd(d.begin(), d.end() - 2);
-      auto st = row_strides(bd);
-      size_t k0 = batch.size() - bd.size();
-      for (int64_t i = 0; i < nb; ++i) {
-        int64_t rem = i, o = 0;
-        for (int64_t q = static_cast<int64_t>(batch.size()) - 1; q >= 0; --q) {
-          int64_t idx = rem % batch[q];
-          rem /= batch[q];
-          if (static_cast<size_t>(q) >= k0 && bd[q - k0] != 1) o += idx * st[q - k0];
-        }
-        off[i] = o * mat;
-      }
-      return off;
-    };
-    auto oa = offsets(a.dims, m * k), ob = offsets(b.dims, k * n);
-    auto uniform = [&](const std::vector<int64_t>& off) {
-      for (int64_t i = 1; i < nb; ++i) {
-        if (off[i] - off[i - 1] != off[1] - off[0]) return false;
-      }
-      return true;
-    };
-    bool batched = uniform(oa) && uniform(ob);
-    int64_t sa = nb > 1 ? oa[1] - oa[0] : 0, sb = nb > 1 ? ob[1] - ob[0] : 0;
+    MatmulCalls c = matmul_calls(p_, a.dims, b.dims, y.dims);
     auto* state = static_cast<MatmulState*>(args.state);
     size_t es = dtype_size(dtype_);
-    auto run = [&](const uint8_t* pa, const uint8_t* pb, uint8_t* py, int64_t count) {
-      int align = std::min({alignment_of(pa), alignment_of(pb), alignment_of(py)});
-      PlanKey key{m, n, k, count, count > 1 ? sa : 0, count > 1 ? sb : 0, align, 0, 0, false};
+    auto run = [&](const uint8_t* pa, const uint8_t* pb, uint8_t* py) {
+      MatmulCallKey key = c.call;
+      key.align = std::min({pointer_alignment(reinterpret_cast<uintptr_t>(pa)),
+                            pointer_alignment(reinterpret_cast<uintptr_t>(pb)),
+                            pointer_alignment(reinterpret_cast<uintptr_t>(py))});
       auto& slot = state->plans[key];
-      if (!slot) slot = make_plan(m, n, k, count, sa, sb, align);
-      float alpha = 1.0f, beta = 0.0f;
-      KILN_CUBLAS_CHECK(cublasLtMatmul(lt_handle(), slot->desc, &alpha, pb, slot->lb, pa, slot->la, &beta, py, slot->lc, py,
-                                       slot->lc, &slot->algo, args.workspace, kWorkspace, stream_of(args)));
+      if (!slot) slot = make_plan(key);
+      KILN_CUBLAS_CHECK(enqueue(*slot, pa, pb, py, args.workspace, stream_of(args)));
     };
     auto* pa = static_cast<const uint8_t*>(a.data);
     auto* pb = static_cast<const uint8_t*>(b.data);
     auto* py = static_cast<uint8_t*>(y.data);
-    if (batched && nb > 1 && sb == 0 && !p_.transpose_a && sa == m * k) {
-      // A batch of rows against one b (a linear layer): one matrix of nb * m rows.
-      int64_t rows = m;
-      m = nb * rows;
-      run(pa + oa[0] * es, pb + ob[0] * es, py, 1);
-      m = rows;
-    } else if (batched) {
-      run(pa + oa[0] * es, pb + ob[0] * es, py, nb);
+    if (!c.per_matrix) {
+      run(pa + c.offset_a[0] * es, pb + c.offset_b[0] * es, py);
     } else {
-      for (int64_t i = 0; i < nb; ++i) run(pa + oa[i] * es, pb + ob[i] * es, py + i * m * n * es, 1);
+      for (int64_t i = 0; i < c.batches; ++i) {
+        run(pa + c.offset_a[i] * es, pb + c.offset_b[i] * es, py + i * c.m * c.n * es);
+      }
     }
     post_.run(args, "matmul post-ops");
   }
 
  private:
-  /// Descriptor and layouts for `count` matrices (strides sa, sb between a / b matrices; C packed).
-  std::unique_ptr<LtPlan> make_plan(int64_t m, int64_t n, int64_t k, int64_t count, int64_t sa, int64_t sb,
-                                    int align) const {
+  /// Descriptor and layouts of call `c` (count matrices, strides between a / b matrices; C packed); no algorithm.
+  std::unique_ptr<LtPlan> describe(const MatmulCallKey& c) const {
     auto plan = std::make_unique<LtPlan>();
     cudaDataType_t t = cuda_type(dtype_);
+    int64_t m = c.m, n = c.n, k = c.k;
     KILN_CUBLAS_CHECK(cublasLtMatmulDescCreate(
         &plan->desc, tf32_ ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
     // Column-major D (n x m) = X (n x k) * Y (k x m) with X = op(B)^T from b, Y = op(A)^T from a.
@@ -193,34 +230,227 @@ class MatmulKernel : public Kernel {
     KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->lb, t, xr, xc, static_cast<int64_t>(xr)));
     KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->la, t, yr, yc, static_cast<int64_t>(yr)));
     KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->lc, t, n, m, n));
-    if (count > 1) {
-      int32_t c = static_cast<int32_t>(count);
-      int64_t sc = m * n;
-      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->lb, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &c, sizeof(c)));
+    if (c.count > 1) {
+      int32_t cnt = static_cast<int32_t>(c.count);
+      int64_t sa = c.stride_a, sb = c.stride_b, sc = m * n;
+      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->lb, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &cnt, sizeof(cnt)));
       KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->lb, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sb, sizeof(sb)));
-      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->la, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &c, sizeof(c)));
+      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->la, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &cnt, sizeof(cnt)));
       KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->la, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sa, sizeof(sa)));
-      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->lc, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &c, sizeof(c)));
+      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->lc, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &cnt, sizeof(cnt)));
       KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->lc, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sc, sizeof(sc)));
     }
+    return plan;
+  }
+
+  /// Up to `max` heuristic candidates for `plan` (workspace kWorkspace, the key's pointer alignment), best first.
+  std::vector<cublasLtMatmulHeuristicResult_t> heuristic(const LtPlan& plan, const MatmulCallKey& c, int max) const {
     cublasLtMatmulPreference_t pref = nullptr;
     KILN_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     uint64_t ws = kWorkspace;
-    uint32_t al = static_cast<uint32_t>(align);
+    uint32_t al = static_cast<uint32_t>(c.align);
     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al, sizeof(al));
     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al, sizeof(al));
     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al, sizeof(al));
     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al, sizeof(al));
-    cublasLtMatmulHeuristicResult_t result{};
+    std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(max));
     int found = 0;
-    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_handle(), plan->desc, plan->lb, plan->la, plan->lc, plan->lc,
-                                                       pref, 1, &result, &found);
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_handle(), plan.desc, plan.lb, plan.la, plan.lc, plan.lc,
+                                                       pref, max, results.data(), &found);
     cublasLtMatmulPreferenceDestroy(pref);
-    KILN_CHECK(st == CUBLAS_STATUS_SUCCESS && found > 0, Unsupported, "cuBLASLt has no algorithm for a ", m, "x", k,
-               " by ", k, "x", n, " ", dtype_name(dtype_), " matmul (status ", int(st), ")");
-    plan->algo = result.algo;
+    if (st != CUBLAS_STATUS_SUCCESS) found = 0;
+    results.resize(static_cast<size_t>(std::max(found, 0)));
+    std::erase_if(results, [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
+    return results;
+  }
+
+  /// The per-context plan of call `c`: the tuned algorithm for the tuned key, else cuBLASLt's first choice.
+  std::unique_ptr<LtPlan> make_plan(const MatmulCallKey& c) const {
+    auto plan = describe(c);
+    if (has_tuned_ && c == tuned_.call) {
+      std::memcpy(&plan->algo, tuned_.algo.data(), sizeof(plan->algo));
+      ++g_used;
+      return plan;
+    }
+    auto results = heuristic(*plan, c, 1);
+    KILN_CHECK(!results.empty(), Unsupported, "cuBLASLt has no algorithm for a ", c.m, "x", c.k, " by ", c.k, "x",
+               c.n, " ", dtype_name(dtype_), " matmul");
+    plan->algo = results[0].algo;
     return plan;
+  }
+
+  /// Enqueues the call of `plan` with algorithm `algo` (a, b, y at their call's start).
+  cublasStatus_t enqueue(const LtPlan& plan, const cublasLtMatmulAlgo_t& algo, const void* pa, const void* pb,
+                         void* py, void* workspace, cudaStream_t stream) const {
+    float alpha = 1.0f, beta = 0.0f;
+    return cublasLtMatmul(lt_handle(), plan.desc, &alpha, pb, plan.lb, pa, plan.la, &beta, py, plan.lc, py, plan.lc,
+                          &algo, workspace, kWorkspace, stream);
+  }
+  cublasStatus_t enqueue(const LtPlan& plan, const void* pa, const void* pb, void* py, void* workspace,
+                         cudaStream_t stream) const {
+    return enqueue(plan, plan.algo, pa, pb, py, workspace, stream);
+  }
+
+  /// The dims of a, b and y at the layer's opt shape, when they are concrete and not empty.
+  bool opt_dims(const LayerInfo& info, Dims* a, Dims* b, Dims* y) const {
+    *a = info.inputs[0].opt;
+    *b = b_weight_.data() ? b_dims_ : info.inputs.size() > 1 ? info.inputs[1].opt : Dims{};
+    *y = info.outputs[0].opt;
+    for (const Dims* d : {a, b, y}) {
+      if (d->size() < 2 || std::any_of(d->begin(), d->end(), [](int64_t x) { return x < 0; })) return false;
+    }
+    return numel(*y) > 0;
+  }
+
+  /// The key of the (first) call at the opt shape with kTuneAlign-aligned buffers.
+  std::optional<MatmulCallKey> opt_call(const LayerInfo& info) const {
+    Dims a, b, y;
+    if (!opt_dims(info, &a, &b, &y)) return std::nullopt;
+    MatmulCallKey key = matmul_calls(p_, a, b, y).call;
+    key.align = kTuneAlign;
+    return key;
+  }
+
+  /// Times cuBLASLt's heuristic candidates for the opt-shape call and keeps the fastest (see the file comment).
+  void tune(const LayerInfo& info) {
+    Dims a, b, y;
+    if (!opt_dims(info, &a, &b, &y)) return;
+    const std::string& name = info.layer->name;
+    MatmulCallKey key = matmul_calls(p_, a, b, y).call;
+    key.align = kTuneAlign;
+    std::unique_ptr<LtPlan> plan = describe(key);
+    auto cands = heuristic(*plan, key, kTuneCandidates);
+    if (cands.empty()) return;  // the first execute reports it
+    std::string shape = std::to_string(key.m) + "x" + std::to_string(key.k) + "x" + std::to_string(key.n) +
+                        (key.count > 1 ? " (batch " + std::to_string(key.count) + ")" : "");
+    size_t best = 0;
+    if (cands.size() > 1) {
+      try {
+        std::optional<size_t> pick = time_candidates(*plan, cands, a, b, y, name, shape);
+        if (!pick) return;
+        best = *pick;
+      } catch (const Error& e) {
+        (void)cudaGetLastError();  // leave no launch error behind for the next kernel
+        KILN_DEBUG("engine: matmul '", name, "': timing cuBLASLt candidates failed (", e.message(),
+                   "); cuBLASLt's first choice at run time");
+        return;
+      }
+    } else {
+      KILN_DEBUG("engine: matmul '", name, "' ", shape, ": 1 cuBLASLt candidate");
+    }
+    std::memcpy(tuned_.algo.data(), &cands[best].algo, sizeof(tuned_.algo));
+    tuned_.call = key;
+    has_tuned_ = true;
+    ++g_tuned;
+  }
+
+  /// Runs every candidate on scratch buffers and returns the index of the fastest median, or nothing when
+  /// none ran. Logs the choice.
+  std::optional<size_t> time_candidates(const LtPlan& plan, const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
+                                        const Dims& a, const Dims& b, const Dims& y, const std::string& name,
+                                        const std::string& shape) const {
+    DeviceBuffer da = scratch(dtype_, numel(a), 1), db, dy(static_cast<size_t>(numel(y)) * dtype_size(dtype_));
+    if (!b_weight_.data()) db = scratch(dtype_, numel(b), 2);
+    const void* pb = b_weight_.data() ? b_weight_.data() : db.data();
+    DeviceBuffer ws(kWorkspace);
+    size_t nc = cands.size();
+    TuneResources res(2 * nc * kTuneSamples);
+    std::vector<bool> ok(nc, true);
+    auto launch = [&](size_t c, int times) {
+      for (int r = 0; r < times && ok[c]; ++r) {
+        ok[c] = enqueue(plan, cands[c].algo, da.data(), pb, dy.data(), ws.data(), res.stream) == CUBLAS_STATUS_SUCCESS;
+      }
+    };
+    for (size_t c = 0; c < nc; ++c) launch(c, kTuneWarmup);
+    KILN_CUDA_CHECK(cudaStreamSynchronize(res.stream));
+    // Repetitions per sample: the first candidate that runs, timed once, sets how many make kTuneSampleMs.
+    int reps = 1;
+    for (size_t c = 0; c < nc; ++c) {
+      if (!ok[c]) continue;
+      KILN_CUDA_CHECK(cudaEventRecord(res.events[0], res.stream));
+      launch(c, 1);
+      KILN_CUDA_CHECK(cudaEventRecord(res.events[1], res.stream));
+      KILN_CUDA_CHECK(cudaEventSynchronize(res.events[1]));
+      float ms = 0;
+      KILN_CUDA_CHECK(cudaEventElapsedTime(&ms, res.events[0], res.events[1]));
+      if (ok[c] && ms > 0) reps = static_cast<int>(std::clamp(kTuneSampleMs / ms + 1.0f, 1.0f, 64.0f));
+      break;
+    }
+    // Samples in rounds (one of each candidate per round), so that other load hits all candidates alike.
+    for (int s = 0; s < kTuneSamples; ++s) {
+      for (size_t c = 0; c < nc; ++c) {
+        if (!ok[c]) continue;
+        size_t e = 2 * (c * kTuneSamples + s);
+        KILN_CUDA_CHECK(cudaEventRecord(res.events[e], res.stream));
+        launch(c, reps);
+        KILN_CUDA_CHECK(cudaEventRecord(res.events[e + 1], res.stream));
+      }
+    }
+    KILN_CUDA_CHECK(cudaStreamSynchronize(res.stream));
+    std::vector<float> median(nc, -1.0f);
+    std::optional<size_t> best;
+    for (size_t c = 0; c < nc; ++c) {
+      if (!ok[c]) continue;
+      std::vector<float> t(kTuneSamples);
+      for (int s = 0; s < kTuneSamples; ++s) {
+        size_t e = 2 * (c * kTuneSamples + s);
+        KILN_CUDA_CHECK(cudaEventElapsedTime(&t[s], res.events[e], res.events[e + 1]));
+      }
+      std::nth_element(t.begin(), t.begin() + kTuneSamples / 2, t.end());
+      median[c] = t[kTuneSamples / 2] / static_cast<float>(reps);
+      if (!best || median[c] < median[*best]) best = c;
+    }
+    size_t failed = static_cast<size_t>(std::count(ok.begin(), ok.end(), false));
+    if (!best) {
+      KILN_DEBUG("engine: matmul '", name, "' ", shape, ": none of ", nc,
+                 " cuBLASLt candidates ran; cuBLASLt's first choice at run time");
+      return std::nullopt;
+    }
+    KILN_INFO("engine: matmul '", name, "' ", shape, ": ", nc, " cuBLASLt candidates",
+              failed ? " (" + std::to_string(failed) + " failed)" : std::string(), ", chose #", *best + 1, " ",
+              ms_text(median[*best]), " vs first ", ok[0] ? ms_text(median[0]) : std::string("failed"));
+    return best;
+  }
+
+  /// Takes the algorithm the plan recorded when it was made for this kernel's opt-shape call and
+  /// configuration and cuBLASLt accepts it; otherwise warns (once per process) and keeps the heuristic.
+  void use_stored(const LayerInfo& info) {
+    std::string why;
+    MatmulPlanData d;
+    std::optional<MatmulCallKey> key = opt_call(info);
+    if (!decode_matmul_plan_data(*info.plan_data, &d, &why)) {
+      why = "malformed: " + why;
+    } else if (!key || d.call != *key || d.dtype != tuned_.dtype || d.tf32 != tuned_.tf32 ||
+               d.transpose_a != tuned_.transpose_a || d.transpose_b != tuned_.transpose_b ||
+               d.epilogue != tuned_.epilogue) {
+      why = "made for another shape or configuration";
+    } else {
+      std::unique_ptr<LtPlan> plan = describe(d.call);
+      cublasLtMatmulAlgo_t algo;
+      std::memcpy(&algo, d.algo.data(), sizeof(algo));
+      cublasLtMatmulHeuristicResult_t check{};
+      cublasStatus_t st = cublasLtMatmulAlgoCheck(lt_handle(), plan->desc, plan->lb, plan->la, plan->lc, plan->lc,
+                                                  &algo, &check);
+      if (st != CUBLAS_STATUS_SUCCESS) {
+        why = "cuBLASLt refuses the algorithm (status " + std::to_string(int(st)) + ")";
+      } else if (check.workspaceSize > kWorkspace) {
+        why = "the algorithm needs " + std::to_string(check.workspaceSize) + " bytes of workspace";
+      } else {
+        tuned_ = d;
+        has_tuned_ = true;
+        ++g_stored;
+        return;
+      }
+    }
+    ++g_rejected;
+    if (!g_warned_rejected.exchange(true)) {
+      KILN_WARN("engine: layer '", info.layer->name, "': the plan's cuBLASLt algorithm is not usable (", why,
+                "); using cuBLASLt's heuristic (further such layers are logged at debug level)");
+    } else {
+      KILN_DEBUG("engine: layer '", info.layer->name, "': the plan's cuBLASLt algorithm is not usable (", why,
+                 "); using cuBLASLt's heuristic");
+    }
   }
 
   MatrixMultiplyParams p_;
@@ -230,6 +460,9 @@ class MatmulKernel : public Kernel {
   DeviceBuffer b_weight_, bias_;
   cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
   PostOpPass post_;
+  /// The configuration, and when has_tuned_ the tuned call and its algorithm (what plan_data() records).
+  MatmulPlanData tuned_;
+  bool has_tuned_ = false;
 };
 
 bool applies(const LayerInfo& layer, std::string* why) {
@@ -261,6 +494,8 @@ std::unique_ptr<Kernel> create_tf32(const LayerInfo& layer) {
 }
 
 }  // namespace
+
+MatmulTuningStats matmul_tuning_stats() { return {g_tuned.load(), g_stored.load(), g_rejected.load(), g_used.load()}; }
 
 void register_matmul(std::vector<CudaKernelFactory>& rows) {
   // TF32 first: when the build allows it and does not time tactics, the first candidate wins.
