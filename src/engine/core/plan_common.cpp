@@ -148,6 +148,20 @@ ConcreteShapes infer_concrete(const Plan::Impl& plan, const std::vector<Dims>& i
   return s;
 }
 
+namespace {
+/// A Shuffle that moves no element: no permutation (or identity ones), only a new shape.
+bool is_reshape_view(const Layer& l) {
+  if (l.kind != LayerKind::Shuffle || l.inputs.empty() || l.outputs.size() != 1) return false;
+  const auto& p = l.get<ShuffleParams>();
+  for (const auto* perm : {&p.first_perm, &p.second_perm}) {
+    for (size_t i = 0; i < perm->size(); ++i) {
+      if ((*perm)[i] != static_cast<int64_t>(i)) return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
 int64_t tensor_bytes(TensorFormat format, DType dtype, const Dims& dims) {
   return format_numel(format, dims) * static_cast<int64_t>(dtype_size(dtype));
 }
@@ -180,9 +194,26 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
   // (kernels then skip copying the residual into the output). Only on host backends: the CPU kernels fold the
   // residual in as oneDNN's sum post-op, which reads the destination; device kernels (cuda) run the main op
   // into the output first and add residuals in a later pass, which needs the residual intact.
-  std::vector<int64_t> alias(nt, -1);  // output -> the residual whose buffer it shares
+  std::vector<int64_t> alias(nt, -1);  // output -> the tensor whose buffer it shares
   std::vector<int64_t> buf_of(nt, -1);
   for (size_t b = 0; b < bufs.size(); ++b) buf_of[bufs[b].id] = static_cast<int64_t>(b);
+  // Views: a kernel Shuffle that only reshapes (no permutation) a Plain tensor into a Plain tensor of the same
+  // dtype reads and writes the same bytes in the same order, so its output shares its input's buffer and its
+  // kernel has nothing to copy (shuffle kernels skip a copy onto itself). Both ends of a view stay out of the
+  // in-place residual rule below, which needs to know when a buffer dies.
+  std::vector<bool> viewed(nt, false);
+  for (size_t li = 0; li < plan.layers.size(); ++li) {
+    if (!plan.is_kernel_layer(static_cast<int64_t>(li)) || !is_reshape_view(plan.layers[li].layer)) continue;
+    const Layer& l = plan.layers[li].layer;
+    int64_t in = l.inputs[0], out = l.outputs[0];
+    const PlanTensor &it = plan.tensors[in], &ot = plan.tensors[out];
+    if (buf_of[in] < 0 || buf_of[out] < 0 || it.format != TensorFormat::Plain || ot.format != TensorFormat::Plain ||
+        it.dtype != ot.dtype || plan.layers[it.producer].layer.kind == LayerKind::NonZero) {
+      continue;
+    }
+    alias[out] = in;
+    viewed[in] = viewed[out] = true;
+  }
   const bool residual_in_place = plan.backend == nullptr || plan.backend->host_accessible();
   for (size_t li = 0; residual_in_place && li < plan.layers.size(); ++li) {
     const Layer& l = plan.layers[li].layer;
@@ -193,7 +224,9 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
     size_t ri = static_cast<size_t>(first_residual_input(l));
     if (ri >= l.inputs.size() || l.outputs.size() != 1) continue;
     int64_t r = l.inputs[ri], out = l.outputs[0];
-    if (buf_of[r] < 0 || buf_of[out] < 0 || std::count(l.inputs.begin(), l.inputs.end(), r) != 1) continue;
+    if (buf_of[r] < 0 || buf_of[out] < 0 || viewed[r] || std::count(l.inputs.begin(), l.inputs.end(), r) != 1) {
+      continue;
+    }
     const Buf& rb = bufs[buf_of[r]];
     const PlanTensor &rt = plan.tensors[r], &ot = plan.tensors[out];
     if (rb.last != static_cast<int64_t>(li) || rb.size != bufs[buf_of[out]].size || rt.format != ot.format ||
@@ -202,12 +235,14 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
     }
     alias[out] = r;
   }
-  for (size_t id = 0; id < nt; ++id) {  // each output's lifetime joins its root buffer's
+  for (size_t id = 0; id < nt; ++id) {  // each output's lifetime (and size) joins its root buffer's
     if (alias[id] < 0) continue;
     int64_t root = alias[id];
     while (alias[root] >= 0) root = alias[root];
-    bufs[buf_of[root]].last = std::max(bufs[buf_of[root]].last, bufs[buf_of[id]].last);
-    bufs[buf_of[id]].size = 0;  // dropped below
+    Buf &rb = bufs[buf_of[root]], &own = bufs[buf_of[id]];
+    rb.last = std::max(rb.last, own.last);
+    rb.size = std::max(rb.size, own.size);  // a view's max dims may bound its bytes differently
+    own.size = 0;  // dropped below
   }
   bufs.erase(std::remove_if(bufs.begin(), bufs.end(), [](const Buf& b) { return b.size == 0; }), bufs.end());
   // Lower bound: the largest sum of sizes live at one step.
