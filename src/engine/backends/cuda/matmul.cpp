@@ -6,12 +6,14 @@
 //
 // Algorithms: when the builder times tactics (LayerInfo::tune), the kernel asks cuBLASLt for up to
 // kTuneCandidates heuristic candidates for the call at the layer's opt shape (256-byte aligned buffers, as
-// cudaMalloc and the arena give), times each on scratch buffers on a private stream (median of a few runs) and
-// keeps the fastest, which Kernel::plan_data() records. A kernel created from a plan uses the recorded
-// algorithm after cublasLtMatmulAlgoCheck accepts it (else, with one warning per process, the heuristic). Per
-// context, every call key gets a plan (descriptor, layouts, algorithm) at the first execute that meets it,
-// before any CUDA-graph recording: the tuned algorithm for the tuned key, cuBLASLt's first heuristic candidate
-// for any other. The matmul itself only enqueues, using the context's preallocated workspace.
+// cudaMalloc gives), times each on scratch buffers on a private stream (median of a few runs) and keeps the
+// fastest (cuBLASLt's first unless another is kTuneMargin faster), which Kernel::plan_data() records. A kernel
+// created from a plan uses the recorded algorithm after cublasLtMatmulAlgoCheck accepts it (else, with one
+// warning per process, the heuristic). Per context, every call key gets a plan (descriptor, layouts,
+// algorithm) at the first execute that meets it, before any CUDA-graph recording: the tuned algorithm for the
+// tuned call whenever the pointers are aligned as that algorithm requires (CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_*;
+// arena buffers are only 64-byte aligned), cuBLASLt's first heuristic candidate for any other key. The matmul
+// itself only enqueues, using the context's preallocated workspace.
 // Row-major C = A B is computed as column-major C^T = B^T A^T.
 
 #include <cublasLt.h>
@@ -52,6 +54,8 @@ constexpr int kTuneWarmup = 2;
 constexpr int kTuneSamples = 7;
 /// A sample lasts at least about this long (short matmuls repeat within a sample).
 constexpr float kTuneSampleMs = 0.02f;
+/// Another candidate replaces cuBLASLt's first choice only when it is this much faster (timing noise).
+constexpr float kTuneMargin = 0.03f;
 
 std::atomic<int64_t> g_tuned{0}, g_stored{0}, g_rejected{0}, g_used{0};
 std::atomic<bool> g_warned_rejected{false};
@@ -120,6 +124,22 @@ struct TuneResources {
     if (stream) cudaStreamDestroy(stream);
   }
 };
+
+/// The pointer alignment (bytes) `algo` needs for every matrix; kTuneAlign when cuBLASLt does not say.
+int required_alignment(const cublasLtMatmulAlgo_t& algo) {
+  uint32_t need = 1;
+  for (cublasLtMatmulAlgoCapAttributes_t cap : {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES,
+                                                CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES}) {
+    uint32_t v = 0;
+    size_t written = 0;
+    if (cublasLtMatmulAlgoCapGetAttribute(&algo, cap, &v, sizeof(v), &written) != CUBLAS_STATUS_SUCCESS ||
+        written != sizeof(v)) {
+      return kTuneAlign;
+    }
+    need = std::max(need, v);
+  }
+  return static_cast<int>(std::min<uint32_t>(need, kTuneAlign));
+}
 
 /// A scratch device buffer of `n` elements of `dtype` with values in [-1, 1) (never all zeros or ones).
 DeviceBuffer scratch(DType dtype, int64_t n, uint32_t seed) {
@@ -265,10 +285,13 @@ class MatmulKernel : public Kernel {
     return results;
   }
 
-  /// The per-context plan of call `c`: the tuned algorithm for the tuned key, else cuBLASLt's first choice.
+  /// The per-context plan of call `c`: the tuned algorithm for the tuned call (pointers aligned as it needs),
+  /// else cuBLASLt's first choice.
   std::unique_ptr<LtPlan> make_plan(const MatmulCallKey& c) const {
     auto plan = describe(c);
-    if (has_tuned_ && c == tuned_.call) {
+    MatmulCallKey shape = c;
+    shape.align = tuned_.call.align;
+    if (has_tuned_ && shape == tuned_.call && c.align >= tuned_align_) {
       std::memcpy(&plan->algo, tuned_.algo.data(), sizeof(plan->algo));
       ++g_used;
       return plan;
@@ -341,6 +364,7 @@ class MatmulKernel : public Kernel {
     }
     std::memcpy(tuned_.algo.data(), &cands[best].algo, sizeof(tuned_.algo));
     tuned_.call = key;
+    tuned_align_ = required_alignment(cands[best].algo);
     has_tuned_ = true;
     ++g_tuned;
   }
@@ -401,6 +425,7 @@ class MatmulKernel : public Kernel {
       median[c] = t[kTuneSamples / 2] / static_cast<float>(reps);
       if (!best || median[c] < median[*best]) best = c;
     }
+    if (best && ok[0] && median[*best] > (1.0f - kTuneMargin) * median[0]) best = 0;
     size_t failed = static_cast<size_t>(std::count(ok.begin(), ok.end(), false));
     if (!best) {
       KILN_DEBUG("engine: matmul '", name, "' ", shape, ": none of ", nc,
@@ -438,6 +463,7 @@ class MatmulKernel : public Kernel {
         why = "the algorithm needs " + std::to_string(check.workspaceSize) + " bytes of workspace";
       } else {
         tuned_ = d;
+        tuned_align_ = required_alignment(algo);
         has_tuned_ = true;
         ++g_stored;
         return;
@@ -463,6 +489,7 @@ class MatmulKernel : public Kernel {
   /// The configuration, and when has_tuned_ the tuned call and its algorithm (what plan_data() records).
   MatmulPlanData tuned_;
   bool has_tuned_ = false;
+  int tuned_align_ = kTuneAlign;  // the pointer alignment the tuned algorithm needs
 };
 
 bool applies(const LayerInfo& layer, std::string* why) {

@@ -10,8 +10,9 @@
 // Plan data (Kernel::plan_data, a fixed-size little-endian blob, version kMatmulPlanDataVersion): the key of
 // the call at the layer's opt shape with 256-byte aligned buffers, the layer's configuration (dtype, compute
 // mode, transposes, epilogue) and cuBLASLt's opaque algorithm (cublasLtMatmulAlgo_t: 8 x uint64) that ran
-// fastest there. A loaded kernel uses it when the key and configuration are its own and cuBLASLt accepts the
-// algorithm (cublasLtMatmulAlgoCheck); otherwise cuBLASLt's first heuristic choice, as for any other key.
+// fastest there. A loaded kernel takes it when the key and configuration are its own and cuBLASLt accepts the
+// algorithm (cublasLtMatmulAlgoCheck), and runs it for calls of that shape whose pointers are aligned as the
+// algorithm needs; other calls (and every call when it was refused) get cuBLASLt's first heuristic choice.
 
 #include <array>
 #include <compare>
