@@ -5,7 +5,8 @@
 // Calls: the output's batch dims broadcast over the operands'. When both operands step by a constant stride
 // per output matrix it is one strided-batched call, and a batch of rows against one right operand (a linear
 // layer) is one call over nb * m rows; otherwise one call per output matrix. Each call is keyed by its shape,
-// strides and the alignment of its pointers (MatmulCallKey): the per-context cuBLASLt plans are cached per key.
+// strides and the alignment of its pointers (MatmulCallKey): the per-context cuBLASLt plans are cached per
+// key.
 //
 // Plan data (Kernel::plan_data, a fixed-size little-endian blob, version kMatmulPlanDataVersion): the key of
 // the call at the layer's opt shape with 256-byte aligned buffers, the layer's configuration (dtype, compute
@@ -26,17 +27,17 @@ namespace kiln::engine::cuda {
 
 /// One cuBLASLt call of a matmul kernel: what selects its per-context plan.
 struct MatmulCallKey {
-  int64_t m = 0, n = 0, k = 0;          // rows of the call's output (nb * m when flattened), columns, reduced dim
-  int64_t count = 1;                    // matrices in the strided batch
-  int64_t stride_a = 0, stride_b = 0;   // elements between consecutive a / b matrices (0 when count == 1)
-  int64_t align = 0;                    // the smallest alignment of the a, b and output pointers, bytes (<= 256)
+  int64_t m = 0, n = 0, k = 0;  // rows of the call's output (nb * m when flattened), columns, reduced dim
+  int64_t count = 1;            // matrices in the strided batch
+  int64_t stride_a = 0, stride_b = 0;  // elements between consecutive a / b matrices (0 when count == 1)
+  int64_t align = 0;  // the smallest alignment of the a, b and output pointers, bytes (<= 256)
   auto operator<=>(const MatmulCallKey&) const = default;
 };
 
 /// The cuBLASLt calls of one matmul at concrete dims.
 struct MatmulCalls {
-  int64_t m = 0, n = 0, k = 0;            // of one output matrix
-  int64_t batches = 0;                    // output matrices (product of the output's batch dims)
+  int64_t m = 0, n = 0, k = 0;              // of one output matrix
+  int64_t batches = 0;                      // output matrices (product of the output's batch dims)
   std::vector<int64_t> offset_a, offset_b;  // per output matrix: element offset of its a / b matrix
   /// True: one call per output matrix (call.count == 1), at offset_a[i], offset_b[i] and output i * m * n.
   /// False: one call at offset_a[0], offset_b[0] and the output's start.
@@ -57,10 +58,10 @@ constexpr uint32_t kMatmulPlanDataVersion = 1;
 struct MatmulPlanData {
   MatmulCallKey call;
   // The kernel's configuration the algorithm was chosen for.
-  int64_t dtype = 0;        // DType code of every operand
-  int64_t tf32 = 0;         // 1: CUBLAS_COMPUTE_32F_FAST_TF32, 0: CUBLAS_COMPUTE_32F
+  int64_t dtype = 0;  // DType code of every operand
+  int64_t tf32 = 0;   // 1: CUBLAS_COMPUTE_32F_FAST_TF32, 0: CUBLAS_COMPUTE_32F
   int64_t transpose_a = 0, transpose_b = 0;
-  int64_t epilogue = 0;     // cublasLtEpilogue_t
+  int64_t epilogue = 0;            // cublasLtEpilogue_t
   std::array<uint64_t, 8> algo{};  // cublasLtMatmulAlgo_t::data
   bool operator==(const MatmulPlanData&) const = default;
 };

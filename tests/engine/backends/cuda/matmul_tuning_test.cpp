@@ -5,9 +5,10 @@
 // missing falling back to the heuristic without failing.
 //
 // Tolerances vs the cpu backend (fp32): fp32 rtol = atol = 1e-4 (accumulation order differs; with TF32
-// allowed too, since the inputs below are exact in TF32's 11 significant bits). fp16/bf16 inputs, weights and biases are multiples of 1/16 in [-1, 1), exact in both types, whose
-// products and sums of 64 terms are exact in fp32 accumulation: only the output's rounding (<= 2^-9 relative
-// in bf16) and the GELU formula's float evaluation remain, so rtol = atol = 1e-2.
+// allowed too, since the inputs below are exact in TF32's 11 significant bits). fp16/bf16 inputs, weights and
+// biases are multiples of 1/16 in [-1, 1), exact in both types, whose products and sums of 64 terms are exact
+// in fp32 accumulation: only the output's rounding (<= 2^-9 relative in bf16) and the GELU formula's float
+// evaluation remain, so rtol = atol = 1e-2.
 
 #if KILN_HAVE_CUDA
 
@@ -144,7 +145,9 @@ TEST(EngineCublasLtCalls, PlanDataRejectsHostileBytes) {
 // ---- On a GPU ----
 
 /// Values exact in fp16 and bf16 (see the file comment).
-HostTensor grid(const Dims& d, std::mt19937& rng) { return random_grid_tensor(DType::Float32, d, rng, -1.0, 1.0, 16); }
+HostTensor grid(const Dims& d, std::mt19937& rng) {
+  return random_grid_tensor(DType::Float32, d, rng, -1.0, 1.0, 16);
+}
 
 enum class Epilogue { None, Bias, BiasRelu, BiasGelu, Relu, BiasGeluErf };
 const char* epilogue_name(Epilogue e) {
@@ -160,14 +163,16 @@ const char* epilogue_name(Epilogue e) {
 }
 
 /// y = act(x @ w + bias) with w [k, n] a constant (a linear layer: bias and activation fuse into the matmul).
-std::function<void(Network&)> linear(const Dims& x_dims, const HostTensor& w, const HostTensor& bias, Epilogue e) {
+std::function<void(Network&)> linear(const Dims& x_dims, const HostTensor& w, const HostTensor& bias,
+                                     Epilogue e) {
   return [=](Network& net) {
     Tensor* x = net.add_input("x", DType::Float32, x_dims);
     Tensor* y = net.add_matrix_multiply("mm", x, false, net.add_constant("w", Weights("w", w)), false);
     if (e != Epilogue::None && e != Epilogue::Relu) {
       y = net.add_elementwise("bias", y, net.add_constant("b", Weights("b", bias)), ElementwiseOp::Add);
     }
-    if (e == Epilogue::BiasRelu || e == Epilogue::Relu) y = net.add_activation("act", y, ActivationKind::Relu);
+    if (e == Epilogue::BiasRelu || e == Epilogue::Relu)
+      y = net.add_activation("act", y, ActivationKind::Relu);
     if (e == Epilogue::BiasGelu) y = net.add_activation("act", y, ActivationKind::GeluTanh);
     if (e == Epilogue::BiasGeluErf) y = net.add_activation("act", y, ActivationKind::GeluErf);
     y->set_name("y");
@@ -215,8 +220,9 @@ void expect_bitwise_equal(const HostTensor& got, const HostTensor& want, const s
 
 /// Builds `make` on cpu (fp32) and on cuda at precision `p`; the cuda matmul must have been tuned (plan data
 /// recorded) and run with its tuned algorithm; output 0 matches the cpu's.
-void expect_tuned_matches_cpu(const std::function<void(Network&)>& make, const std::map<std::string, HostTensor>& in,
-                              Precision p, const std::string& what, bool tf32 = false) {
+void expect_tuned_matches_cpu(const std::function<void(Network&)>& make,
+                              const std::map<std::string, HostTensor>& in, Precision p,
+                              const std::string& what, bool tf32 = false) {
   Network a, b;
   make(a);
   make(b);
@@ -247,14 +253,15 @@ TEST(EngineCuda, CublasLtTunedMatmulEqualsCpu) {
       expect_tuned_matches_cpu(linear(xd, w, bias, e), in, p,
                                std::string("linear ") + epilogue_name(e) + " " + precision_text(p));
     }
-    // TF32 allowed (fp32): both tactics tuned, then timed against each other; the grid values are exact in TF32.
+    // TF32 allowed (fp32): both tactics tuned, then timed against each other; the grid values are exact in
+    // TF32.
     if (p == Precision::FP32) {
-      expect_tuned_matches_cpu(linear(xd, w, bias, Epilogue::BiasGelu), in, p, "linear bias+gelu_tanh tf32", true);
+      expect_tuned_matches_cpu(linear(xd, w, bias, Epilogue::BiasGelu), in, p, "linear bias+gelu_tanh tf32",
+                               true);
     }
     // Strided batch, a broadcast over b's batch, and per-matrix calls (broadcast in both operands).
-    for (auto [ad, bd] : std::vector<std::pair<Dims, Dims>>{{{3, 40, 24}, {3, 24, 56}},
-                                                           {{40, 24}, {2, 3, 24, 56}},
-                                                           {{2, 1, 16, 24}, {1, 3, 24, 32}}}) {
+    for (auto [ad, bd] : std::vector<std::pair<Dims, Dims>>{
+             {{3, 40, 24}, {3, 24, 56}}, {{40, 24}, {2, 3, 24, 56}}, {{2, 1, 16, 24}, {1, 3, 24, 32}}}) {
       std::string what = "batched a" + std::to_string(ad.size()) + "d b" + std::to_string(bd.size()) + "d " +
                          precision_text(p);
       expect_tuned_matches_cpu(batched(ad, bd), {{"a", grid(ad, rng)}, {"b", grid(bd, rng)}}, p, what);
@@ -337,7 +344,8 @@ TEST(EngineCuda, CublasLtBadPlanDataFallsBackToTheHeuristic) {
     EXPECT_EQ(after.rejected, before.rejected + 1) << what;
     EXPECT_EQ(after.stored, before.stored) << what;
     EXPECT_EQ(after.tuned, before.tuned) << what;
-    EXPECT_TRUE(plan->impl().layers[li].kernel_data.empty()) << what << ": a rejected algorithm is not recorded";
+    EXPECT_TRUE(plan->impl().layers[li].kernel_data.empty())
+        << what << ": a rejected algorithm is not recorded";
     expect_close(run(plan, in)[0], values(want[0]), 1e-4, 1e-4, what);
   }
   // No plan data (a plan from before tuning): the heuristic, nothing timed, nothing rejected; it round-trips.
