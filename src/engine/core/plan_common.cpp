@@ -174,6 +174,10 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
     int64_t id, first, last, size;
   };
   std::vector<Buf> bufs;
+  // Every buffer size a multiple of the alignment, so every offset is one too: 64 bytes (a cache line) on the
+  // host; 256 on a device (cudaMalloc's alignment, which cuBLASLt's and cuDNN's fastest kernels and 16-byte
+  // vector loads of any dtype expect).
+  const int64_t align = plan.backend == nullptr || plan.backend->host_accessible() ? 64 : 256;
   for (size_t id = 0; id < nt; ++id) {
     const PlanTensor& t = plan.tensors[id];
     if (t.producer < 0) continue;
@@ -182,7 +186,7 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
     bool dd = pl.layer.kind == LayerKind::NonZero;
     if (t.is_output && !dd) continue;  // written straight into the user's buffer
     int64_t bytes = tensor_bytes(t.format, t.dtype, prof.max[id]);
-    bytes = (bytes + 63) / 64 * 64;
+    bytes = (bytes + align - 1) / align * align;
     prof.capacity[id] = bytes;
     int64_t last = t.producer;
     for (int64_t c : plan.consumers[id]) last = std::max(last, c);
