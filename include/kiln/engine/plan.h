@@ -7,7 +7,8 @@
 // (with per-profile tensor ranges and arena offsets), layers (kind, name, params, tensor ids, weights or
 // their sizes, tactic, the kernel's plan data), refit map. Every length and index is validated on load; a
 // truncated, corrupted or foreign file gives kiln::Error, never a crash. (Version 2 added tensor formats,
-// version 3 the SHA-256, which replaced a CRC-32, version 4 the kernels' plan data.) A plan is immutable while
+// version 3 the SHA-256, which replaced a CRC-32, version 4 the kernels' plan data, version 5 the attention
+// views in AttentionParams.) A plan is immutable while
 // contexts run (Refitter excepted).
 
 #include <cstdint>
@@ -21,7 +22,7 @@
 
 namespace kiln::engine {
 
-inline constexpr uint32_t kPlanFormatVersion = 4;
+inline constexpr uint32_t kPlanFormatVersion = 5;
 
 /// A network input or output as the user binds it.
 struct Binding {

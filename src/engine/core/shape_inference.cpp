@@ -1,5 +1,7 @@
 #include "engine/core/shape_inference.h"
 
+#include "engine/core/attention_layout.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -525,10 +527,19 @@ std::vector<ShapeOut> infer_attention(const Layer& layer, const std::vector<Shap
   const auto& p = layer.get<AttentionParams>();
   KILN_CHECK(in.size() == (p.has_mask ? 4u : 3u), InvalidInput, "attention needs q, k, v", p.has_mask ? ", mask" : "");
   check_float(in[0], "query");
-  const Dims &q = in[0].dims, &k = in[1].dims, &v = in[2].dims;
+  // Logical operands: the tensors themselves, or what their views (attention_layout.h) read from them.
+  static const char* const kOperandNames[] = {"query", "key", "value", "output"};
+  Dims logical[3];
+  for (int i = 0; i < 3; ++i) {
+    const AttentionView& view = p.view(i);
+    if (!view.empty()) check_attention_view(view, in[i].dims, kOperandNames[i]);
+    logical[i] = view.empty() ? in[i].dims : view.dims;
+  }
+  const Dims &q = logical[0], &k = logical[1], &v = logical[2];
   KILN_CHECK(in[1].dtype == in[0].dtype && in[2].dtype == in[0].dtype, InvalidInput, "q/k/v dtypes differ");
   KILN_CHECK(q.size() >= 2 && k.size() == q.size() && v.size() == q.size(), InvalidInput,
              "q, k, v must have the same rank >= 2");
+  KILN_CHECK(!p.has_views() || q.size() == 4, InvalidInput, "attention views need rank-4 q, k, v");
   size_t r = q.size();
   for (size_t d = 0; d + 2 < r; ++d) {
     KILN_CHECK(q[d] < 0 || k[d] < 0 || v[d] < 0 || (q[d] == k[d] && k[d] == v[d]), InvalidInput,
@@ -546,6 +557,22 @@ std::vector<ShapeOut> infer_attention(const Layer& layer, const std::vector<Shap
   }
   Dims out(q.begin(), q.end() - 1);
   out.push_back(v[r - 1]);
+  if (!p.out_view.empty()) {
+    check_attention_view(p.out_view, p.out_dims, "output");
+    KILN_CHECK(std::all_of(p.out_dims.begin(), p.out_dims.end(), [](int64_t x) { return x >= 0; }), InvalidInput,
+               "attention output view over unknown dims");
+    for (size_t d = 0; d < out.size(); ++d) {
+      KILN_CHECK(out[d] < 0 || out[d] == p.out_view.dims[d], InvalidInput, "attention output view dims differ from the output's");
+    }
+    int64_t n = 1;
+    for (int64_t x : p.out_dims) n *= x;
+    int64_t m = 1;
+    for (int64_t x : p.out_view.dims) m *= x;
+    KILN_CHECK(n == m && attention_view_is_permutation(p.out_view), InvalidInput,
+               "attention output view must write every element of its tensor once");
+    return {{in[0].dtype, p.out_dims}};
+  }
+  KILN_CHECK(p.out_dims.empty(), InvalidInput, "attention out_dims without an output view");
   return {{in[0].dtype, out}};
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/core/attention_layout.h"
 #include "engine/core/shape_inference.h"
 #include "engine/reference/common.h"
 #include "engine/reference/reference.h"
@@ -162,20 +163,30 @@ void matmul(const Layer& layer, KernelArgs& args) {
 
 void attention(const Layer& layer, KernelArgs& args) {
   const auto& p = layer.get<AttentionParams>();
+  // Logical operands (attention_layout.h): dense tensors or strided views of the layer's buffers.
+  AttentionOperand ops[4];
+  AttentionRows rows[4];
+  for (int i = 0; i < 4; ++i) {
+    ops[i] = attention_operand(p, i, i < 3 ? args.inputs[i].dims : args.outputs[0].dims);
+    rows[i] = attention_rows(ops[i]);
+  }
   const TensorView &q = args.inputs[0], &kt = args.inputs[1], &v = args.inputs[2], &y = args.outputs[0];
-  size_t r = q.dims.size();
-  int64_t lq = q.dims[r - 2], e = q.dims[r - 1], lk = kt.dims[r - 2], ev = v.dims[r - 1];
-  int64_t nb = numel_of(Dims(q.dims.begin(), q.dims.end() - 2));
+  const Dims& qd = ops[0].dims;
+  size_t r = qd.size();
+  int64_t lq = qd[r - 2], e = qd[r - 1], lk = ops[1].dims[r - 2], ev = ops[2].dims[r - 1];
+  int64_t nb = numel_of(Dims(qd.begin(), qd.end() - 2));
   double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(e));
-  std::vector<double> qf = load_all(q), kf = load_all(kt), vf = load_all(v);
+  // Element (b, row, col) of operand i; columns have stride 1 only in views, so use the real column stride.
+  auto at = [&](int i, int64_t b, int64_t row, int64_t col) {
+    return rows[i].start(b) + row * rows[i].row + col * ops[i].strides[r - 1];
+  };
   std::vector<int64_t> moff;
   const TensorView* mask = p.has_mask ? &args.inputs[3] : nullptr;
   if (mask) {
-    Dims sd(q.dims.begin(), q.dims.end() - 1);
+    Dims sd(qd.begin(), qd.end() - 1);
     sd.push_back(lk);
     moff = broadcast_offsets(mask->dims, sd);
   }
-  std::vector<double> out(static_cast<size_t>(nb * lq * ev));
   parallel(args.pool, nb * lq, 1, [&](int64_t s, int64_t end) {
     std::vector<double> sc(static_cast<size_t>(lk));
     for (int64_t bi = s; bi < end; ++bi) {
@@ -183,7 +194,7 @@ void attention(const Layer& layer, KernelArgs& args) {
       double mx = -std::numeric_limits<double>::infinity();
       for (int64_t j = 0; j < lk; ++j) {
         double d = 0;
-        for (int64_t c = 0; c < e; ++c) d += qf[(b * lq + i) * e + c] * kf[(b * lk + j) * e + c];
+        for (int64_t c = 0; c < e; ++c) d += load(q, at(0, b, i, c)) * load(kt, at(1, b, j, c));
         d *= scale;
         if (p.causal && j > i) d = -std::numeric_limits<double>::infinity();
         if (mask) {
@@ -201,12 +212,11 @@ void attention(const Layer& layer, KernelArgs& args) {
       for (int64_t j = 0; j < lk; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
       for (int64_t c = 0; c < ev; ++c) {
         double acc = 0;
-        for (int64_t j = 0; j < lk; ++j) acc += sc[j] * vf[(b * lk + j) * ev + c];
-        out[bi * ev + c] = acc / sum;
+        for (int64_t j = 0; j < lk; ++j) acc += sc[j] * load(v, at(2, b, j, c));
+        store(y, at(3, b, i, c), acc / sum);
       }
     }
   });
-  store_all(y, out);
 }
 
 }  // namespace

@@ -103,7 +103,7 @@ struct Mma<__nv_bfloat16> {
 /// NaN times a zero probability would still be NaN). `vec`: 16-byte cp.async (cols % 8 == 0, aligned rows);
 /// otherwise plain element copies.
 template <int D, int kRows>
-__device__ __forceinline__ void load_tile(uint16_t* s, const uint16_t* g, int rows, int cols, int ld,
+__device__ __forceinline__ void load_tile(uint16_t* s, const uint16_t* g, int rows, int cols, int64_t ld,
                                           bool vec) {
   constexpr int kLd = Smem<D>::kLd;
   if (vec) {
@@ -162,8 +162,10 @@ __global__ void __launch_bounds__(kThreads)
   const int q0 = static_cast<int>(blockIdx.x % q_tiles) * kFlashRows;
   const int lq = static_cast<int>(p.lq), lk = static_cast<int>(p.lk), e = static_cast<int>(p.e),
             ev = static_cast<int>(p.ev);
-  const uint16_t* kg = k + bh * lk * e;
-  const uint16_t* vg = v + bh * lk * ev;
+  // Row addressing of each operand (dense or a strided view; rows of the head dim contiguous).
+  const int64_t ldk = p.rows[1].row, ldv = p.rows[2].row;
+  const uint16_t* kg = k + p.rows[1].start(bh);
+  const uint16_t* vg = v + p.rows[2].start(bh);
   const float scale_log2 = p.scale * kLog2e;
 
   // The mask's offset for this (batch, head) and its strides along Lq and Lk (0 where broadcast).
@@ -182,11 +184,12 @@ __global__ void __launch_bounds__(kThreads)
   int n_tiles = (lk + kFlashKeys - 1) / kFlashKeys;
   if (p.causal) n_tiles = (min(lk, min(lq, q0 + kFlashRows)) + kFlashKeys - 1) / kFlashKeys;
 
-  load_tile<D, kFlashRows>(sq, q + (bh * lq + q0) * e, min(kFlashRows, lq - q0), e, e, vec);
+  load_tile<D, kFlashRows>(sq, q + p.rows[0].start(bh) + q0 * p.rows[0].row, min(kFlashRows, lq - q0), e,
+                           p.rows[0].row, vec);
   cp_async_commit();
   if (n_tiles > 0) {
-    load_tile<D, kFlashKeys>(sk, kg, min(kFlashKeys, lk), e, e, vec);
-    load_tile<D, kFlashKeys>(sv, vg, min(kFlashKeys, lk), ev, ev, vec);
+    load_tile<D, kFlashKeys>(sk, kg, min(kFlashKeys, lk), e, ldk, vec);
+    load_tile<D, kFlashKeys>(sv, vg, min(kFlashKeys, lk), ev, ldv, vec);
   }
   cp_async_commit();
   cp_async_wait<1>();  // the Q tile
@@ -209,9 +212,8 @@ __global__ void __launch_bounds__(kThreads)
     const int buf = j & 1;
     if (j + 1 < n_tiles) {
       const int k1 = (j + 1) * kFlashKeys, rows = min(kFlashKeys, lk - k1);
-      load_tile<D, kFlashKeys>(sk + (buf ^ 1) * S::kTile, kg + static_cast<int64_t>(k1) * e, rows, e, e, vec);
-      load_tile<D, kFlashKeys>(sv + (buf ^ 1) * S::kTile, vg + static_cast<int64_t>(k1) * ev, rows, ev, ev,
-                               vec);
+      load_tile<D, kFlashKeys>(sk + (buf ^ 1) * S::kTile, kg + k1 * ldk, rows, e, ldk, vec);
+      load_tile<D, kFlashKeys>(sv + (buf ^ 1) * S::kTile, vg + k1 * ldv, rows, ev, ldv, vec);
       cp_async_commit();
       cp_async_wait<1>();  // tile j has landed, tile j + 1 is in flight
     } else {
@@ -330,20 +332,20 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   __syncwarp();
-  const int64_t out_row0 = bh * lq + q0 + warp * 16;
+  const int64_t ldo = p.rows[3].row;
+  uint16_t* out0 = out + p.rows[3].start(bh) + (q0 + warp * 16) * ldo;
   const int rows = min(16, lq - (q0 + warp * 16));
   if (vec) {
     for (int i = lane; i < 16 * kNd; i += 32) {
       int r = i / kNd, c = (i % kNd) * 8;
       if (r < rows && c < ev) {
-        *reinterpret_cast<uint4*>(out + (out_row0 + r) * ev + c) =
-            *reinterpret_cast<const uint4*>(so + r * kLd + c);
+        *reinterpret_cast<uint4*>(out0 + r * ldo + c) = *reinterpret_cast<const uint4*>(so + r * kLd + c);
       }
     }
   } else {
     for (int i = lane; i < 16 * D; i += 32) {
       int r = i / D, c = i % D;
-      if (r < rows && c < ev) out[(out_row0 + r) * ev + c] = so[r * kLd + c];
+      if (r < rows && c < ev) out0[r * ldo + c] = so[r * kLd + c];
     }
   }
 #else
@@ -378,6 +380,9 @@ cudaError_t allow_smem() {
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
+/// Whether every row of an operand starts 16 bytes after a 16-byte aligned base (16-bit elements).
+bool rows_aligned16(const AttnRows& r) { return (r.offset | r.outer | r.inner | r.row) % 8 == 0; }
+
 }  // namespace
 
 bool flash_attention_device_ok(const char** why) {
@@ -407,8 +412,9 @@ int prepare_flash_attention() {
 void launch_flash_attention(const void* q, const void* k, const void* v, const void* mask, void* out,
                             int dtype, const AttnParams& p, Stream stream) {
   if (p.batch == 0 || p.lq == 0 || p.ev == 0) return;
-  const bool vec =
-      p.e % 8 == 0 && p.ev % 8 == 0 && aligned16(q) && aligned16(k) && aligned16(v) && aligned16(out);
+  const bool vec = p.e % 8 == 0 && p.ev % 8 == 0 && aligned16(q) && aligned16(k) && aligned16(v) &&
+                   aligned16(out) && rows_aligned16(p.rows[0]) && rows_aligned16(p.rows[1]) &&
+                   rows_aligned16(p.rows[2]) && rows_aligned16(p.rows[3]);
   if (dtype == kBF16) return launch_dim<__nv_bfloat16>(q, k, v, mask, out, p, vec, stream);
   launch_dim<__half>(q, k, v, mask, out, p, vec, stream);
 }

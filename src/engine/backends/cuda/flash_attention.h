@@ -26,9 +26,10 @@ bool flash_attention_device_ok(const char** why);
 int prepare_flash_attention();
 
 /// softmax(q k^T * scale + mask) v, exactly the semantics of launch_attention (rows whose keys are all
-/// masked give NaN), for dtype kF16 or kBF16, e and ev <= kFlashMaxHeadDim, dense [batch, L, E] q/k/v/out.
-/// Uses 16-byte loads and stores when e and ev are multiples of 8 and the four buffers are 16-byte aligned,
-/// element loads otherwise.
+/// masked give NaN), for dtype kF16 or kBF16, e and ev <= kFlashMaxHeadDim, q/k/v/out rows addressed by
+/// p.rows (dense [batch, L, E] or strided views with contiguous rows). Uses 16-byte loads and stores when e
+/// and ev are multiples of 8, the four buffers are 16-byte aligned and every row offset and stride is a
+/// multiple of 8 elements, element loads otherwise.
 void launch_flash_attention(const void* q, const void* k, const void* v, const void* mask, void* out,
                             int dtype, const AttnParams& p, Stream stream);
 

@@ -35,7 +35,19 @@ bool flash_attention_applies(const LayerInfo& layer, std::string* why) {
   if (!ranks_fit(layer, why)) return false;
   DType dt = layer.inputs[0].dtype;
   if (dt != DType::Float16 && dt != DType::BFloat16) return fail("flash attention takes f16 and bf16 only");
-  const Dims &q = layer.inputs[0].max, &k = layer.inputs[1].max, &v = layer.inputs[2].max;
+  const auto& p = layer.params<AttentionParams>();
+  // Logical dims (views: the viewed operand's); a view's rows must stay 16-byte aligned (cp.async / uint4
+  // rows: offset and b/h/s strides multiples of 8 elements, head dim too), else the generic tactic runs it.
+  const Dims& q = p.q_view.empty() ? layer.inputs[0].max : p.q_view.dims;
+  const Dims& k = p.k_view.empty() ? layer.inputs[1].max : p.k_view.dims;
+  const Dims& v = p.v_view.empty() ? layer.inputs[2].max : p.v_view.dims;
+  for (int i = 0; i < 4; ++i) {
+    const AttentionView& view = p.view(i);
+    if (view.empty()) continue;
+    bool aligned = view.offset % 8 == 0 && view.dims[3] % 8 == 0;
+    for (int d = 0; d < 3; ++d) aligned = aligned && view.strides[d] % 8 == 0;
+    if (!aligned) return fail("a strided view whose rows are not 16-byte aligned");
+  }
   size_t r = q.size();
   if (q[r - 1] > kFlashMaxHeadDim || v[r - 1] > kFlashMaxHeadDim) {
     return fail("head dims above " + std::to_string(kFlashMaxHeadDim));

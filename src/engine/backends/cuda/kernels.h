@@ -109,8 +109,19 @@ struct PoolParams {
 /// Pooling over `planes` planes of 3-D (padded to 3) spatial extents.
 void launch_pool(const void* in, void* out, int dtype, int64_t planes, const PoolParams& p, Stream stream);
 
+/// Where the rows of one attention operand lie: row r of flat batch index b starts at element
+/// offset + (b / heads) * outer + (b % heads) * inner + r * row; the row's columns are contiguous. Dense
+/// [batch, L, E]: heads 1, outer L * E, row E; strided views (AttentionView) give any of them.
+struct AttnRows {
+  int64_t heads = 1, outer = 0, inner = 0, row = 0, offset = 0;
+#ifdef __CUDACC__
+  __host__ __device__
+#endif
+  int64_t start(int64_t b) const { return offset + (b / heads) * outer + (b % heads) * inner; }
+};
 struct AttnParams {
   int64_t batch = 1, lq = 1, lk = 1, e = 1, ev = 1;
+  AttnRows rows[4];  // q, k, v, out
   float scale = 1;
   bool causal = false;
   int mask_kind = 0;  // 0 none, 1 bool (true = keep), 2 additive float of dtype mask_dtype

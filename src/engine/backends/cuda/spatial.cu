@@ -1,5 +1,5 @@
 // Spatial kernels: pooling (max / average, ceil mode, count_include_pad, adaptive) and a plain attention
-// kernel (one block per query row, scores in shared memory; a fused flash-style kernel comes later).
+// kernel (one block per query row, scores in shared memory; operands dense or strided views, AttnRows).
 
 #include <cmath>
 
@@ -67,11 +67,12 @@ __global__ void attention_kernel(const void* q, const void* k, const void* v, co
       }
       mbase += i * p.mask_st[p.batch_shape.rank];
     }
-    const int64_t qo = row * p.e, ko = b * p.lk * p.e, vo = b * p.lk * p.ev;
+    const AttnRows &rq = p.rows[0], &rk = p.rows[1], &rv = p.rows[2], &ro = p.rows[3];
+    const int64_t qo = rq.start(b) + i * rq.row, ko = rk.start(b), vo = rv.start(b), oo = ro.start(b) + i * ro.row;
     float mx = -INFINITY;
     for (int64_t j = threadIdx.x; j < p.lk; j += blockDim.x) {
       float s = 0;
-      for (int64_t c = 0; c < p.e; ++c) s += load_as<float>(q, dtype, qo + c) * load_as<float>(k, dtype, ko + j * p.e + c);
+      for (int64_t c = 0; c < p.e; ++c) s += load_as<float>(q, dtype, qo + c) * load_as<float>(k, dtype, ko + j * rk.row + c);
       s *= p.scale;
       if (p.causal && j > i) s = -INFINITY;
       if (p.mask_kind) {
@@ -95,8 +96,8 @@ __global__ void attention_kernel(const void* q, const void* k, const void* v, co
     sum = block_reduce(sum, false, scratch);
     for (int64_t c = threadIdx.x; c < p.ev; c += blockDim.x) {
       float acc = 0;
-      for (int64_t j = 0; j < p.lk; ++j) acc += scores[j] * load_as<float>(v, dtype, vo + j * p.ev + c);
-      store_as<float>(out, dtype, row * p.ev + c, sum > 0 ? acc / sum : NAN);
+      for (int64_t j = 0; j < p.lk; ++j) acc += scores[j] * load_as<float>(v, dtype, vo + j * rv.row + c);
+      store_as<float>(out, dtype, oo + c, sum > 0 ? acc / sum : NAN);
     }
     __syncthreads();
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/core/attention_layout.h"
 
 namespace kiln::engine::cuda {
 namespace {
@@ -66,7 +67,8 @@ bool pool_applies(const LayerInfo& layer, std::string* why) {
 
 bool attention_applies(const LayerInfo& layer, std::string* why) {
   if (!ranks_fit(layer, why) || !float_dtypes(layer, why)) return false;
-  const Dims& k = layer.inputs[1].max;
+  const auto& p = layer.params<AttentionParams>();
+  const Dims& k = p.k_view.empty() ? layer.inputs[1].max : p.k_view.dims;
   if (k[k.size() - 2] > kMaxAttnKeys) {
     if (why) *why = "more than " + std::to_string(kMaxAttnKeys) + " keys";
     return false;
@@ -82,14 +84,21 @@ std::unique_ptr<Kernel> make(const LayerInfo& layer) {
 }  // namespace
 
 AttnParams attention_params(const AttentionParams& layer, const KernelArgs& args, const void** mask) {
-  const TensorView &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2];
-  size_t r = q.dims.size();
+  // Logical operands (dense tensors or strided views, attention_layout.h) and their row addressing.
+  AttentionOperand ops[4];
   AttnParams a;
-  a.lq = q.dims[r - 2];
-  a.e = q.dims[r - 1];
-  a.lk = k.dims[r - 2];
-  a.ev = v.dims[r - 1];
-  Dims batch(q.dims.begin(), q.dims.end() - 2);
+  for (int i = 0; i < 4; ++i) {
+    ops[i] = attention_operand(layer, i, i < 3 ? args.inputs[i].dims : args.outputs[0].dims);
+    AttentionRows r = attention_rows(ops[i]);
+    a.rows[i] = AttnRows{r.heads, r.outer, r.inner, r.row, r.offset};
+  }
+  const Dims &q = ops[0].dims, &k = ops[1].dims, &v = ops[2].dims;
+  size_t r = q.size();
+  a.lq = q[r - 2];
+  a.e = q[r - 1];
+  a.lk = k[r - 2];
+  a.ev = v[r - 1];
+  Dims batch(q.begin(), q.end() - 2);
   a.batch = numel(batch);
   a.batch_shape = to_shape(batch);
   a.scale = static_cast<float>(layer.scale > 0 ? layer.scale : 1.0 / std::sqrt(static_cast<double>(a.e)));

@@ -1,12 +1,14 @@
 // Vectorized scaled-dot-product attention (fp32): one task per (batch, query row) — scores by dot products over
 // the head dim, causal and mask applied, a max/exp/sum softmax, then the probability-weighted sum of value rows.
 // q, k and v share their batch dims; the mask (bool: keep where true; float: added) broadcasts to the scores.
+// Operands may be strided views (AttentionView: rows of the head dim contiguous, attention_layout.h).
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "engine/backends/cpu/kernels/fast_kernels.h"
+#include "engine/core/attention_layout.h"
 #include "engine/backends/cpu/kernels/vec_math.h"
 #include "engine/reference/common.h"
 
@@ -36,14 +38,23 @@ class AttentionKernel : public Kernel {
 
   void execute(KernelArgs& args) const override {
     const TensorView &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2], &y = args.outputs[0];
-    const size_t r = q.dims.size();
-    const int64_t lq = q.dims[r - 2], e = q.dims[r - 1], lk = k.dims[r - 2], ev = v.dims[r - 1];
-    const int64_t nb = y.numel() / std::max<int64_t>(1, lq * ev);
+    // Logical operands: dense, or strided views of the buffers (rows of E / Ev contiguous either way).
+    AttentionOperand ops[4];
+    AttentionRows rows[4];
+    for (int i = 0; i < 4; ++i) {
+      ops[i] = attention_operand(p_, i, i < 3 ? args.inputs[i].dims : y.dims);
+      rows[i] = attention_rows(ops[i]);
+    }
+    const Dims& qd = ops[0].dims;
+    const size_t r = qd.size();
+    const int64_t lq = qd[r - 2], e = qd[r - 1], lk = ops[1].dims[r - 2], ev = ops[2].dims[r - 1];
+    int64_t nb = 1;
+    for (size_t d = 0; d + 2 < r; ++d) nb *= qd[d];
     const float scale = static_cast<float>(p_.scale > 0 ? p_.scale : 1.0 / std::sqrt(static_cast<double>(e)));
     const TensorView* mask = p_.has_mask ? &args.inputs[3] : nullptr;
     std::vector<int64_t> moff;
     if (mask != nullptr) {
-      Dims scores(q.dims.begin(), q.dims.end() - 1);
+      Dims scores(qd.begin(), qd.end() - 1);
       scores.push_back(lk);
       moff = ref::broadcast_offsets(mask->dims, scores);
     }
@@ -55,12 +66,13 @@ class AttentionKernel : public Kernel {
       std::vector<float> s(static_cast<size_t>(lk));
       for (int64_t row = begin; row < end; ++row) {
         const int64_t b = row / lq, i = row % lq;
-        const float* qi = qs + row * e;
-        const float* kb = ks + b * lk * e;
-        const float* vb = vs + b * lk * ev;
+        const float* qi = qs + rows[0].start(b) + i * rows[0].row;
+        const float* kb = ks + rows[1].start(b);
+        const float* vb = vs + rows[2].start(b);
+        const int64_t kst = rows[1].row, vst = rows[2].row;
         float m = kNegInf;
         for (int64_t j = 0; j < lk; ++j) {
-          float d = dot(qi, kb + j * e, e) * scale;
+          float d = dot(qi, kb + j * kst, e) * scale;
           if (p_.causal && j > i) d = kNegInf;
           if (mask != nullptr) {
             const double mv = ref::load(*mask, moff[static_cast<size_t>(row * lk + j)]);
@@ -73,7 +85,7 @@ class AttentionKernel : public Kernel {
           s[j] = d;
           m = d > m ? d : m;
         }
-        float* yi = ys + row * ev;
+        float* yi = ys + rows[3].start(b) + i * rows[3].row;
         for (int64_t c = 0; c < ev; ++c) yi[c] = 0.0f;
         if (m == kNegInf) {  // every key masked: torch gives NaN rows
           for (int64_t c = 0; c < ev; ++c) yi[c] = std::numeric_limits<float>::quiet_NaN();
@@ -83,7 +95,7 @@ class AttentionKernel : public Kernel {
         for (int64_t j = 0; j < lk; ++j) {
           const float pj = s[j] == kNegInf ? 0.0f : vec::exp(s[j] - m);
           sum += pj;
-          if (pj != 0.0f) axpy(pj, vb + j * ev, yi, ev);
+          if (pj != 0.0f) axpy(pj, vb + j * vst, yi, ev);
         }
         const float inv = 1.0f / sum;
         for (int64_t c = 0; c < ev; ++c) yi[c] *= inv;
@@ -100,10 +112,15 @@ bool applies(const LayerInfo& info) {
     if (info.inputs[i].dtype != DType::Float32) return false;
   }
   if (info.outputs[0].dtype != DType::Float32) return false;
-  // q, k and v with the same batch dims over the whole range (no batch broadcasting).
-  const auto batch = [](const Dims& d) { return Dims(d.begin(), d.end() - 2); };
-  for (size_t i = 1; i < 3; ++i) {
-    if (batch(info.inputs[i].min) != batch(info.inputs[0].min) || batch(info.inputs[i].max) != batch(info.inputs[0].max)) {
+  // q, k and v with the same (logical) batch dims over the whole range (no batch broadcasting).
+  const auto& p = info.params<AttentionParams>();
+  const auto batch = [&](int i, const Dims& d) {
+    Dims l = p.view(i).empty() ? d : p.view(i).dims;
+    return Dims(l.begin(), l.end() - 2);
+  };
+  for (int i = 1; i < 3; ++i) {
+    if (batch(i, info.inputs[i].min) != batch(0, info.inputs[0].min) ||
+        batch(i, info.inputs[i].max) != batch(0, info.inputs[0].max)) {
       return false;
     }
   }

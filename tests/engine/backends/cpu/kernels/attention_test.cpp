@@ -1,4 +1,5 @@
-// The vectorized attention kernel against the reference (plain, causal, with a broadcast float mask).
+// The vectorized attention kernel against the reference (plain, causal, with a broadcast float mask, strided
+// operand and output views).
 //
 // Tolerance: fp32 allclose(rtol=1e-4, atol=1e-5): float dot products split into partial sums and a polynomial exp
 // against the reference's double arithmetic.
@@ -29,6 +30,31 @@ TEST(VecAttention, PlainCausalAndMasked) {
   std::vector<Dims> masked = dims;
   masked.push_back({5, 7});
   check_against_reference(attention_layer(false, true, 0.0), "vec", masked, {masked}, 1e-4, 1e-5, "float mask");
+}
+
+AttentionView strided(Dims dims, std::vector<int64_t> strides, int64_t offset) {
+  AttentionView v;
+  v.dims = std::move(dims);
+  v.strides = std::move(strides);
+  v.offset = offset;
+  return v;
+}
+
+TEST(VecAttention, StridedViews) {
+  // ViT-like: q/k/v [B=2, H=3, L=5, D=8] at offsets 0, 24, 48 (+1: unaligned rows) of one [L, B, 73] buffer,
+  // the output written [L, B, H, D] through a view.
+  OneLayer l = attention_layer(false, false, 0.0);
+  auto& p = std::get<AttentionParams>(l.layer.params);
+  for (int i = 0; i < 3; ++i) p.view(i) = strided({2, 3, 5, 8}, {73, 8, 146, 1}, 24 * i + 1);
+  p.out_view = strided({2, 3, 5, 8}, {24, 8, 48, 1}, 0);
+  p.out_dims = {5, 2, 3, 8};
+  const std::vector<Dims> dims = {{5, 2, 73}, {5, 2, 73}, {5, 2, 73}};
+  check_against_reference(l, "vec", dims, {dims}, 1e-4, 1e-5, "views");
+  // A view for q only, dense k and v, a float mask and causal.
+  OneLayer m = attention_layer(true, true, 0.0);
+  std::get<AttentionParams>(m.layer.params).q_view = strided({2, 3, 5, 8}, {120, 8, 24, 1}, 0);
+  const std::vector<Dims> mixed = {{2, 5, 24}, {2, 3, 6, 8}, {2, 3, 6, 8}, {5, 6}};
+  check_against_reference(m, "vec", mixed, {mixed}, 1e-4, 1e-5, "q view, causal, mask");
 }
 
 }  // namespace
