@@ -1,8 +1,8 @@
 #pragma once
 // engine::Builder + BuilderConfig: turn a Network into an optimized Plan for one backend (TensorRT's
 // IBuilder / IBuilderConfig). Passes, in order: constant folding, dead-layer removal, shuffle
-// elimination, fusions (conv/matmul + bias + activation + residual add; pointwise chains), precision
-// assignment, backend support check, tactic selection by timing, activation memory planning.
+// elimination, fusions (conv/matmul + bias + activation + residual add; pointwise chains), attention views,
+// precision assignment, backend support check, tactic selection by timing, activation memory planning.
 
 #include <cstddef>
 #include <memory>
@@ -49,6 +49,10 @@ struct BuilderConfig {
   /// convolutions with tensor-op math), chosen by timing like any other candidate. Off by default (unlike
   /// TensorRT), so fp32 engines compute as fp32.
   bool allow_tf32 = false;
+  /// Let Attention layers read q/k/v through strided views of the tensors that reshape/permute/select chains
+  /// copied them from, and write their output in the layout of a following permute (static shapes only); the
+  /// bypassed copies go away. On by default; off builds the copies as the network has them.
+  bool attention_views = true;
   /// Log every pass, fusion and tactic choice at Info (as --verbose does).
   bool verbose = false;
 };

@@ -380,9 +380,11 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
   compute_ranges(*g, profiles);
   int linear = passes::fuse_linear(*g, config_.refittable);
   int pointwise = passes::fuse_pointwise(*g);
+  int attention_views = config_.attention_views ? passes::fold_attention_views(*g) : 0;
   passes::remove_dead_layers(*g);
   KILN_INFO("engine: passes: ", folded, " folded, ", shuffles, " shuffles eliminated, ", linear, " linear fusions, ",
-            pointwise, " pointwise chains; ", before, " -> ", g->layers.size(), " layers");
+            pointwise, " pointwise chains, ", attention_views, " attention operands as views; ", before, " -> ",
+            g->layers.size(), " layers");
 
   std::map<std::string, DType> original_dtypes;
   if (!config_.strongly_typed) {

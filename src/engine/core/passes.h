@@ -16,6 +16,10 @@ int eliminate_shuffles(Plan::Impl& g);
 int fuse_linear(Plan::Impl& g, bool refittable);
 /// Chains of pointwise layers into one FusedPointwise layer.
 int fuse_pointwise(Plan::Impl& g);
+/// Static shapes: Attention layers read q/k/v through strided views of the tensors that chains of Shuffle /
+/// select Gather layers copied them from, and write their output in the layout of a following permute
+/// (attention_views.cpp). Returns the operands (q, k, v, output) so folded.
+int fold_attention_views(Plan::Impl& g);
 /// Replaces every use of tensor `from` by `to` (layer inputs only).
 void replace_uses(Plan::Impl& g, int64_t from, int64_t to);
 
