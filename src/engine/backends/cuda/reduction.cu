@@ -1,9 +1,12 @@
 // Reduction kernels of our own: reduce (every ReduceOp), softmax / log-softmax, layer / group norm. One
-// block per output element or row, a shared-memory tree within the block.
+// block per output element or row, a shared-memory tree within the block. Softmax over the last dim and layer
+// norm take the fast paths of norm_softmax.cu first; these generic kernels cover the rest (softmax over
+// another dim, group / instance norm, rows too long for the fast paths).
 
 #include <cmath>
 
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/norm_softmax.h"
 
 namespace kiln::engine::cuda {
 namespace {
@@ -161,6 +164,7 @@ void launch_reduce(const void* in, int in_dtype, const Shape& kept, const int64_
 void launch_softmax(const void* in, void* out, int dtype, int64_t outer, int64_t n, int64_t inner, bool log,
                     Stream stream) {
   if (outer * inner == 0 || n == 0) return;
+  if (inner == 1 && launch_softmax_fast(in, out, dtype, outer, n, log, stream)) return;
   softmax_kernel<<<blocks_for(outer * inner), kThreads, 0, stream>>>(in, out, dtype, outer, n, inner, log);
 }
 
@@ -168,6 +172,7 @@ void launch_norm(const void* in, void* out, int dtype, int64_t rows, int64_t row
                  int64_t group_channels, int64_t spatial, const float* scale, const float* bias, float epsilon,
                  Stream stream) {
   if (rows == 0 || row_len == 0) return;
+  if (groups == 0 && launch_layer_norm_fast(in, out, dtype, rows, row_len, scale, bias, epsilon, stream)) return;
   norm_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(in, out, dtype, rows, row_len, groups, group_channels,
                                                          spatial, scale, bias, epsilon);
 }
