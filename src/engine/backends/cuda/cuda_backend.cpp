@@ -55,6 +55,14 @@ bool f32_output(const LayerInfo& layer, std::string* why) {
   return false;
 }
 
+TacticFormats row_formats(const CudaKernelFactory& row, const LayerInfo& layer) {
+  if (layer.kind() == LayerKind::Reformat) {
+    const auto& p = layer.params<ReformatParams>();
+    return {{p.from}, {p.to}};
+  }
+  return row.formats ? row.formats(layer) : TacticFormats{};
+}
+
 const std::vector<CudaKernelFactory>& cuda_kernels() {
   static const std::vector<CudaKernelFactory> kRows = [] {
     std::vector<CudaKernelFactory> rows;
@@ -71,6 +79,7 @@ const std::vector<CudaKernelFactory>& cuda_kernels() {
     register_topk(rows);
     register_cumulative(rows);
     register_nonzero(rows);
+    register_reformat(rows);
     return rows;
   }();
   return kRows;
@@ -121,17 +130,38 @@ class CudaBackend : public Backend, public GraphRecorder {
     }
     return out;
   }
+  TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const override {
+    const CudaKernelFactory* r = find(layer.kind(), tactic);
+    return r ? row_formats(*r, layer) : TacticFormats{};
+  }
   std::unique_ptr<Kernel> create_kernel(const LayerInfo& layer, const std::string& tactic) const override {
-    for (const auto& r : cuda_kernels()) {
-      if (r.kind != layer.kind() || r.name != tactic) continue;
+    if (const CudaKernelFactory* r = find(layer.kind(), tactic)) {
       std::string why;
-      KILN_CHECK(r.applies(layer, &why), Unsupported, "cuda tactic '", tactic, "' does not apply to layer '",
+      KILN_CHECK(r->applies(layer, &why), Unsupported, "cuda tactic '", tactic, "' does not apply to layer '",
                  layer.layer->name, "': ", why);
-      return r.create(layer);
+      // Every tensor must be in the format the tactic runs in (Plain unless its row says otherwise).
+      TacticFormats want = row_formats(*r, layer);
+      auto check = [&](const std::vector<TensorInfo>& list, const std::vector<TensorFormat>& formats) {
+        for (size_t k = 0; k < list.size(); ++k) {
+          TensorFormat f = k < formats.size() ? formats[k] : TensorFormat::Plain;
+          KILN_CHECK(list[k].format == f, InvalidInput, "layer '", layer.layer->name, "': cuda tactic '", tactic,
+                     "' runs tensor '", list[k].name, "' in format ", tensor_format_name(f), ", not ",
+                     tensor_format_name(list[k].format));
+        }
+      };
+      check(layer.inputs, want.inputs);
+      check(layer.outputs, want.outputs);
+      return r->create(layer);
     }
     KILN_FAIL(Unsupported, "cuda backend has no tactic '", tactic, "' for ", layer_kind_name(layer.kind()));
   }
   ThreadPool* thread_pool() const override { return nullptr; }
+  static const CudaKernelFactory* find(LayerKind kind, const std::string& tactic) {
+    for (const auto& r : cuda_kernels()) {
+      if (r.kind == kind && r.name == tactic) return &r;
+    }
+    return nullptr;
+  }
   bool record(const std::function<void(void* stream)>& record,
               std::unique_ptr<DeviceGraph>& graph) const override {
     return record_graph(record, graph);

@@ -45,6 +45,12 @@ inline std::vector<int64_t> row_strides(const Dims& d) {
   return s;
 }
 
+/// Element strides of each logical dim of `dims` stored in `format` (Plain or ChannelsLast: N, spatial..., C
+/// in memory; reformat_kernels.cpp).
+std::vector<int64_t> format_strides(TensorFormat format, const Dims& dims);
+/// The logical dims in the order `format` (Plain or ChannelsLast) stores them, outermost first.
+std::vector<size_t> format_order(TensorFormat format, size_t rank);
+
 inline int64_t numel(const Dims& d) {
   int64_t n = 1;
   for (int64_t x : d) n *= x;
@@ -94,10 +100,16 @@ struct CudaKernelFactory {
   std::unique_ptr<Kernel> (*create)(const LayerInfo& layer);
   /// Computes fp32 in TF32 (Tactic::tf32: offered only when the build allows TF32).
   bool tf32 = false;
+  /// The memory formats the kernel reads each input and writes each output in (Backend::formats); null: all
+  /// Plain. The backend creates the kernel only with exactly these formats (a Reformat: exactly its params).
+  TacticFormats (*formats)(const LayerInfo& layer) = nullptr;
 };
 
 /// The table, built once (rows from each family's register function).
 const std::vector<CudaKernelFactory>& cuda_kernels();
+/// The formats `row` runs `layer` in (what Backend::formats returns): a Reformat's params, the row's formats
+/// function, or all Plain (empty).
+TacticFormats row_formats(const CudaKernelFactory& row, const LayerInfo& layer);
 
 void register_pointwise(std::vector<CudaKernelFactory>& rows);
 void register_movement(std::vector<CudaKernelFactory>& rows);
@@ -112,6 +124,7 @@ void register_fill(std::vector<CudaKernelFactory>& rows);
 void register_topk(std::vector<CudaKernelFactory>& rows);
 void register_cumulative(std::vector<CudaKernelFactory>& rows);
 void register_nonzero(std::vector<CudaKernelFactory>& rows);
+void register_reformat(std::vector<CudaKernelFactory>& rows);
 
 // ---- CUDA graphs (cuda_graph.cpp) ----
 

@@ -1,0 +1,102 @@
+// Reformat on cuda (tactic "generic"): Plain <-> ChannelsLast at ranks 3 to 5 (ncw/nwc, nchw/nhwc,
+// ncdhw/ndhwc), any dtype, and a copy when both formats are the same. A change of format is a permutation of
+// the buffer (NCHW -> NHWC is (0, 2, 3, 1)), so it runs as one strided copy (strided_copy_plan.h: merged
+// dims, 32x32 shared-memory tiles for the transpose, 16-byte vectors where rows stay contiguous). Values are
+// copied exactly. Blocked formats are not supported on cuda (applies() says so, and the builder reports it).
+
+#include "engine/backends/cuda/cuda_util.h"
+
+namespace kiln::engine::cuda {
+
+/// Element strides of each logical dim of `dims` in `format` (Plain or ChannelsLast).
+std::vector<int64_t> format_strides(TensorFormat format, const Dims& dims) {
+  if (format != TensorFormat::ChannelsLast) return row_strides(dims);
+  // Memory order: N, spatial..., C.
+  std::vector<int64_t> st(dims.size(), 1);
+  int64_t s = dims[1];  // the channel dim has stride 1
+  for (size_t k = dims.size(); k-- > 2;) {
+    st[k] = s;
+    s *= dims[k];
+  }
+  st[0] = s;
+  return st;
+}
+
+/// The logical dims in the order `format` stores them, outermost first.
+std::vector<size_t> format_order(TensorFormat format, size_t rank) {
+  std::vector<size_t> order;
+  order.push_back(0);
+  if (format == TensorFormat::ChannelsLast) {
+    for (size_t k = 2; k < rank; ++k) order.push_back(k);
+    order.push_back(1);
+  } else {
+    for (size_t k = 1; k < rank; ++k) order.push_back(k);
+  }
+  return order;
+}
+
+namespace {
+
+bool supported_format(TensorFormat f) { return f == TensorFormat::Plain || f == TensorFormat::ChannelsLast; }
+
+class ReformatKernel : public Kernel {
+ public:
+  explicit ReformatKernel(const LayerInfo& info) : p_(info.params<ReformatParams>()) {}
+  void execute(KernelArgs& args) const override {
+    const TensorView &x = args.inputs[0], &y = args.outputs[0];
+    if (y.numel() == 0) return;
+    Stream s = stream_of(args);
+    if (p_.from == p_.to || x.dims.size() < 3) {
+      if (x.data != y.data)
+        KILN_CUDA_CHECK(cudaMemcpyAsync(y.data, x.data, y.nbytes(), cudaMemcpyDeviceToDevice, s));
+      return;
+    }
+    // Walk the output's memory order; read the input through its own strides of the same logical dims.
+    std::vector<int64_t> ist = format_strides(p_.from, x.dims), ost = format_strides(p_.to, y.dims);
+    std::vector<size_t> order = format_order(p_.to, y.dims.size());
+    Dims shape;
+    std::vector<int64_t> in_st, out_st;
+    for (size_t k : order) {
+      shape.push_back(y.dims[k]);
+      in_st.push_back(ist[k]);
+      out_st.push_back(ost[k]);
+    }
+    launch_strided_copy(x.data, 0, in_st.data(), y.data, 0, out_st.data(), to_shape(shape),
+                        static_cast<int>(dtype_size(y.dtype)), s);
+    check_launch("reformat");
+  }
+
+ private:
+  ReformatParams p_;
+};
+
+bool applies(const LayerInfo& layer, std::string* why) {
+  const auto& p = layer.params<ReformatParams>();
+  if (!supported_format(p.from) || !supported_format(p.to)) {
+    if (why) {
+      *why = std::string("cuda reformats convert between plain and channels_last only (not ") +
+             tensor_format_name(supported_format(p.from) ? p.to : p.from) + ")";
+    }
+    return false;
+  }
+  size_t r = layer.inputs[0].max.size();
+  if (p.from != p.to && (r < 3 || r > 5)) {
+    if (why) *why = "channels_last needs rank 3 to 5";
+    return false;
+  }
+  if (dtype_size(layer.inputs[0].dtype) > 8) {
+    if (why) *why = "elements wider than 8 bytes";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique<ReformatKernel>(layer); }
+
+}  // namespace
+
+void register_reformat(std::vector<CudaKernelFactory>& rows) {
+  rows.push_back({"generic", LayerKind::Reformat, &applies, &create});
+}
+
+}  // namespace kiln::engine::cuda
