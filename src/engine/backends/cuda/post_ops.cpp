@@ -9,8 +9,10 @@
 namespace kiln::engine::cuda {
 
 PostOpPass::PostOpPass(const std::vector<PostOp>& post_ops, size_t first, const void* bias, int channel_dim,
-                       int first_residual_input, DType dtype)
-    : bias_(bias), channel_dim_(channel_dim), dtype_(dtype) {
+                       int first_residual_input, DType dtype, bool channels_last)
+    : bias_(bias), channel_dim_(channel_dim), dtype_(dtype), channels_last_(channels_last) {
+  KILN_CHECK(!channels_last || channel_dim == 1, Internal,
+             "cuda post-op pass: channels-last with channel dim ", channel_dim);
   // Sources: 0 the output, then the bias, then the residuals. Each instruction reads the previous result.
   int next_source = 1;
   auto chain = [&](PwInstr in) {
@@ -59,7 +61,7 @@ bool PostOpPass::uses_epilogue(const KernelArgs& args) const {
   if (bias_ && (channel_dim_ < 0 || static_cast<size_t>(channel_dim_) >= y.dims.size())) return false;
   for (int r : residual_inputs_) {
     const TensorView& t = args.inputs[r];
-    if (t.dims != y.dims || t.dtype != dtype_) return false;
+    if (t.dims != y.dims || t.dtype != dtype_ || t.format != y.format) return false;
   }
   return true;
 }
@@ -79,8 +81,10 @@ void PostOpPass::run(const KernelArgs& args, const char* what) const {
     if (bias_) {
       p.src[s].data = bias_;
       p.src[s].len = y.dims[channel_dim_];
-      p.src[s].div = 1;
-      for (size_t k = channel_dim_ + 1; k < y.dims.size(); ++k) p.src[s].div *= y.dims[k];
+      p.src[s].div = 1;  // channels-last: the channel is the innermost dim in memory
+      if (!channels_last_) {
+        for (size_t k = channel_dim_ + 1; k < y.dims.size(); ++k) p.src[s].div *= y.dims[k];
+      }
       ++s;
     }
     for (int r : residual_inputs_) p.src[s++].data = args.inputs[r].data;
@@ -92,31 +96,50 @@ void PostOpPass::run(const KernelArgs& args, const char* what) const {
   check_launch(what);
 }
 
+namespace {
+
+/// `d` in the memory order of a channels-last tensor (N, spatial..., C); unchanged when `channels_last` is
+/// false.
+Dims memory_dims(const Dims& d, bool channels_last) {
+  if (!channels_last) return d;
+  Dims m;
+  for (size_t k : format_order(TensorFormat::ChannelsLast, d.size())) m.push_back(d[k]);
+  return m;
+}
+
+}  // namespace
+
 void PostOpPass::run_generic(const KernelArgs& args) const {
   const TensorView& y = args.outputs[0];
+  // Channels-last: the interpreter runs over the buffer's memory order, where the channel is the last dim.
+  const Dims yd = memory_dims(y.dims, channels_last_);
+  const size_t cdim = channels_last_ ? yd.size() - 1 : static_cast<size_t>(channel_dim_);
   PwProgram p;
   auto source = [&](int s, const void* data, DType dtype, const Dims& dims) {
     p.src[s].data = data;
     p.src[s].dtype = dcode(dtype);
-    broadcast_strides(dims, y.dims, p.src[s].st);
+    broadcast_strides(dims, yd, p.src[s].st);
   };
-  source(0, y.data, y.dtype, y.dims);
+  source(0, y.data, y.dtype, yd);
   int s = 1;
   if (bias_) {
-    KILN_CHECK(static_cast<size_t>(channel_dim_) < y.dims.size(), Internal, "cuda post-op pass: channel dim ",
-               channel_dim_, " of a rank ", y.dims.size(), " output");
+    KILN_CHECK(cdim < yd.size(), Internal, "cuda post-op pass: channel dim ", channel_dim_, " of a rank ",
+               y.dims.size(), " output");
     // One value per index of the channel dim: dims [C, 1, ...] aligned to the output's trailing dims.
-    Dims bd(y.dims.size() - channel_dim_, 1);
-    bd[0] = y.dims[channel_dim_];
+    Dims bd(yd.size() - cdim, 1);
+    bd[0] = yd[cdim];
     source(s++, bias_, dtype_, bd);
   }
   for (int r : residual_inputs_) {
-    source(s++, args.inputs[r].data, args.inputs[r].dtype, args.inputs[r].dims);
+    const TensorView& t = args.inputs[r];
+    KILN_CHECK(!channels_last_ || (t.dims.size() == y.dims.size() && t.format == y.format), Internal,
+               "cuda post-op pass: a channels-last output's residual must have its rank and format");
+    source(s++, t.data, t.dtype, memory_dims(t.dims, channels_last_));
   }
   p.n_sources = s;
   p.n_instr = static_cast<int>(instr_.size());
   for (size_t i = 0; i < instr_.size(); ++i) p.instr[i] = instr_[i];
-  launch_pointwise(p, to_shape(y.dims), y.data, dcode(y.dtype), false, stream_of(args));
+  launch_pointwise(p, to_shape(yd), y.data, dcode(y.dtype), false, stream_of(args));
 }
 
 }  // namespace kiln::engine::cuda

@@ -4,6 +4,8 @@
 // after the call, as one chain of pointwise instructions. It runs as the vectorized epilogue (epilogue.h)
 // when every residual has the output's dims and dtype (what the builder's fusion produces), else through the
 // generic pointwise interpreter with broadcast strides. Both compute the same chain with the same formulas.
+// Channels-last outputs (the cuda "cudnn_nhwc" convolutions) run over the buffer's memory order: the bias is
+// per element of the innermost dim, residuals are read in the same format.
 
 #include <string>
 #include <vector>
@@ -18,9 +20,12 @@ class PostOpPass {
   PostOpPass() = default;
   /// The pass over `post_ops[first..]` for an output of `dtype` (fp32, fp16 or bf16). `bias`: device values
   /// of `dtype`, one per index of output dim `channel_dim`, added first; null for none. The Sum post-ops read
-  /// the layer inputs first_residual_input, first_residual_input + 1, ... in order.
+  /// the layer inputs first_residual_input, first_residual_input + 1, ... in order. `channels_last`: the
+  /// output and the residuals are stored channels-last (TensorFormat::ChannelsLast, rank 3 to 5: the channel
+  /// dim `channel_dim` = 1 is innermost in memory, so the bias repeats every C elements); residuals then need
+  /// the output's rank.
   PostOpPass(const std::vector<PostOp>& post_ops, size_t first, const void* bias, int channel_dim,
-             int first_residual_input, DType dtype);
+             int first_residual_input, DType dtype, bool channels_last = false);
 
   /// Whether there is nothing to do.
   bool empty() const { return instr_.empty(); }
@@ -43,6 +48,7 @@ class PostOpPass {
   int channel_dim_ = 1;
   std::vector<int> residual_inputs_;
   DType dtype_ = DType::Float32;
+  bool channels_last_ = false;
 };
 
 }  // namespace kiln::engine::cuda
