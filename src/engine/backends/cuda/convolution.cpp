@@ -1,33 +1,59 @@
-// Convolution and transposed convolution through cuDNN's convolution API (tactic "cudnn"; a first version on
-// the legacy descriptor API): NCHW (1-D convolutions as H = 1), groups, dilation, symmetric padding. fp32
-// runs with FMA math only (no TF32); fp16 / bf16 with tensor cores and fp32 accumulation. Tactic "cudnn_tf32"
-// (fp32 only, offered when the build allows TF32) lets fp32 use tensor-op math (TF32). The algorithm is
-// cuDNN's heuristic first choice within the workspace, per input shape and context (made by the first execute
-// of a shape, before any CUDA-graph recording; the convolution itself only enqueues, using the context's
-// workspace). Bias and post-ops (activations, residual sums) follow as one in-place pass (post_ops.h).
+// Convolution and transposed convolution through cuDNN's convolution API (legacy descriptor API).
+//
+// Tactics (rows in this order: without timing the first that applies wins):
+//   "cudnn_nhwc_tf32", "cudnn_nhwc": 2-D convolutions (4-D tensors), not transposed, symmetric padding,
+//       channels-last end to end: x, every residual and y are TensorFormat::ChannelsLast (the builder passes
+//       them between such convolutions and channels-last pooling without reformats), weights uploaded in KRSC
+//       order with a CUDNN_TENSOR_NHWC filter. Where the post-op chain is exactly [residual Sum]? [ReLU]?
+//       (with a bias or not) it is one cudnnConvolutionBiasActivationForward call (y = act(conv(x) + alpha2 z
+//       + bias)); cuDNN runs the identity activation only with IMPLICIT_PRECOMP_GEMM, so without ReLU the
+//       call is fused only when that is the algorithm (else, and for other chains, conv then the post-op
+//       pass).
+//   "cudnn_tf32", "cudnn": NCHW (1-D convolutions as H = 1), transposed too, groups, dilation, symmetric
+//       padding; the bias and post-ops always in the post-op pass.
+// fp32 runs with FMA math only (no TF32) except in the *_tf32 tactics (fp32 only, offered when the build
+// allows TF32), which let cuDNN use tensor-op math; fp16 / bf16 use tensor cores with fp32 accumulation.
+//
+// Algorithms: when the builder times tactics (LayerInfo::tune), a forward convolution times cuDNN's
+// algorithms at the layer's opt shape (cudnnFindConvolutionForwardAlgorithmEx on scratch buffers and a
+// private stream) and keeps the fastest within the workspace and the math rules; Kernel::plan_data() records
+// it (conv_plan_data.h) and a loaded kernel validates and reuses it for inputs of the opt dims. Other shapes,
+// transposed convolutions and untimed builds use cuDNN's heuristic first choice. Per context and input shape
+// the descriptors and algorithm are made by the first execute of that shape (before any CUDA-graph
+// recording); execute itself only enqueues, using the context's workspace.
 
 #include "engine/backends/cuda/cuda_util.h"
 
 #ifdef KILN_HAVE_CUDNN
 #include <cudnn.h>
 
+#include <atomic>
+#include <cstring>
 #include <map>
 
+#include "engine/backends/cuda/conv_plan_data.h"
 #include "engine/backends/cuda/post_ops.h"
+#include "kiln/support/logging.h"
 
-#define KILN_CUDNN_CHECK(expr)                                                                             \
-  do {                                                                                                     \
-    cudnnStatus_t kiln_cudnn_st_ = (expr);                                                                 \
-    KILN_CHECK(kiln_cudnn_st_ == CUDNN_STATUS_SUCCESS, Internal, "cuDNN error ",                          \
-               cudnnGetErrorString(kiln_cudnn_st_), " (", #expr, ")");                                     \
+#define KILN_CUDNN_CHECK(expr)                                                   \
+  do {                                                                           \
+    cudnnStatus_t kiln_cudnn_st_ = (expr);                                       \
+    KILN_CHECK(kiln_cudnn_st_ == CUDNN_STATUS_SUCCESS, Internal, "cuDNN error ", \
+               cudnnGetErrorString(kiln_cudnn_st_), " (", #expr, ")");           \
   } while (0)
 
 namespace kiln::engine::cuda {
 namespace {
 
 constexpr size_t kWorkspace = size_t{64} << 20;
+/// Without ReLU the fused call needs IMPLICIT_PRECOMP_GEMM: tuning prefers it when it is within this factor
+/// of the fastest algorithm (the separate post-op pass it saves is a full read and write of the output).
+constexpr float kFusedMargin = 1.10f;
 
-/// One cuDNN handle per thread (cudnnSetStream changes a handle, so contexts on other threads need their own).
+std::atomic<bool> g_warned_rejected{false};
+
+/// One cuDNN handle per thread (cudnnSetStream changes a handle, so contexts on other threads need their
+/// own).
 cudnnHandle_t cudnn_handle() {
   thread_local struct Holder {
     cudnnHandle_t h = nullptr;
@@ -40,20 +66,29 @@ cudnnHandle_t cudnn_handle() {
 }
 
 cudnnDataType_t cudnn_type(DType dt) {
-  return dt == DType::Float16 ? CUDNN_DATA_HALF : dt == DType::BFloat16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+  return dt == DType::Float16    ? CUDNN_DATA_HALF
+         : dt == DType::BFloat16 ? CUDNN_DATA_BFLOAT16
+                                 : CUDNN_DATA_FLOAT;
 }
 
 /// Descriptors for one input shape, and the chosen algorithm.
 struct ConvPlan {
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnActivationDescriptor_t act = nullptr;
   int algo = 0;
+  bool fused = false;  // one cudnnConvolutionBiasActivationForward call
+  ConvPlan() = default;
+  ConvPlan(const ConvPlan&) = delete;
+  ConvPlan& operator=(const ConvPlan&) = delete;
   ~ConvPlan() {
     if (x) cudnnDestroyTensorDescriptor(x);
     if (y) cudnnDestroyTensorDescriptor(y);
+    if (bias) cudnnDestroyTensorDescriptor(bias);
     if (w) cudnnDestroyFilterDescriptor(w);
     if (conv) cudnnDestroyConvolutionDescriptor(conv);
+    if (act) cudnnDestroyActivationDescriptor(act);
   }
 };
 
@@ -63,19 +98,86 @@ struct ConvState : KernelState {
 
 std::vector<int> as_int(const Dims& d) { return std::vector<int>(d.begin(), d.end()); }
 
+/// A private stream for timing algorithms at build; the handle's stream is reset when done.
+struct TuneStream {
+  cudaStream_t stream = nullptr;
+  TuneStream() { KILN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+  TuneStream(const TuneStream&) = delete;
+  TuneStream& operator=(const TuneStream&) = delete;
+  ~TuneStream() {
+    cudnnSetStream(cudnn_handle(), nullptr);
+    cudaStreamSynchronize(stream);
+    cudaStreamDestroy(stream);
+  }
+};
+
+/// Host weights [K, C/g, R, S] of any dtype reordered to [K, R, S, C/g] (cuDNN's NHWC filter layout).
+HostTensor to_krsc(const HostTensor& w) {
+  const Dims& d = w.sizes();
+  int64_t k = d[0], c = d[1], rs = d[2] * d[3];
+  HostTensor out(w.dtype(), {k, d[2], d[3], c});
+  size_t es = dtype_size(w.dtype());
+  const uint8_t* src = w.data();
+  uint8_t* dst = out.mutable_data();
+  for (int64_t o = 0; o < k; ++o)
+    for (int64_t i = 0; i < c; ++i)
+      for (int64_t p = 0; p < rs; ++p)
+        std::memcpy(dst + ((o * rs + p) * c + i) * es, src + ((o * c + i) * rs + p) * es, es);
+  return out;
+}
+
 class ConvKernel : public Kernel {
  public:
-  ConvKernel(const LayerInfo& info, bool tf32) : p_(info.params<ConvolutionParams>()), tf32_(tf32) {
+  ConvKernel(const LayerInfo& info, bool tf32, bool nhwc)
+      : p_(info.params<ConvolutionParams>()), tf32_(tf32), nhwc_(nhwc) {
     const Layer& l = *info.layer;
     dtype_ = info.outputs[0].dtype;
     w_dims_ = l.weights[0].value.sizes();
-    weight_ = upload(l.weights[0].value, dtype_);
-    if (l.weights.size() > 1 && l.weights[1].defined()) bias_ = upload(l.weights[1].value, dtype_);
+    if (nhwc_) {
+      KILN_CHECK(!p_.transposed && w_dims_.size() == 4, Internal, "cudnn_nhwc: layer '", l.name,
+                 "' is not a 2-D forward convolution");
+      weight_ = upload(to_krsc(l.weights[0].value), dtype_);
+    } else {
+      weight_ = upload(l.weights[0].value, dtype_);
+    }
+    bool has_bias = l.weights.size() > 1 && l.weights[1].defined();
+    if (has_bias) bias_ = upload(l.weights[1].value, dtype_);
+    // The fused call: NHWC forward convolutions whose chain is [Sum]? [ReLU]? with something to do.
+    const auto& ops = p_.post_ops;
+    size_t i = 0;
+    if (i < ops.size() && ops[i].kind == PostOp::Sum) {
+      fuse_residual_ = true;
+      alpha2_ = static_cast<float>(ops[i].scale);
+      ++i;
+    }
+    if (i < ops.size() && ops[i].kind == PostOp::Activation &&
+        ops[i].activation.kind == ActivationKind::Relu) {
+      fuse_relu_ = true;
+      ++i;
+    }
+    fusable_ = nhwc_ && i == ops.size() && (has_bias || !ops.empty());
+    if (fusable_ && !has_bias) {  // cuDNN's fused call always adds a bias: zeros
+      HostTensor zeros(dtype_, {w_dims_[0]});
+      bias_ = upload(zeros, dtype_);
+    }
     // The bias (per output channel, dim 1) and every post-op in one pass; residuals are inputs 1, 2, ...
-    post_ = PostOpPass(p_.post_ops, 0, bias_.data(), 1, 1, dtype_);
+    post_ = PostOpPass(p_.post_ops, 0, has_bias ? bias_.data() : nullptr, 1, 1, dtype_, nhwc_);
+    config_.dtype = static_cast<int64_t>(dtype_);
+    config_.layout = nhwc_ ? 1 : 0;
+    config_.tf32 = tf32_ ? 1 : 0;
+    if (!p_.transposed) {
+      if (info.plan_data) {
+        use_stored(info);
+      } else if (info.tune) {
+        tune(info);
+      }
+    }
   }
   size_t workspace_size() const override { return kWorkspace; }
   std::unique_ptr<KernelState> create_state() const override { return std::make_unique<ConvState>(); }
+  std::vector<uint8_t> plan_data() const override {
+    return has_tuned_ ? encode_conv_plan_data(tuned_) : std::vector<uint8_t>{};
+  }
 
   void execute(KernelArgs& args) const override {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];
@@ -86,12 +188,29 @@ class ConvKernel : public Kernel {
     cudnnHandle_t h = cudnn_handle();
     KILN_CUDNN_CHECK(cudnnSetStream(h, stream_of(args)));
     float alpha = 1.0f, beta = 0.0f;
+    if (plan->fused &&
+        (!fuse_residual_ || (args.inputs[1].dims == y.dims && args.inputs[1].dtype == y.dtype))) {
+      float alpha2 = fuse_residual_ ? alpha2_ : 0.0f;
+      const void* z = fuse_residual_ ? args.inputs[1].data : y.data;  // alpha2 = 0: z is not read
+      cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+          h, &alpha, plan->x, x.data, plan->w, weight_.data(), plan->conv,
+          static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo), args.workspace, kWorkspace, &alpha2, plan->y, z,
+          plan->bias, bias_.data(), plan->act, plan->y, y.data);
+      if (st == CUDNN_STATUS_SUCCESS) return;
+      // Refused (this cuDNN does not fuse this configuration): the convolution and the post-op pass from now
+      // on for this shape. A refusal is found in the first (plain) run of a shape, before any recording.
+      KILN_DEBUG("engine: cuDNN refused the fused convolution (", cudnnGetErrorString(st),
+                 "); convolution + post-op pass");
+      count_conv_event(ConvEvent::FusedRefused);
+      plan->fused = false;
+    }
     if (!p_.transposed) {
-      KILN_CUDNN_CHECK(cudnnConvolutionForward(h, &alpha, plan->x, x.data, plan->w, weight_.data(), plan->conv,
-                                               static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo), args.workspace,
-                                               kWorkspace, &beta, plan->y, y.data));
+      KILN_CUDNN_CHECK(cudnnConvolutionForward(h, &alpha, plan->x, x.data, plan->w, weight_.data(),
+                                               plan->conv, static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo),
+                                               args.workspace, kWorkspace, &beta, plan->y, y.data));
     } else {
-      KILN_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &alpha, plan->w, weight_.data(), plan->x, x.data, plan->conv,
+      KILN_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &alpha, plan->w, weight_.data(), plan->x, x.data,
+                                                    plan->conv,
                                                     static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algo),
                                                     args.workspace, kWorkspace, &beta, plan->y, y.data));
     }
@@ -99,7 +218,13 @@ class ConvKernel : public Kernel {
   }
 
  private:
-  std::unique_ptr<ConvPlan> make_plan(const Dims& xd, const Dims& yd) const {
+  /// fp32 without TF32 (FMA math only) unless the tactic is a TF32 one.
+  bool strict() const { return dtype_ == DType::Float32 && !tf32_; }
+  /// fp32 in a TF32 tactic: runs with the math type cuDNN reports for the algorithm.
+  bool tf32_math() const { return dtype_ == DType::Float32 && tf32_; }
+
+  /// The descriptors for input dims `xd` and output dims `yd` (algorithm not chosen yet).
+  std::unique_ptr<ConvPlan> describe(const Dims& xd, const Dims& yd) const {
     auto plan = std::make_unique<ConvPlan>();
     size_t ns = xd.size() - 2;
     // 1-D convolutions become 2-D with H = 1 (cuDNN's Nd descriptors need 4 or 5 dims).
@@ -125,54 +250,217 @@ class ConvKernel : public Kernel {
     KILN_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->y));
     KILN_CUDNN_CHECK(cudnnCreateFilterDescriptor(&plan->w));
     KILN_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&plan->conv));
-    KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(plan->x, t, static_cast<int>(xdims.size()), xdims.data(), packed(xdims).data()));
-    KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(plan->y, t, static_cast<int>(ydims.size()), ydims.data(), packed(ydims).data()));
-    KILN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(plan->w, t, CUDNN_TENSOR_NCHW, static_cast<int>(wdims.size()), wdims.data()));
+    if (nhwc_) {
+      // Logical NCHW dims, NHWC memory (the descriptors' format gives the strides).
+      KILN_CUDNN_CHECK(
+          cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NHWC, t, xdims[0], xdims[1], xdims[2], xdims[3]));
+      KILN_CUDNN_CHECK(
+          cudnnSetTensor4dDescriptor(plan->y, CUDNN_TENSOR_NHWC, t, ydims[0], ydims[1], ydims[2], ydims[3]));
+      KILN_CUDNN_CHECK(
+          cudnnSetFilter4dDescriptor(plan->w, t, CUDNN_TENSOR_NHWC, wdims[0], wdims[1], wdims[2], wdims[3]));
+    } else {
+      KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(plan->x, t, static_cast<int>(xdims.size()), xdims.data(),
+                                                  packed(xdims).data()));
+      KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(plan->y, t, static_cast<int>(ydims.size()), ydims.data(),
+                                                  packed(ydims).data()));
+      KILN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(plan->w, t, CUDNN_TENSOR_NCHW,
+                                                  static_cast<int>(wdims.size()), wdims.data()));
+    }
     auto pad = spatial(p_.pre_padding, 0), stride = spatial(p_.stride, 1), dil = spatial(p_.dilation, 1);
-    KILN_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(plan->conv, static_cast<int>(pad.size()), pad.data(), stride.data(),
-                                                     dil.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    KILN_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(plan->conv, static_cast<int>(pad.size()), pad.data(),
+                                                     stride.data(), dil.data(), CUDNN_CROSS_CORRELATION,
+                                                     CUDNN_DATA_FLOAT));
     KILN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(plan->conv, static_cast<int>(p_.groups)));
-    bool strict = dtype_ == DType::Float32 && !tf32_;  // no TF32 for fp32 layers unless the tactic is TF32
-    KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, strict ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+    KILN_CUDNN_CHECK(
+        cudnnSetConvolutionMathType(plan->conv, strict() ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+    if (fusable_) {
+      // The bias [1, K, 1, 1] (same dtype as y: cuDNN's fused call takes it so for fp32, fp16 and bf16 data),
+      // and the activation (ReLU propagating NaN, as the reference; identity otherwise).
+      KILN_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->bias));
+      KILN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(plan->bias, CUDNN_TENSOR_NHWC, t, 1, ydims[1], 1, 1));
+      KILN_CUDNN_CHECK(cudnnCreateActivationDescriptor(&plan->act));
+      KILN_CUDNN_CHECK(cudnnSetActivationDescriptor(
+          plan->act, fuse_relu_ ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN,
+          0.0));
+    }
+    return plan;
+  }
+
+  /// Sets the plan's algorithm and math type (and whether the call is fused).
+  void choose(ConvPlan& plan, int algo, cudnnMathType_t math) const {
+    plan.algo = algo;
+    // Strict fp32 keeps FMA math whatever cuDNN reports (DEFAULT_MATH would allow TF32 on Ampere and later);
+    // fp16 / bf16 keep tensor-op math; the TF32 tactics run the algorithm with the math type cuDNN reported
+    // for it (tensor-op, i.e. TF32, for the tensor-core algorithms; FMA for the others).
+    if (tf32_math()) KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, math));
+    plan.fused = fusable_ && (fuse_relu_ || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+    if (fusable_) count_conv_event(plan.fused ? ConvEvent::FusedPlan : ConvEvent::UnfusedPlan);
+  }
+
+  /// Whether cuDNN's reported math type is allowed for this kernel.
+  bool math_ok(cudnnMathType_t m) const {
+    return !strict() || m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;
+  }
+
+  std::unique_ptr<ConvPlan> make_plan(const Dims& xd, const Dims& yd) const {
+    auto plan = describe(xd, yd);
+    if (has_tuned_ && xd == tuned_.input) {
+      choose(*plan, static_cast<int>(tuned_.algo), static_cast<cudnnMathType_t>(tuned_.math));
+      return plan;
+    }
     cudnnHandle_t h = cudnn_handle();
     constexpr int kMax = 16;
     int found = 0;
     bool ok = false;
+    int algo = 0;
     cudnnMathType_t chosen_math = CUDNN_DEFAULT_MATH;
     // cuDNN's candidates in its order of preference: the first that succeeds within the workspace (and, when
     // strict, computes without tensor-op math) wins.
     auto pick = [&](const auto* perf) {
       for (int i = 0; i < found && !ok; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace) continue;
-        if (strict && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
-        plan->algo = perf[i].algo;
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace ||
+            !math_ok(perf[i].mathType))
+          continue;
+        algo = perf[i].algo;
         chosen_math = perf[i].mathType;
         ok = true;
       }
     };
     if (!p_.transposed) {
       cudnnConvolutionFwdAlgoPerf_t perf[kMax];
-      KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, plan->x, plan->w, plan->conv, plan->y, kMax, &found, perf));
+      KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, plan->x, plan->w, plan->conv, plan->y, kMax,
+                                                              &found, perf));
       pick(perf);
     } else {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
-      KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, plan->w, plan->x, plan->conv, plan->y, kMax, &found, perf));
+      KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, plan->w, plan->x, plan->conv, plan->y,
+                                                                   kMax, &found, perf));
       pick(perf);
     }
-    KILN_CHECK(ok, Unsupported, "cuDNN offers no convolution algorithm for this layer within ", kWorkspace, " bytes");
-    // TF32: run the algorithm with the math type cuDNN reported for it (tensor-op math, i.e. TF32, for the
-    // tensor-core algorithms; FMA for the others).
-    if (tf32_ && dtype_ == DType::Float32)
-      KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, chosen_math));
+    KILN_CHECK(ok, Unsupported, "cuDNN offers no convolution algorithm for this layer within ", kWorkspace,
+               " bytes");
+    if (!p_.transposed) {
+      choose(*plan, algo, chosen_math);
+    } else {
+      plan->algo = algo;
+      if (tf32_math()) KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, chosen_math));
+    }
     return plan;
   }
 
+  /// Times cuDNN's forward algorithms at the opt shape and keeps the fastest allowed one (see the file
+  /// comment).
+  void tune(const LayerInfo& info) {
+    const Dims& xd = info.inputs[0].opt;
+    const Dims& yd = info.outputs[0].opt;
+    const std::string& name = info.layer->name;
+    if (numel(xd) == 0 || numel(yd) == 0) return;
+    try {
+      std::unique_ptr<ConvPlan> plan = describe(xd, yd);
+      size_t es = dtype_size(dtype_);
+      DeviceBuffer x(static_cast<size_t>(numel(xd)) * es), y(static_cast<size_t>(numel(yd)) * es),
+          ws(kWorkspace);
+      KILN_CUDA_CHECK(cudaMemset(x.data(), 0, static_cast<size_t>(numel(xd)) * es));
+      TuneStream ts;
+      cudnnHandle_t h = cudnn_handle();
+      KILN_CUDNN_CHECK(cudnnSetStream(h, ts.stream));
+      constexpr int kMax = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+      cudnnConvolutionFwdAlgoPerf_t perf[kMax];
+      int found = 0;
+      KILN_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, plan->x, x.data(), plan->w, weight_.data(),
+                                                              plan->conv, plan->y, y.data(), kMax, &found,
+                                                              perf, ws.data(), kWorkspace));
+      // Sorted fastest first. Without ReLU the fused call needs IMPLICIT_PRECOMP_GEMM: take it when close.
+      int best = -1, precomp = -1;
+      for (int i = 0; i < found; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace ||
+            !math_ok(perf[i].mathType))
+          continue;
+        if (best < 0) best = i;
+        if (precomp < 0 && perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) precomp = i;
+      }
+      if (best < 0) {
+        KILN_DEBUG("engine: convolution '", name,
+                   "': no cuDNN algorithm ran at the opt shape; heuristic at run time");
+        return;
+      }
+      int pick = best;
+      if (fusable_ && !fuse_relu_ && precomp >= 0 && perf[precomp].time <= kFusedMargin * perf[best].time)
+        pick = precomp;
+      tuned_ = config_;
+      tuned_.algo = perf[pick].algo;
+      tuned_.math = strict() ? CUDNN_FMA_MATH : perf[pick].mathType;
+      tuned_.input = xd;
+      has_tuned_ = true;
+      count_conv_event(ConvEvent::Tuned);
+      KILN_INFO("engine: convolution '", name, "': ", found, " cuDNN algorithms timed, chose ",
+                perf[pick].algo, " (", perf[pick].time, " ms; fastest ", perf[best].algo, " ",
+                perf[best].time, " ms)");
+    } catch (const Error& e) {
+      (void)cudaGetLastError();
+      KILN_DEBUG("engine: convolution '", name, "': timing cuDNN algorithms failed (", e.message(),
+                 "); heuristic at run time");
+    }
+  }
+
+  /// Takes the algorithm the plan recorded when it was made for this configuration and opt dims and cuDNN
+  /// accepts it within the workspace; otherwise warns (once per process) and keeps the heuristic.
+  void use_stored(const LayerInfo& info) {
+    std::string why;
+    ConvPlanData d;
+    if (!decode_conv_plan_data(*info.plan_data, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, CUDNN_FMA_MATH + 1, &d,
+                               &why)) {
+      why = "malformed: " + why;
+    } else if (d.dtype != config_.dtype || d.layout != config_.layout || d.tf32 != config_.tf32 ||
+               d.input != info.inputs[0].opt) {
+      why = "made for another shape or configuration";
+    } else if (!math_ok(static_cast<cudnnMathType_t>(d.math))) {
+      why = "its math type is not allowed for strict fp32";
+    } else {
+      try {
+        std::unique_ptr<ConvPlan> plan = describe(d.input, info.outputs[0].opt);
+        if (tf32_math())
+          KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->conv, static_cast<cudnnMathType_t>(d.math)));
+        size_t bytes = 0;
+        cudnnStatus_t st =
+            cudnnGetConvolutionForwardWorkspaceSize(cudnn_handle(), plan->x, plan->w, plan->conv, plan->y,
+                                                    static_cast<cudnnConvolutionFwdAlgo_t>(d.algo), &bytes);
+        if (st != CUDNN_STATUS_SUCCESS) {
+          why = std::string("cuDNN refuses the algorithm (") + cudnnGetErrorString(st) + ")";
+        } else if (bytes > kWorkspace) {
+          why = "the algorithm needs " + std::to_string(bytes) + " bytes of workspace";
+        } else {
+          tuned_ = d;
+          has_tuned_ = true;
+          count_conv_event(ConvEvent::Stored);
+          return;
+        }
+      } catch (const Error& e) {
+        why = e.message();
+      }
+    }
+    count_conv_event(ConvEvent::Rejected);
+    if (!g_warned_rejected.exchange(true)) {
+      KILN_WARN("engine: layer '", info.layer->name, "': the plan's cuDNN algorithm is not usable (", why,
+                "); using cuDNN's heuristic (further such layers are logged at debug level)");
+    } else {
+      KILN_DEBUG("engine: layer '", info.layer->name, "': the plan's cuDNN algorithm is not usable (", why,
+                 "); using cuDNN's heuristic");
+    }
+  }
+
   ConvolutionParams p_;
-  bool tf32_ = false;
+  bool tf32_ = false, nhwc_ = false;
   DType dtype_ = DType::Float32;
   Dims w_dims_;
   DeviceBuffer weight_, bias_;
   PostOpPass post_;
+  // The fused call (NHWC only): whether the chain allows it, with a residual (scaled by alpha2_) and ReLU.
+  bool fusable_ = false, fuse_residual_ = false, fuse_relu_ = false;
+  float alpha2_ = 0.0f;
+  ConvPlanData config_;  // dtype, layout, tf32 of this kernel
+  ConvPlanData tuned_;   // the tuned or stored algorithm, when has_tuned_
+  bool has_tuned_ = false;
 };
 
 bool applies(const LayerInfo& layer, std::string* why) {
@@ -195,17 +483,61 @@ bool applies(const LayerInfo& layer, std::string* why) {
   return PostOpPass::fits(p.post_ops.size(), bias, layer.inputs.size() - 1, why);
 }
 
-bool applies_tf32(const LayerInfo& layer, std::string* why) { return applies(layer, why) && f32_output(layer, why); }
+bool applies_tf32(const LayerInfo& layer, std::string* why) {
+  return applies(layer, why) && f32_output(layer, why);
+}
 
-std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique<ConvKernel>(layer, false); }
+bool applies_nhwc(const LayerInfo& layer, std::string* why) {
+  if (!applies(layer, why)) return false;
+  const auto& p = layer.params<ConvolutionParams>();
+  if (p.transposed) {
+    if (why) *why = "transposed (NHWC is for forward convolutions)";
+    return false;
+  }
+  for (const auto* list : {&layer.inputs, &layer.outputs}) {
+    for (const TensorInfo& t : *list) {
+      if (t.max.size() != 4) {
+        if (why)
+          *why = "NHWC needs 4-D tensors ('" + t.name + "' has rank " + std::to_string(t.max.size()) + ")";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool applies_nhwc_tf32(const LayerInfo& layer, std::string* why) {
+  return applies_nhwc(layer, why) && f32_output(layer, why);
+}
+
+/// x, every residual and y channels-last.
+TacticFormats nhwc_formats(const LayerInfo& layer) {
+  TacticFormats f;
+  f.inputs.assign(layer.inputs.size(), TensorFormat::ChannelsLast);
+  f.outputs.assign(layer.outputs.size(), TensorFormat::ChannelsLast);
+  return f;
+}
+
+std::unique_ptr<Kernel> create(const LayerInfo& layer) {
+  return std::make_unique<ConvKernel>(layer, false, false);
+}
 std::unique_ptr<Kernel> create_tf32(const LayerInfo& layer) {
-  return std::make_unique<ConvKernel>(layer, true);
+  return std::make_unique<ConvKernel>(layer, true, false);
+}
+std::unique_ptr<Kernel> create_nhwc(const LayerInfo& layer) {
+  return std::make_unique<ConvKernel>(layer, false, true);
+}
+std::unique_ptr<Kernel> create_nhwc_tf32(const LayerInfo& layer) {
+  return std::make_unique<ConvKernel>(layer, true, true);
 }
 
 }  // namespace
 
 void register_convolution(std::vector<CudaKernelFactory>& rows) {
-  // TF32 first: when the build allows it and does not time tactics, the first candidate wins.
+  // NHWC first, and TF32 before strict: when the build does not time tactics, the first candidate wins.
+  rows.push_back({"cudnn_nhwc_tf32", LayerKind::Convolution, &applies_nhwc_tf32, &create_nhwc_tf32, true,
+                  &nhwc_formats});
+  rows.push_back({"cudnn_nhwc", LayerKind::Convolution, &applies_nhwc, &create_nhwc, false, &nhwc_formats});
   rows.push_back({"cudnn_tf32", LayerKind::Convolution, &applies_tf32, &create_tf32, true});
   rows.push_back({"cudnn", LayerKind::Convolution, &applies, &create});
 }
