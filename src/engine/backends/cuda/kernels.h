@@ -103,10 +103,14 @@ void launch_norm(const void* in, void* out, int dtype, int64_t rows, int64_t row
 struct PoolParams {
   int kind = 0;  // 0 max, 1 average
   bool adaptive = false, count_include_pad = true;
+  /// 0: planes are contiguous (NCHW). > 0: channels-last with this many channels (NHWC / NDHWC): `planes` is
+  /// then the batch, each spatial position holds `channels` consecutive values, and threads run along them.
+  int64_t channels = 0;
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, win[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0},
           dil[3] = {1, 1, 1};
 };
-/// Pooling over `planes` planes of 3-D (padded to 3) spatial extents.
+/// Pooling over `planes` planes of 3-D (padded to 3) spatial extents (channels-last: `planes` images of
+/// p.channels channels).
 void launch_pool(const void* in, void* out, int dtype, int64_t planes, const PoolParams& p, Stream stream);
 
 /// Where the rows of one attention operand lie: row r of flat batch index b starts at element

@@ -1,4 +1,5 @@
-// Spatial kernels: pooling (max / average, ceil mode, count_include_pad, adaptive) and a plain attention
+// Spatial kernels: pooling (max / average, ceil mode, count_include_pad, adaptive; planar or channels-last,
+// where consecutive threads take consecutive channels of one position, so loads coalesce) and a plain attention
 // kernel (one block per query row, scores in shared memory; operands dense or strided views, AttnRows).
 
 #include <cmath>
@@ -10,9 +11,13 @@ namespace {
 
 __global__ void pool_kernel(const void* in, void* out, int dtype, int64_t planes, PoolParams p, int64_t n) {
   int64_t in_sp = p.in[0] * p.in[1] * p.in[2], out_sp = p.out[0] * p.out[1] * p.out[2];
+  // Channels-last: output element i is (image, position, channel) with the channel innermost, and a window
+  // element lies `channels` apart from the next; planar: (plane, position), window elements adjacent.
+  const int64_t cs = p.channels > 0 ? p.channels : 1;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t pl = i / out_sp, o = i % out_sp;
+    int64_t ch = i % cs, q = i / cs;
+    int64_t pl = q / out_sp, o = q % out_sp;
     int64_t oc[3] = {o / (p.out[1] * p.out[2]), (o / p.out[2]) % p.out[1], o % p.out[2]};
     int64_t lo[3], hi[3], step[3], pool_size = 1;
     for (int d = 0; d < 3; ++d) {
@@ -33,11 +38,11 @@ __global__ void pool_kernel(const void* in, void* out, int dtype, int64_t planes
     }
     float acc = p.kind == 0 ? -INFINITY : 0.0f;
     int64_t count = 0;
-    const int64_t base = pl * in_sp;
+    const int64_t base = pl * in_sp * cs + ch;
     for (int64_t a = lo[0]; a < hi[0]; a += step[0])
       for (int64_t b = lo[1]; b < hi[1]; b += step[1])
         for (int64_t c = lo[2]; c < hi[2]; c += step[2]) {
-          float v = load_as<float>(in, dtype, base + (a * p.in[1] + b) * p.in[2] + c);
+          float v = load_as<float>(in, dtype, base + ((a * p.in[1] + b) * p.in[2] + c) * cs);
           if (p.kind == 0) acc = (isnan(v) || v > acc) ? v : acc;
           else acc += v;
           ++count;
@@ -106,7 +111,7 @@ __global__ void attention_kernel(const void* q, const void* k, const void* v, co
 }  // namespace
 
 void launch_pool(const void* in, void* out, int dtype, int64_t planes, const PoolParams& p, Stream stream) {
-  int64_t n = planes * p.out[0] * p.out[1] * p.out[2];
+  int64_t n = planes * p.out[0] * p.out[1] * p.out[2] * (p.channels > 0 ? p.channels : 1);
   if (n == 0) return;
   pool_kernel<<<grid_for(n, 256), 256, 0, stream>>>(in, out, dtype, planes, p, n);
 }

@@ -1,4 +1,5 @@
-// Host side of the spatial kernels (spatial.cu): Pooling, Attention. Tactic "generic"; the launch parameters of
+// Host side of the spatial kernels (spatial.cu): Pooling (tactics "nhwc": 4-D channels-last tensors, and
+// "generic": planar), Attention (tactic "generic"); the launch parameters of
 // Attention layers, which the "flash" tactic (flash_attention_kernels.cpp) shares.
 
 #include <cmath>
@@ -18,7 +19,7 @@ void to3(std::vector<int64_t> v, size_t ns, int64_t fill, int64_t* out) {
 
 class PoolKernel : public Kernel {
  public:
-  explicit PoolKernel(const LayerInfo& info) : p_(info.params<PoolingParams>()) {}
+  PoolKernel(const LayerInfo& info, bool channels_last) : p_(info.params<PoolingParams>()), nhwc_(channels_last) {}
   void execute(KernelArgs& args) const override {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];
     size_t ns = x.dims.size() - 2;
@@ -32,12 +33,14 @@ class PoolKernel : public Kernel {
     to3(p_.stride, ns, 1, p.stride);
     to3(p_.pre_padding, ns, 0, p.pad);
     to3(p_.dilation, ns, 1, p.dil);
-    launch_pool(x.data, y.data, dcode(x.dtype), x.dims[0] * x.dims[1], p, stream_of(args));
+    if (nhwc_) p.channels = x.dims[1];
+    launch_pool(x.data, y.data, dcode(x.dtype), nhwc_ ? x.dims[0] : x.dims[0] * x.dims[1], p, stream_of(args));
     check_launch("pooling");
   }
 
  private:
   PoolingParams p_;
+  bool nhwc_ = false;  // input and output channels-last
 };
 
 class AttentionKernel : public Kernel {
@@ -64,6 +67,21 @@ bool pool_applies(const LayerInfo& layer, std::string* why) {
   }
   return float_dtypes(layer, why);
 }
+
+/// The channels-last tactic: 2-D pooling (4-D tensors) of any kind the planar kernel runs.
+bool pool_nhwc_applies(const LayerInfo& layer, std::string* why) {
+  if (!pool_applies(layer, why)) return false;
+  if (layer.inputs[0].max.size() != 4) {
+    if (why) *why = "channels-last pooling is for 4-D tensors";
+    return false;
+  }
+  return true;
+}
+
+TacticFormats pool_nhwc_formats(const LayerInfo&) { return {{TensorFormat::ChannelsLast}, {TensorFormat::ChannelsLast}}; }
+
+std::unique_ptr<Kernel> make_pool(const LayerInfo& layer) { return std::make_unique<PoolKernel>(layer, false); }
+std::unique_ptr<Kernel> make_pool_nhwc(const LayerInfo& layer) { return std::make_unique<PoolKernel>(layer, true); }
 
 bool attention_applies(const LayerInfo& layer, std::string* why) {
   if (!ranks_fit(layer, why) || !float_dtypes(layer, why)) return false;
@@ -123,7 +141,11 @@ AttnParams attention_params(const AttentionParams& layer, const KernelArgs& args
 }
 
 void register_spatial(std::vector<CudaKernelFactory>& rows) {
-  rows.push_back({"generic", LayerKind::Pooling, &pool_applies, &make<PoolKernel>});
+  // Channels-last first (as the cudnn_nhwc convolutions): without timing, a CNN's pooling between NHWC
+  // convolutions needs no reformat; with timing, a pooling fed by a Plain tensor pays for the reformat the
+  // "nhwc" candidate needs and "generic" wins.
+  rows.push_back({"nhwc", LayerKind::Pooling, &pool_nhwc_applies, &make_pool_nhwc, false, &pool_nhwc_formats});
+  rows.push_back({"generic", LayerKind::Pooling, &pool_applies, &make_pool});
   rows.push_back({"generic", LayerKind::Attention, &attention_applies, &make<AttentionKernel>});
 }
 
