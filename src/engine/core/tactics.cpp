@@ -1,14 +1,15 @@
 #include "engine/core/tactics.h"
 
 #include <chrono>
-#include <deque>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
 #include <sstream>
 
+#include "engine/core/device_graph.h"
 #include "engine/reference/common.h"
 #include "kiln/support/error.h"
 #include "kiln/support/file.h"
@@ -50,8 +51,8 @@ class TimingCache {
     if (path_.empty() || !dirty_) return;
     std::string text;
     for (const auto& [k, v] : entries_) text += k + '\t' + v + '\n';
-    // The cache's folder is made on first use; the write is atomic so that concurrent builds never read half a
-    // file. A cache that cannot be written only costs re-timing next time.
+    // The cache's folder is made on first use; the write is atomic so that concurrent builds never read half
+    // a file. A cache that cannot be written only costs re-timing next time.
     try {
       std::filesystem::path parent = std::filesystem::path(path_).parent_path();
       if (!parent.empty()) std::filesystem::create_directories(parent);
@@ -95,11 +96,13 @@ struct TimingBuffers {
 /// `info` with the tensor formats of `f` (all Plain when `f` is empty).
 LayerInfo with_formats(LayerInfo info, const TacticFormats& f) {
   for (size_t k = 0; k < info.inputs.size() && k < f.inputs.size(); ++k) info.inputs[k].format = f.inputs[k];
-  for (size_t k = 0; k < info.outputs.size() && k < f.outputs.size(); ++k) info.outputs[k].format = f.outputs[k];
+  for (size_t k = 0; k < info.outputs.size() && k < f.outputs.size(); ++k)
+    info.outputs[k].format = f.outputs[k];
   return info;
 }
 
-TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes& opt, const LayerInfo& info) {
+TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes& opt,
+                           const LayerInfo& info) {
   TimingBuffers b;
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -114,7 +117,8 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
       std::memcpy(v.data, opt.values[id]->data(), std::min(opt.values[id]->nbytes(), v.nbytes()));
     } else if (random && is_floating(dt)) {
       for (int64_t i = 0; i < n; ++i) ref::store(v, i, dist(rng));
-    } else if (random && g.tensors[id].producer >= 0 && g.layers[g.tensors[id].producer].layer.kind == LayerKind::Constant) {
+    } else if (random && g.tensors[id].producer >= 0 &&
+               g.layers[g.tensors[id].producer].layer.kind == LayerKind::Constant) {
       const HostTensor& w = g.layers[g.tensors[id].producer].layer.weights[0].value;
       std::memcpy(v.data, w.data(), std::min(w.nbytes(), v.nbytes()));
     }
@@ -128,6 +132,38 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
     b.args.outputs.push_back(alloc(l.outputs[k], false, info.outputs[k].format));
   }
   return b;
+}
+
+/// Timed runs on a backend that records device work (cuda) replay a recording of this many runs in a row: the
+/// device's time per run, without the host's launch costs. At batch 1 a legacy cuDNN call costs the host
+/// more than its kernels cost the GPU, and a wall-clock choice then follows the host (resnet50's
+/// convolutions: 2.3x slower on the GPU than what device time picks); inside an engine the host's costs are
+/// paid ahead of the GPU or, with CUDA graphs, not at all.
+constexpr int kGraphRepeats = 16;
+
+/// Records `kGraphRepeats` runs of every candidate still timed (`Candidate::run`, `Candidate::graph`), when
+/// the backend records device work; all or none, so that candidates are compared alike. A candidate whose
+/// work cannot be recorded (it waits for the device, or allocates) leaves every candidate timed by wall
+/// clock.
+template <typename Candidate>
+void record_timing_graphs(const Plan::Impl& g, std::vector<Candidate>& cands, const std::string& layer) {
+  const auto* recorder = dynamic_cast<const GraphRecorder*>(g.backend.get());
+  if (!recorder) return;
+  for (auto& c : cands) {
+    if (!c.timed || !c.failed.empty()) continue;
+    try {
+      recorder->record(
+          [&c](void* stream) {
+            for (int r = 0; r < kGraphRepeats; ++r) c.run(stream);
+          },
+          c.graph);
+    } catch (const std::exception& e) {
+      KILN_DEBUG("engine: layer '", layer, "': tactic '", c.name, "' cannot be recorded (", e.what(),
+                 "); candidates timed by wall clock");
+      for (auto& other : cands) other.graph.reset();
+      return;
+    }
+  }
 }
 
 }  // namespace
@@ -149,8 +185,8 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     std::string input_formats;  // part of the timing-cache key: the choice depends on them
     for (int64_t id : l.inputs) input_formats += tensor_format_name(produced[id]) + std::string(",");
     std::string why;
-    KILN_CHECK(g.backend->supports(info, &why), Unsupported, "layer '", l.name, "' (", layer_kind_name(l.kind),
-               ") is not supported by backend ", g.backend_name, ": ", why);
+    KILN_CHECK(g.backend->supports(info, &why), Unsupported, "layer '", l.name, "' (",
+               layer_kind_name(l.kind), ") is not supported by backend ", g.backend_name, ": ", why);
     std::vector<Tactic> tactics = g.backend->tactics(info);
     if (!config.allow_reduced_precision_tactics) {
       std::erase_if(tactics, [](const Tactic& t) { return t.reduced_precision; });
@@ -160,7 +196,8 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     const bool tf32 = config.allow_tf32 &&
                       std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.tf32; });
     if (!config.allow_tf32) std::erase_if(tactics, [](const Tactic& t) { return t.tf32; });
-    KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '", l.name, "'");
+    KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '",
+               l.name, "'");
     std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" + hex64([&] {
                         std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats +
                                         (config.allow_reduced_precision_tactics ? "|reduced" : "") +
@@ -173,10 +210,12 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         hit && std::any_of(tactics.begin(), tactics.end(), [&](const Tactic& t) { return t.name == *hit; })) {
       chosen = *hit;
       ++cache.hits;
-      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen, "' from timing cache");
+      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen,
+                "' from timing cache");
     } else if (tactics.size() == 1 || config.timing_iterations <= 0) {
       chosen = tactics[0].name;
-      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen, "' (only candidate)");
+      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen,
+                "' (only candidate)");
     } else {
       if (!opt) {
         std::vector<Dims> in;
@@ -212,13 +251,26 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         double t_min = 1e300;
         std::string failed;
         bool timed = true;
+        std::unique_ptr<DeviceGraph> graph;  // kGraphRepeats runs recorded, on a backend that records work
+        void run(void* stream) {
+          for (auto& r : reformats) {
+            r.buf.args.stream = stream;
+            r.kernel->execute(r.buf.args);
+          }
+          main.buf.args.stream = stream;
+          main.kernel->execute(main.buf.args);
+        }
       };
       auto time_once = [&g](Candidate& c) {
         auto t0 = std::chrono::steady_clock::now();
-        for (auto& r : c.reformats) r.kernel->execute(r.buf.args);
-        c.main.kernel->execute(c.main.buf.args);
+        if (c.graph) {
+          c.graph->launch(nullptr);
+        } else {
+          c.run(nullptr);
+        }
         g.backend->synchronize(nullptr);  // device backends run asynchronously
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        return c.graph ? ms / kGraphRepeats : ms;
       };
       // A Reformat of tensor `id` from `from` to `to` at the opt shape, ready to time.
       std::deque<Layer> reformat_layers;  // stable addresses for the LayerInfos
@@ -231,7 +283,8 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         rl.outputs = {id};
         LayerInfo ri;
         ri.layer = &rl;
-        TensorInfo t{g.tensors[id].name, g.tensors[id].dtype, opt->dims[id], opt->dims[id], opt->dims[id], from};
+        TensorInfo t{g.tensors[id].name, g.tensors[id].dtype, opt->dims[id],
+                     opt->dims[id],      opt->dims[id],       from};
         ri.inputs = {t};
         t.format = to;
         ri.outputs = {t};
@@ -299,6 +352,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         c.timed = c.t_min <= 20 * best_warm && config.timing_iterations > 0;
         if (c.timed) c.t_min = 1e300;
       }
+      record_timing_graphs(g, cands, l.name);
       for (int it = 0; it < config.timing_iterations; ++it) {
         double round_best = 1e300;
         for (auto& c : cands) {
@@ -347,11 +401,13 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       }
       if (chosen.empty()) chosen = tactics[0].name;
       cache.put(key, chosen);
-      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen, "'; timed:", report);
+      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen,
+                "'; timed:", report);
     }
     g.layers[i].tactic = chosen;
     TacticFormats formats = g.backend->formats(info, chosen);
-    for (size_t k = 0; k < l.outputs.size() && k < formats.outputs.size(); ++k) produced[l.outputs[k]] = formats.outputs[k];
+    for (size_t k = 0; k < l.outputs.size() && k < formats.outputs.size(); ++k)
+      produced[l.outputs[k]] = formats.outputs[k];
     if (!kernel) kernel = g.backend->create_kernel(with_formats(info, formats), chosen);
     g.workspace_bytes = std::max<uint64_t>(g.workspace_bytes, kernel->workspace_size());
     g.layers[i].kernel_data = kernel->plan_data();

@@ -15,8 +15,9 @@
 // allows TF32), which let cuDNN use tensor-op math; fp16 / bf16 use tensor cores with fp32 accumulation.
 //
 // Algorithms: when the builder times tactics (LayerInfo::tune), a forward convolution times cuDNN's
-// algorithms at the layer's opt shape (cudnnFindConvolutionForwardAlgorithmEx on scratch buffers and a
-// private stream) and keeps the fastest within the workspace and the math rules; Kernel::plan_data() records
+// algorithms at the layer's opt shape (every one cuDNN's heuristic rates, within the workspace and the math
+// rules, run as execute runs it on scratch buffers and timed in device time, graph_timer.h; cudnnFind's
+// times include host costs, which dominate at batch 1) and keeps the fastest; Kernel::plan_data() records
 // it (conv_plan_data.h) and a loaded kernel validates and reuses it for inputs of the opt dims. Other shapes,
 // transposed convolutions and untimed builds use cuDNN's heuristic first choice. Per context and input shape
 // the descriptors and algorithm are made by the first execute of that shape (before any CUDA-graph
@@ -27,11 +28,13 @@
 #ifdef KILN_HAVE_CUDNN
 #include <cudnn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
 
 #include "engine/backends/cuda/conv_plan_data.h"
+#include "engine/backends/cuda/graph_timer.h"
 #include "engine/backends/cuda/post_ops.h"
 #include "kiln/support/logging.h"
 
@@ -97,19 +100,6 @@ struct ConvState : KernelState {
 };
 
 std::vector<int> as_int(const Dims& d) { return std::vector<int>(d.begin(), d.end()); }
-
-/// A private stream for timing algorithms at build; the handle's stream is reset when done.
-struct TuneStream {
-  cudaStream_t stream = nullptr;
-  TuneStream() { KILN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
-  TuneStream(const TuneStream&) = delete;
-  TuneStream& operator=(const TuneStream&) = delete;
-  ~TuneStream() {
-    cudnnSetStream(cudnn_handle(), nullptr);
-    cudaStreamSynchronize(stream);
-    cudaStreamDestroy(stream);
-  }
-};
 
 /// Host weights [K, C/g, R, S] of any dtype reordered to [K, R, S, C/g] (cuDNN's NHWC filter layout).
 HostTensor to_krsc(const HostTensor& w) {
@@ -187,15 +177,10 @@ class ConvKernel : public Kernel {
     if (!plan) plan = make_plan(x.dims, y.dims);
     cudnnHandle_t h = cudnn_handle();
     KILN_CUDNN_CHECK(cudnnSetStream(h, stream_of(args)));
-    float alpha = 1.0f, beta = 0.0f;
     if (plan->fused &&
         (!fuse_residual_ || (args.inputs[1].dims == y.dims && args.inputs[1].dtype == y.dtype))) {
-      float alpha2 = fuse_residual_ ? alpha2_ : 0.0f;
-      const void* z = fuse_residual_ ? args.inputs[1].data : y.data;  // alpha2 = 0: z is not read
-      cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
-          h, &alpha, plan->x, x.data, plan->w, weight_.data(), plan->conv,
-          static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo), args.workspace, kWorkspace, &alpha2, plan->y, z,
-          plan->bias, bias_.data(), plan->act, plan->y, y.data);
+      cudnnStatus_t st =
+          fused_call(*plan, x.data, y.data, fuse_residual_ ? args.inputs[1].data : y.data, args.workspace);
       if (st == CUDNN_STATUS_SUCCESS) return;
       // Refused (this cuDNN does not fuse this configuration): the convolution and the post-op pass from now
       // on for this shape. A refusal is found in the first (plain) run of a shape, before any recording.
@@ -204,6 +189,7 @@ class ConvKernel : public Kernel {
       count_conv_event(ConvEvent::FusedRefused);
       plan->fused = false;
     }
+    float alpha = 1.0f, beta = 0.0f;
     if (!p_.transposed) {
       KILN_CUDNN_CHECK(cudnnConvolutionForward(h, &alpha, plan->x, x.data, plan->w, weight_.data(),
                                                plan->conv, static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo),
@@ -222,6 +208,29 @@ class ConvKernel : public Kernel {
   bool strict() const { return dtype_ == DType::Float32 && !tf32_; }
   /// fp32 in a TF32 tactic: runs with the math type cuDNN reports for the algorithm.
   bool tf32_math() const { return dtype_ == DType::Float32 && tf32_; }
+
+  /// cuDNN's fused call for `plan`: y = act(conv(x) + alpha2 z + bias), z read only with a fused residual.
+  cudnnStatus_t fused_call(const ConvPlan& plan, const void* x, void* y, const void* z,
+                           void* workspace) const {
+    float alpha = 1.0f, alpha2 = fuse_residual_ ? alpha2_ : 0.0f;
+    return cudnnConvolutionBiasActivationForward(cudnn_handle(), &alpha, plan.x, x, plan.w, weight_.data(),
+                                                 plan.conv, static_cast<cudnnConvolutionFwdAlgo_t>(plan.algo),
+                                                 workspace, kWorkspace, &alpha2, plan.y, z, plan.bias,
+                                                 bias_.data(), plan.act, plan.y, y);
+  }
+
+  /// The forward convolution of `plan` as execute runs it (the fused call when the plan fuses; without the
+  /// post-op pass otherwise), on the handle's stream. Throws when cuDNN refuses it.
+  void enqueue(const ConvPlan& plan, const void* x, void* y, const void* z, void* workspace) const {
+    if (plan.fused) {
+      KILN_CUDNN_CHECK(fused_call(plan, x, y, z, workspace));
+      return;
+    }
+    float alpha = 1.0f, beta = 0.0f;
+    KILN_CUDNN_CHECK(cudnnConvolutionForward(cudnn_handle(), &alpha, plan.x, x, plan.w, weight_.data(),
+                                             plan.conv, static_cast<cudnnConvolutionFwdAlgo_t>(plan.algo),
+                                             workspace, kWorkspace, &beta, plan.y, y));
+  }
 
   /// The descriptors for input dims `xd` and output dims `yd` (algorithm not chosen yet).
   std::unique_ptr<ConvPlan> describe(const Dims& xd, const Dims& yd) const {
@@ -287,14 +296,14 @@ class ConvKernel : public Kernel {
   }
 
   /// Sets the plan's algorithm and math type (and whether the call is fused).
-  void choose(ConvPlan& plan, int algo, cudnnMathType_t math) const {
+  void choose(ConvPlan& plan, int algo, cudnnMathType_t math, bool count = true) const {
     plan.algo = algo;
     // Strict fp32 keeps FMA math whatever cuDNN reports (DEFAULT_MATH would allow TF32 on Ampere and later);
     // fp16 / bf16 keep tensor-op math; the TF32 tactics run the algorithm with the math type cuDNN reported
     // for it (tensor-op, i.e. TF32, for the tensor-core algorithms; FMA for the others).
     if (tf32_math()) KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, math));
     plan.fused = fusable_ && (fuse_relu_ || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-    if (fusable_) count_conv_event(plan.fused ? ConvEvent::FusedPlan : ConvEvent::UnfusedPlan);
+    if (fusable_ && count) count_conv_event(plan.fused ? ConvEvent::FusedPlan : ConvEvent::UnfusedPlan);
   }
 
   /// Whether cuDNN's reported math type is allowed for this kernel.
@@ -357,47 +366,74 @@ class ConvKernel : public Kernel {
     if (numel(xd) == 0 || numel(yd) == 0) return;
     try {
       std::unique_ptr<ConvPlan> plan = describe(xd, yd);
-      size_t es = dtype_size(dtype_);
-      DeviceBuffer x(static_cast<size_t>(numel(xd)) * es), y(static_cast<size_t>(numel(yd)) * es),
-          ws(kWorkspace);
-      KILN_CUDA_CHECK(cudaMemset(x.data(), 0, static_cast<size_t>(numel(xd)) * es));
-      TuneStream ts;
       cudnnHandle_t h = cudnn_handle();
-      KILN_CUDNN_CHECK(cudnnSetStream(h, ts.stream));
-      constexpr int kMax = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+      constexpr int kMax = 2 * CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
       cudnnConvolutionFwdAlgoPerf_t perf[kMax];
       int found = 0;
-      KILN_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, plan->x, x.data(), plan->w, weight_.data(),
-                                                              plan->conv, plan->y, y.data(), kMax, &found,
-                                                              perf, ws.data(), kWorkspace));
-      // Sorted fastest first. Without ReLU the fused call needs IMPLICIT_PRECOMP_GEMM: take it when close.
-      int best = -1, precomp = -1;
+      KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, plan->x, plan->w, plan->conv, plan->y, kMax,
+                                                              &found, perf));
+      size_t es = dtype_size(dtype_);
+      DeviceBuffer x(static_cast<size_t>(numel(xd)) * es), y(static_cast<size_t>(numel(yd)) * es),
+          z(fuse_residual_ ? static_cast<size_t>(numel(yd)) * es : 0), ws(kWorkspace);
+      KILN_CUDA_CHECK(cudaMemset(x.data(), 0, static_cast<size_t>(numel(xd)) * es));
+      // Each allowed (algorithm, math) cuDNN rates, timed as the call execute makes with it (the fused one
+      // where the plan would fuse), in device time (graph_timer.h): cudnnFind's times include the host's
+      // costs, which at batch 1 exceed the kernels' and picked algorithms 3-5x slower on the GPU.
+      struct Timed {
+        int algo;
+        cudnnMathType_t math;
+        float ms;
+      };
+      std::vector<Timed> timed;
       for (int i = 0; i < found; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace ||
-            !math_ok(perf[i].mathType))
-          continue;
-        if (best < 0) best = i;
-        if (precomp < 0 && perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) precomp = i;
+        const auto& c = perf[i];
+        if (c.status != CUDNN_STATUS_SUCCESS || c.memory > kWorkspace || !math_ok(c.mathType)) continue;
+        bool seen = std::any_of(timed.begin(), timed.end(), [&](const Timed& t) {
+          return t.algo == c.algo && (!tf32_math() || t.math == c.mathType);
+        });
+        if (seen) continue;
+        choose(*plan, c.algo, c.mathType, /*count=*/false);
+        try {
+          float ms = graph_time_ms([&](cudaStream_t s) {
+            KILN_CUDNN_CHECK(cudnnSetStream(h, s));
+            enqueue(*plan, x.data(), y.data(), fuse_residual_ ? z.data() : y.data(), ws.data());
+          });
+          timed.push_back({c.algo, c.mathType, ms});
+        } catch (const Error& e) {
+          KILN_DEBUG("engine: convolution '", name, "': algorithm ", c.algo, " did not run (", e.message(),
+                     ")");
+        }
       }
-      if (best < 0) {
+      KILN_CUDNN_CHECK(cudnnSetStream(h, nullptr));
+      if (timed.empty()) {
         KILN_DEBUG("engine: convolution '", name,
                    "': no cuDNN algorithm ran at the opt shape; heuristic at run time");
         return;
       }
-      int pick = best;
-      if (fusable_ && !fuse_relu_ && precomp >= 0 && perf[precomp].time <= kFusedMargin * perf[best].time)
-        pick = precomp;
+      auto best = std::min_element(timed.begin(), timed.end(),
+                                   [](const Timed& a, const Timed& b) { return a.ms < b.ms; });
+      auto pick = best;
+      // Without ReLU the fused call needs IMPLICIT_PRECOMP_GEMM; it saves the post-op pass (a full read and
+      // write of the output), so it wins when close.
+      if (fusable_ && !fuse_relu_) {
+        for (auto it = timed.begin(); it != timed.end(); ++it) {
+          if (it->algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM &&
+              it->ms <= kFusedMargin * best->ms && (pick == best || it->ms < pick->ms))
+            pick = it;
+        }
+      }
       tuned_ = config_;
-      tuned_.algo = perf[pick].algo;
-      tuned_.math = strict() ? CUDNN_FMA_MATH : perf[pick].mathType;
+      tuned_.algo = pick->algo;
+      tuned_.math = strict() ? CUDNN_FMA_MATH : pick->math;
       tuned_.input = xd;
       has_tuned_ = true;
       count_conv_event(ConvEvent::Tuned);
-      KILN_INFO("engine: convolution '", name, "': ", found, " cuDNN algorithms timed, chose ",
-                perf[pick].algo, " (", perf[pick].time, " ms; fastest ", perf[best].algo, " ",
-                perf[best].time, " ms)");
+      KILN_INFO("engine: convolution '", name, "': ", timed.size(), " cuDNN algorithms timed, chose ",
+                pick->algo, " (", pick->ms, " ms; fastest ", best->algo, " ", best->ms, " ms; cuDNN's first ",
+                timed[0].algo, " ", timed[0].ms, " ms)");
     } catch (const Error& e) {
       (void)cudaGetLastError();
+      cudnnSetStream(cudnn_handle(), nullptr);
       KILN_DEBUG("engine: convolution '", name, "': timing cuDNN algorithms failed (", e.message(),
                  "); heuristic at run time");
     }
