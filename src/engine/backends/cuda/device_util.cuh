@@ -10,6 +10,31 @@
 
 namespace kiln::engine::cuda {
 
+/// A stored fp32 / fp16 / bf16 element as float, and back (rounding to nearest, as store_as does).
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+/// N consecutive elements, read and written as one access (16 bytes when N = 16 / sizeof(T)).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
 /// Element i of `p` (dtype code dt) converted to T.
 template <typename T>
 __device__ __forceinline__ T load_as(const void* p, int dt, int64_t i) {

@@ -12,31 +12,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Stored element <-> float, rounding as store_as does.
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename S>
-__device__ __forceinline__ S from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-
-/// N consecutive elements, read and written as one access.
-template <typename S, int N>
-struct alignas(sizeof(S) * N) Pack {
-  S v[N];
-};
-
 /// Elements [base, base + count) of `p` (count <= N; the rest of x is 0).
 template <typename S, int N>
 __device__ __forceinline__ void load(const void* p, uint32_t base, int count, float (&x)[N]) {
