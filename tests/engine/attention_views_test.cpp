@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/attention_reference.h"
 #include "engine/core/plan_impl.h"
 #include "engine_test_util.h"
 #include "kiln/engine/plan.h"
@@ -19,58 +20,6 @@
 namespace kiln::engine {
 namespace {
 using namespace testing;
-
-/// Logical value (b, h, s, d) of `t` read through `view` (dense when empty: `t` is [B, H, S, D] itself).
-double at(const HostTensor& t, const AttentionView& view, int64_t b, int64_t h, int64_t s, int64_t d) {
-  if (view.empty()) {
-    const Dims& x = t.sizes();
-    return t.get_as_double(((b * x[1] + h) * x[2] + s) * x[3] + d);
-  }
-  return t.get_as_double(view.offset + b * view.strides[0] + h * view.strides[1] + s * view.strides[2] +
-                         d * view.strides[3]);
-}
-
-/// softmax(q k^T / sqrt(E) (+ causal)) v in double; output dense [B, H, Lq, Ev] or, with an output view, laid
-/// out in a tensor of `out_dims` elements through it.
-std::vector<double> reference(const HostTensor& q, const HostTensor& k, const HostTensor& v,
-                              const AttentionParams& p, const Dims& qd, const Dims& kd, const Dims& vd) {
-  const int64_t nb = qd[0], nh = qd[1], lq = qd[2], e = qd[3], lk = kd[2], ev = vd[3];
-  const double scale = 1.0 / std::sqrt(static_cast<double>(e));
-  std::vector<double> y(static_cast<size_t>(nb * nh * lq * ev));
-  std::vector<double> s(static_cast<size_t>(lk));
-  for (int64_t b = 0; b < nb; ++b)
-    for (int64_t h = 0; h < nh; ++h)
-      for (int64_t i = 0; i < lq; ++i) {
-        double mx = -INFINITY;
-        for (int64_t j = 0; j < lk; ++j) {
-          double acc = 0;
-          for (int64_t c = 0; c < e; ++c) acc += at(q, p.q_view, b, h, i, c) * at(k, p.k_view, b, h, j, c);
-          s[j] = p.causal && j > i ? -INFINITY : acc * scale;
-          mx = std::max(mx, s[j]);
-        }
-        double sum = 0;
-        for (int64_t j = 0; j < lk; ++j) sum += (s[j] = std::exp(s[j] - mx));
-        for (int64_t c = 0; c < ev; ++c) {
-          double acc = 0;
-          for (int64_t j = 0; j < lk; ++j) acc += s[j] * at(v, p.v_view, b, h, j, c);
-          int64_t pos = ((b * nh + h) * lq + i) * ev + c;
-          if (!p.out_view.empty()) {
-            const auto& o = p.out_view;
-            pos = o.offset + b * o.strides[0] + h * o.strides[1] + i * o.strides[2] + c * o.strides[3];
-          }
-          y[static_cast<size_t>(pos)] = acc / sum;
-        }
-      }
-  return y;
-}
-
-AttentionView view(Dims dims, std::vector<int64_t> strides, int64_t offset) {
-  AttentionView v;
-  v.dims = std::move(dims);
-  v.strides = std::move(strides);
-  v.offset = offset;
-  return v;
-}
 
 /// A ViT-style in_proj buffer [L, B, 3E] read as q/k/v [B, H, L, D] (E = H*D) at offsets 0, E, 2E, plus
 /// `shift` elements (to break 16-byte alignment), written [L, B, H, D] through an output view.
@@ -81,17 +30,17 @@ void check_vit_like_views(const std::string& what, int64_t shift, bool causal) {
   const int64_t row = 3 * kE + shift;
   AttentionParams p;
   p.causal = causal;
-  for (int i = 0; i < 3; ++i) p.view(i) = view({kB, kH, kL, kD}, {row, kD, kB * row, 1}, i * kE + shift);
-  p.out_view = view({kB, kH, kL, kD}, {kH * kD, kD, kB * kH * kD, 1}, 0);
+  for (int i = 0; i < 3; ++i)
+    p.view(i) = strided_view({kB, kH, kL, kD}, {row, kD, kB * row, 1}, i * kE + shift);
+  p.out_view = strided_view({kB, kH, kL, kD}, {kH * kD, kD, kB * kH * kD, 1}, 0);
   p.out_dims = {kL, kB, kH, kD};
-  Dims logical = {kB, kH, kL, kD};
   check_layer(
       what, {x},
       [&](Network& net, const std::vector<Tensor*>& in) {
         return net.add_attention("attention", in[0], in[0], in[0], nullptr, p);
       },
       [&](const std::vector<HostTensor>& in) {
-        return reference(in[0], in[0], in[0], p, logical, logical, logical);
+        return attention_reference({in[0], in[0], in[0]}, p);
       },
       kAllPrecisions);
 }
@@ -116,53 +65,25 @@ TEST(EngineAttentionViews, ViewsWithDenseOperandsAndMask) {
   for (int64_t i = 0; i < m.numel(); ++i) m.set_from_double(i, (i % 7 == 3) ? 0.0 : 1.0);  // never a full row
   AttentionParams p;
   p.has_mask = true;
-  p.q_view = view({kB, kH, kS, kD}, {kS * kH * kD, kD, kH * kD, 1}, 0);
+  p.q_view = strided_view({kB, kH, kS, kD}, {kS * kH * kD, kD, kH * kD, 1}, 0);
   check_layer(
       "q view, dense k/v, bool mask", {xq, k, v, m},
       [&](Network& net, const std::vector<Tensor*>& in) {
         return net.add_attention("attention", in[0], in[1], in[2], in[3], p);
       },
-      [&](const std::vector<HostTensor>& in) {
-        // The mask as an additive -inf on the reference's scores: recompute here with it.
-        const Dims qd = {kB, kH, kS, kD};
-        std::vector<double> y(static_cast<size_t>(kB * kH * kS * kD));
-        std::vector<double> s(kS);
-        for (int64_t b = 0; b < kB; ++b)
-          for (int64_t h = 0; h < kH; ++h)
-            for (int64_t i = 0; i < kS; ++i) {
-              double mx = -INFINITY;
-              for (int64_t j = 0; j < kS; ++j) {
-                double acc = 0;
-                for (int64_t c = 0; c < kD; ++c)
-                  acc += at(in[0], p.q_view, b, h, i, c) * at(in[1], {}, b, h, j, c);
-                s[j] =
-                    in[3].get_as_double((b * kS + i) * kS + j) != 0 ? acc / std::sqrt(double(kD)) : -INFINITY;
-                mx = std::max(mx, s[j]);
-              }
-              double sum = 0;
-              for (int64_t j = 0; j < kS; ++j) sum += (s[j] = std::exp(s[j] - mx));
-              for (int64_t c = 0; c < kD; ++c) {
-                double acc = 0;
-                for (int64_t j = 0; j < kS; ++j) acc += s[j] * at(in[2], {}, b, h, j, c);
-                y[((b * kH + h) * kS + i) * kD + c] = acc / sum;
-              }
-            }
-        (void)qd;
-        return y;
-      },
-      kAllPrecisions);
+      [&](const std::vector<HostTensor>& in) { return attention_reference(in, p); }, kAllPrecisions);
 }
 
 TEST(EngineAttentionViews, InvalidViewsAreRejected) {
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {2, 5, 24});
   AttentionParams p;
-  p.q_view = view({2, 3, 5, 8}, {120, 8, 24, 2}, 0);  // head dim not contiguous
+  p.q_view = strided_view({2, 3, 5, 8}, {120, 8, 24, 2}, 0);  // head dim not contiguous
   EXPECT_THROW(net.add_attention("a", x, x, x, nullptr, p), Error);
-  p.q_view = view({2, 3, 5, 8}, {120, 8, 24, 1}, 1);  // one element past the end
+  p.q_view = strided_view({2, 3, 5, 8}, {120, 8, 24, 1}, 1);  // one element past the end
   EXPECT_THROW(net.add_attention("b", x, x, x, nullptr, p), Error);
-  p.q_view = view({2, 3, 5, 8}, {120, 8, 24, 1}, 0);
-  p.out_view = view({2, 3, 5, 8}, {120, 8, 8, 1}, 0);  // not a permutation: rows overlap
+  p.q_view = strided_view({2, 3, 5, 8}, {120, 8, 24, 1}, 0);
+  p.out_view = strided_view({2, 3, 5, 8}, {120, 8, 8, 1}, 0);  // not a permutation: rows overlap
   p.out_dims = {2, 5, 3, 8};
   EXPECT_THROW(net.add_attention("c", x, x, x, nullptr, p), Error);
 }

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "engine/attention_reference.h"
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/core/attention_layout.h"
 #include "engine/core/shape_inference.h"
@@ -21,14 +22,6 @@
 namespace kiln::engine {
 namespace {
 using namespace testing;
-
-AttentionView strided(Dims dims, std::vector<int64_t> strides, int64_t offset) {
-  AttentionView v;
-  v.dims = std::move(dims);
-  v.strides = std::move(strides);
-  v.offset = offset;
-  return v;
-}
 
 /// An Attention layer over static buffers with params `p` (views included), and the LayerInfo a backend sees.
 struct ViewLayer {
@@ -85,56 +78,6 @@ HostTensor run_tactic(const std::vector<HostTensor>& inputs, const AttentionPara
   return out;
 }
 
-/// The double reference over the logical operands (attention_operand addressing is what is under test, so the
-/// reference addresses the buffers itself from the views).
-std::vector<double> reference(const std::vector<HostTensor>& in, const AttentionParams& p,
-                              const Dims& out_dims) {
-  auto logical = [&](int i) { return p.view(i).empty() ? in[i].sizes() : p.view(i).dims; };
-  auto get = [&](int i, int64_t b, int64_t h, int64_t s, int64_t d) {
-    const AttentionView& v = p.view(i);
-    if (v.empty()) {
-      const Dims& x = in[i].sizes();
-      return in[i].get_as_double(((b * x[1] + h) * x[2] + s) * x[3] + d);
-    }
-    return in[i].get_as_double(v.offset + b * v.strides[0] + h * v.strides[1] + s * v.strides[2] +
-                               d * v.strides[3]);
-  };
-  const Dims qd = logical(0), kd = logical(1), vd = logical(2);
-  const int64_t nb = qd[0], nh = qd[1], lq = qd[2], e = qd[3], lk = kd[2], ev = vd[3];
-  int64_t n = 1;
-  for (int64_t x : out_dims) n *= x;
-  std::vector<double> y(static_cast<size_t>(n), std::nan(""));
-  std::vector<double> s(static_cast<size_t>(lk));
-  for (int64_t b = 0; b < nb; ++b)
-    for (int64_t h = 0; h < nh; ++h)
-      for (int64_t i = 0; i < lq; ++i) {
-        double mx = -INFINITY;
-        for (int64_t j = 0; j < lk; ++j) {
-          double acc = 0;
-          for (int64_t c = 0; c < e; ++c) acc += get(0, b, h, i, c) * get(1, b, h, j, c);
-          acc /= std::sqrt(static_cast<double>(e));
-          if (p.causal && j > i) acc = -INFINITY;
-          if (p.has_mask && in[3].get_as_double((b * lq + i) * lk + j) == 0)
-            acc = -INFINITY;  // mask [B,1,Lq,Lk]
-          s[j] = acc;
-          mx = std::max(mx, acc);
-        }
-        double sum = 0;
-        for (int64_t j = 0; j < lk; ++j) sum += (s[j] = std::exp(s[j] - mx));
-        for (int64_t c = 0; c < ev; ++c) {
-          double acc = 0;
-          for (int64_t j = 0; j < lk; ++j) acc += s[j] * get(2, b, h, j, c);
-          int64_t pos = ((b * nh + h) * lq + i) * ev + c;
-          if (!p.out_view.empty()) {
-            const auto& o = p.out_view;
-            pos = o.offset + b * o.strides[0] + h * o.strides[1] + i * o.strides[2] + c * o.strides[3];
-          }
-          y[static_cast<size_t>(pos)] = acc / sum;
-        }
-      }
-  return y;
-}
-
 void expect_matches(const HostTensor& got, const std::vector<double>& want, const std::string& what) {
   ASSERT_EQ(static_cast<size_t>(got.numel()), want.size()) << what;
   double scale = 0, worst = 0;
@@ -166,8 +109,8 @@ std::vector<ViewCase> cases(int64_t l, int64_t d) {
     ViewCase c{"vit in_proj views", {}, {}};
     HostTensor x = random_tensor(DType::Float32, {l, b, 3 * e}, rng);
     c.inputs = {x, x, x};
-    for (int i = 0; i < 3; ++i) c.p.view(i) = strided({b, h, l, d}, {3 * e, d, b * 3 * e, 1}, i * e);
-    c.p.out_view = strided({b, h, l, d}, {e, d, b * e, 1}, 0);
+    for (int i = 0; i < 3; ++i) c.p.view(i) = strided_view({b, h, l, d}, {3 * e, d, b * 3 * e, 1}, i * e);
+    c.p.out_view = strided_view({b, h, l, d}, {e, d, b * e, 1}, 0);
     c.p.out_dims = {l, b, h, d};
     out.push_back(std::move(c));
   }
@@ -175,10 +118,10 @@ std::vector<ViewCase> cases(int64_t l, int64_t d) {
     ViewCase c{"bert views, causal", {}, {}};
     for (int i = 0; i < 3; ++i) {
       c.inputs.push_back(random_tensor(DType::Float32, {b, l, e}, rng));
-      c.p.view(i) = strided({b, h, l, d}, {l * e, d, e, 1}, 0);
+      c.p.view(i) = strided_view({b, h, l, d}, {l * e, d, e, 1}, 0);
     }
     c.p.causal = true;
-    c.p.out_view = strided({b, h, l, d}, {l * e, d, e, 1}, 0);
+    c.p.out_view = strided_view({b, h, l, d}, {l * e, d, e, 1}, 0);
     c.p.out_dims = {b, l, h, d};
     out.push_back(std::move(c));
   }
@@ -192,7 +135,7 @@ std::vector<ViewCase> cases(int64_t l, int64_t d) {
       m.set_from_double(i, i % 5 == 2 ? 0.0 : 1.0);  // no row fully masked
     c.inputs.push_back(m);
     c.p.has_mask = true;
-    c.p.q_view = strided({b, h, l, d}, {l * e, d, e, 1}, 0);
+    c.p.q_view = strided_view({b, h, l, d}, {l * e, d, e, 1}, 0);
     out.push_back(std::move(c));
   }
   return out;
@@ -209,7 +152,7 @@ void check_tactic(const std::string& tactic, const std::vector<DType>& dtypes, i
       std::string why;
       ASSERT_TRUE(tactic_row(tactic).applies(probe.info, &why)) << c.what << ": " << why;
       HostTensor got = run_tactic(in, c.p, tactic);
-      expect_matches(got, reference(in, c.p, probe.info.outputs[0].opt),
+      expect_matches(got, attention_reference(in, c.p, cuda::numel(probe.info.outputs[0].opt)),
                      tactic + " " + dtype_name(dt) + " " + c.what + " L=" + std::to_string(l));
     }
   }
@@ -217,7 +160,8 @@ void check_tactic(const std::string& tactic, const std::vector<DType>& dtypes, i
 
 TEST(EngineCudaAttentionViews, FlashRefusesUnalignedViews) {
   AttentionParams p;
-  for (int i = 0; i < 3; ++i) p.view(i) = strided({2, 3, 5, 8}, {73, 8, 146, 1}, 24 * i + 1);  // odd offsets
+  for (int i = 0; i < 3; ++i)
+    p.view(i) = strided_view({2, 3, 5, 8}, {73, 8, 146, 1}, 24 * i + 1);  // odd offsets
   HostTensor x(DType::Float16, {5, 2, 73});
   ViewLayer t({x, x, x}, p);
   std::string why;
@@ -240,12 +184,12 @@ TEST(EngineCuda, AttentionViewsGeneric) {
 TEST(EngineCuda, AttentionViewsUnalignedGeneric) {
   KILN_REQUIRE_GPU();
   AttentionParams p;
-  for (int i = 0; i < 3; ++i) p.view(i) = strided({2, 3, 5, 8}, {73, 8, 146, 1}, 24 * i + 1);
+  for (int i = 0; i < 3; ++i) p.view(i) = strided_view({2, 3, 5, 8}, {73, 8, 146, 1}, 24 * i + 1);
   std::mt19937 rng(902);
   for (DType dt : {DType::Float32, DType::Float16}) {
     HostTensor x = random_tensor(DType::Float32, {5, 2, 73}, rng).to(dt);
     HostTensor got = run_tactic({x, x, x}, p, "generic");
-    expect_matches(got, reference({x, x, x}, p, {2, 3, 5, 8}),
+    expect_matches(got, attention_reference({x, x, x}, p, 2 * 3 * 5 * 8),
                    std::string("generic unaligned ") + dtype_name(dt));
   }
 }
