@@ -134,6 +134,17 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
   return b;
 }
 
+/// A candidate whose first run took at most this long always gets a second warm-up, however much faster the
+/// fastest first run was: one-time costs must not decide. oneDNN's JIT for a small matmul took 8-25 ms on a
+/// loaded 2-core machine, over 200x the reference kernel's run, and the reference kernel (15x slower once
+/// warm) won and was written to the timing cache.
+constexpr double kAlwaysWarmUpMs = 100.0;
+
+/// Part of every timing-cache key: choices made by another timing method are not reused. 2: device time on
+/// backends that record work, the second warm-up under kAlwaysWarmUpMs (1, unmarked: wall clock throughout,
+/// and caches written with it hold choices that method got wrong).
+constexpr const char* kTimingMethod = "|timing2";
+
 /// Timed runs on a backend that records device work (cuda) replay a recording of this many runs in a row: the
 /// device's time per run, without the host's launch costs. At batch 1 a legacy cuDNN call costs the host
 /// more than its kernels cost the GPU, and a wall-clock choice then follows the host (resnet50's
@@ -168,6 +179,10 @@ void record_timing_graphs(const Plan::Impl& g, std::vector<Candidate>& cands, co
 
 }  // namespace
 
+bool gets_second_warm_up(double first_ms, double best_first_ms) {
+  return first_ms <= kAlwaysWarmUpMs || first_ms <= 200 * best_first_ms;
+}
+
 void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   TimingCache cache(config.timing_cache_path);
   g.kernels.clear();
@@ -201,7 +216,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" + hex64([&] {
                         std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats +
                                         (config.allow_reduced_precision_tactics ? "|reduced" : "") +
-                                        (tf32 ? "|tf32" : "");
+                                        (tf32 ? "|tf32" : "") + kTimingMethod;
                         return fnv1a64(s.data(), s.size());
                       }());
     std::string chosen;
@@ -225,9 +240,10 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       // Candidates are warmed up, then timed in rounds (one run of each per round, min per candidate), so
       // that load from other processes hits every candidate alike. The first run of a kernel pays one-time
       // costs (oneDNN's JIT, cuDNN/cuBLASLt plans, first touch of its buffers: 60x a reference convolution's
-      // run on a 16x16 image), so a candidate runs a second warm-up unless its first was 200x slower than the
-      // fastest first run. A candidate whose warm-up is 20x slower than the fastest warm-up, or whose time is
-      // 20x the best after a round, is not timed further (it loses with the time it has).
+      // run on a 16x16 image), so a candidate runs a second warm-up (gets_second_warm_up) unless its first
+      // took over kAlwaysWarmUpMs and was 200x slower than the fastest first run. A candidate whose warm-up
+      // is 20x slower than the fastest warm-up, or whose time is 20x the best after a round, is not timed
+      // further (it loses with the time it has).
       struct Run {  // one kernel with its timing buffers (device buffers on a device backend)
         std::unique_ptr<Kernel> kernel;
         TimingBuffers buf;
@@ -337,7 +353,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         }
       }
       for (auto& c : cands) {  // second warm-up
-        if (c.t_min <= 200 * best_first && config.timing_iterations > 0) {
+        if (gets_second_warm_up(c.t_min, best_first) && config.timing_iterations > 0) {
           try {
             c.t_min = std::min(c.t_min, time_once(c));
           } catch (const Error& e) {
