@@ -19,6 +19,11 @@ endfunction()
 # a ctest labeled LAYER. A suite.cmake that sets KILN_SUITE_GPU_TESTS (a gtest filter of tests that need a GPU)
 # leaves those tests out of that list and runs them as one ctest kiln_LAYER_gpu_tests labeled "LAYER;gpu" (only
 # when the CUDA backend is built): CI runs `ctest -LE gpu`, the GPU machine `ctest -L gpu`.
+# Every test runs with KILN_CACHE_DIR in the build tree (KILN_TEST_ENV): the default engine and timing caches of
+# compiles inside tests stay there, so tactic choices timed while tests run side by side (a loaded machine) never
+# reach the caches that later compiles on the machine read.
+set(KILN_TEST_ENV "KILN_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
+
 function(kiln_add_test_suite layer)
   cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${layer}/*_test.cpp)
@@ -35,12 +40,13 @@ function(kiln_add_test_suite layer)
   endif()
   if(KILN_SUITE_GPU_TESTS)
     gtest_discover_tests(kiln_${layer}_tests DISCOVERY_TIMEOUT 120 TEST_FILTER "-${KILN_SUITE_GPU_TESTS}"
-                         PROPERTIES LABELS "${layer};${ARG_LABELS}")
+                         PROPERTIES LABELS "${layer};${ARG_LABELS}" ENVIRONMENT "${KILN_TEST_ENV}")
     if(KILN_CUDA_ENABLED)
       add_test(NAME kiln_${layer}_gpu_tests COMMAND kiln_${layer}_tests --gtest_filter=${KILN_SUITE_GPU_TESTS})
-      set_tests_properties(kiln_${layer}_gpu_tests PROPERTIES LABELS "${layer};gpu")
+      set_tests_properties(kiln_${layer}_gpu_tests PROPERTIES LABELS "${layer};gpu" ENVIRONMENT "${KILN_TEST_ENV}")
     endif()
   else()
-    gtest_discover_tests(kiln_${layer}_tests DISCOVERY_TIMEOUT 120 PROPERTIES LABELS "${layer};${ARG_LABELS}")
+    gtest_discover_tests(kiln_${layer}_tests DISCOVERY_TIMEOUT 120 PROPERTIES LABELS "${layer};${ARG_LABELS}"
+                         ENVIRONMENT "${KILN_TEST_ENV}")
   endif()
 endfunction()

@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "kiln/compiler/compilation_settings.h"
 #include "kiln/compiler/engine_hash.h"
 #include "kiln/ir/text.h"
 #include "kiln/support/error.h"
@@ -125,12 +127,19 @@ TEST(DiskEngineCache, ConcurrentWritersAndReadersSeeWholeEntries) {
 }
 
 TEST(DefaultEngineCacheDir, FollowsEnvironment) {
+  // ctest sets KILN_CACHE_DIR for every test (tests/CMake: the cache stays in the build tree): restored after.
+  const char* was = std::getenv("KILN_CACHE_DIR");
+  const std::string saved = was ? was : "";
   ::setenv("KILN_CACHE_DIR", "/tmp/kiln-test-cache-env", 1);
   EXPECT_EQ(default_engine_cache_dir(), "/tmp/kiln-test-cache-env");
+  EXPECT_EQ(default_timing_cache_path(), "/tmp/kiln-test-cache-env/timing_cache.bin");
+  EXPECT_EQ(CompilationSettings{}.timing_cache_path, "/tmp/kiln-test-cache-env/timing_cache.bin");
   ::unsetenv("KILN_CACHE_DIR");
+  EXPECT_EQ(default_timing_cache_path(), "/tmp/kiln_engine_cache/timing_cache.bin");
   ::setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
   EXPECT_EQ(default_engine_cache_dir(), "/tmp/xdg/kiln/engines");
   ::unsetenv("XDG_CACHE_HOME");
+  if (was) ::setenv("KILN_CACHE_DIR", saved.c_str(), 1);
 }
 
 // A small segment: linear(x, w, b) then relu, with constants of the given dtype and sizes.

@@ -7,6 +7,7 @@
 // without depending on the compiler layer's library.
 
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,6 +15,16 @@
 #include "kiln/support/dtype.h"
 
 namespace kiln::compiler {
+
+/// The default timing cache file: $KILN_CACHE_DIR/timing_cache.bin when KILN_CACHE_DIR is set, else
+/// /tmp/kiln_engine_cache/timing_cache.bin (where Torch-TensorRT keeps its own). The test suite points
+/// KILN_CACHE_DIR into the build tree: choices timed while tests run side by side on a loaded machine must not
+/// land in the cache later compiles on that machine read.
+inline std::string default_timing_cache_path() {
+  const char* dir = std::getenv("KILN_CACHE_DIR");
+  if (dir != nullptr && *dir != '\0') return std::string(dir) + "/timing_cache.bin";
+  return "/tmp/kiln_engine_cache/timing_cache.bin";
+}
 
 struct CompilationSettings {
   // --- Precision ---------------------------------------------------------------------------------
@@ -50,8 +61,8 @@ struct CompilationSettings {
   int optimization_level = 3;
   /// Timing iterations averaged per tactic candidate.
   int num_avg_timing_iters = 1;
-  /// Timing cache file ("" disables it).
-  std::string timing_cache_path = "/tmp/kiln_engine_cache/timing_cache.bin";
+  /// Timing cache file ("" disables it); default: default_timing_cache_path().
+  std::string timing_cache_path = default_timing_cache_path();
   /// Raise engine build failures instead of falling back to PyTorch for the segment.
   bool pass_through_build_failures = false;
   /// false: engines are built refittable (weights can be replaced without a rebuild: refit_module_weights, the
