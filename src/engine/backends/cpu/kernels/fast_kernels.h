@@ -15,5 +15,7 @@ void register_reduce(CpuKernelRegistry& registry);
 void register_attention(CpuKernelRegistry& registry);
 /// Rows "vec" for FusedPointwise, Activation and Elementwise (fp32).
 void register_pointwise(CpuKernelRegistry& registry);
+/// Row "vec" for Shuffle (any dtype of 1, 2, 4 or 8 bytes; one permutation at most).
+void register_movement(CpuKernelRegistry& registry);
 
 }  // namespace kiln::engine::cpu::fast

@@ -15,6 +15,7 @@ void register_fast_kernels(CpuKernelRegistry& registry) {
   fast::register_reduce(registry);
   fast::register_pointwise(registry);
   fast::register_attention(registry);
+  fast::register_movement(registry);
 }
 
 }  // namespace kiln::engine::cpu
