@@ -189,12 +189,10 @@ class ConvKernel : public Kernel {
       count_conv_event(ConvEvent::FusedRefused);
       plan->fused = false;
     }
-    float alpha = 1.0f, beta = 0.0f;
     if (!p_.transposed) {
-      KILN_CUDNN_CHECK(cudnnConvolutionForward(h, &alpha, plan->x, x.data, plan->w, weight_.data(),
-                                               plan->conv, static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo),
-                                               args.workspace, kWorkspace, &beta, plan->y, y.data));
+      forward_call(*plan, x.data, y.data, args.workspace);
     } else {
+      float alpha = 1.0f, beta = 0.0f;
       KILN_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &alpha, plan->w, weight_.data(), plan->x, x.data,
                                                     plan->conv,
                                                     static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algo),
@@ -224,8 +222,13 @@ class ConvKernel : public Kernel {
   void enqueue(const ConvPlan& plan, const void* x, void* y, const void* z, void* workspace) const {
     if (plan.fused) {
       KILN_CUDNN_CHECK(fused_call(plan, x, y, z, workspace));
-      return;
+    } else {
+      forward_call(plan, x, y, workspace);
     }
+  }
+
+  /// The plain forward convolution y = conv(x) of `plan` on the handle's stream (bias and post-ops apart).
+  void forward_call(const ConvPlan& plan, const void* x, void* y, void* workspace) const {
     float alpha = 1.0f, beta = 0.0f;
     KILN_CUDNN_CHECK(cudnnConvolutionForward(cudnn_handle(), &alpha, plan.x, x, plan.w, weight_.data(),
                                              plan.conv, static_cast<cudnnConvolutionFwdAlgo_t>(plan.algo),
