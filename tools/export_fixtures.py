@@ -204,6 +204,10 @@ def transformers_model(kind: str) -> Callable[[], nn.Module]:
             # (Conv1D views a non-contiguous attention output).
             config._attn_implementation = "eager"
             model = transformers.GPT2Model(config)
+        elif kind == "gpt2_small":  # GPT-2 small's shape (12 layers, 768 hidden, 12 heads)
+            config = transformers.GPT2Config()
+            config._attn_implementation = "eager"
+            model = transformers.GPT2Model(config)
         elif kind == "t5_encoder":
             config = transformers.T5Config(vocab_size=1000, d_model=128, d_kv=32, d_ff=256, num_layers=2,
                                            num_heads=4)
@@ -260,6 +264,14 @@ FIXTURES: Dict[str, Fixture] = {
     "resnet18_224": Fixture(torchvision_model("resnet18"), image_cases(224, [1]), None, needs=["torchvision"]),
     "bert_base": Fixture(transformers_model("bert_base"), token_cases([(1, 128)], vocab=30522), None,
                          needs=["transformers"]),
+    # The CPU benchmark set (bench/cpu): batch 1, 224x224 images or 1x128 tokens, static.
+    "resnet50_224": Fixture(torchvision_model("resnet50"), image_cases(224, [1]), None, needs=["torchvision"]),
+    "mobilenet_v3_large_224": Fixture(torchvision_model("mobilenet_v3_large"), image_cases(224, [1]), None,
+                                      needs=["torchvision"]),
+    "efficientnet_b0_224": Fixture(torchvision_model("efficientnet_b0"), image_cases(224, [1]), None,
+                                   needs=["torchvision"]),
+    "gpt2_small": Fixture(transformers_model("gpt2_small"), token_cases([(1, 128)], vocab=50257), None,
+                          needs=["transformers"]),
     "t5_encoder": Fixture(transformers_model("t5_encoder"), token_cases([(2, 16), (3, 37)]), token_dynamic,
                           needs=["transformers"]),
 }
