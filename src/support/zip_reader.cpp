@@ -47,6 +47,7 @@ class Parser {
   void parse(std::vector<ZipEntry>* entries, std::unordered_map<std::string, size_t>* index) {
     find_end();
     read_central_directory(entries, index);
+    check_inflate_budget(*entries);
   }
 
  private:
@@ -106,6 +107,21 @@ class Parser {
       fail_invalid("", "the end-of-central-directory record claims ", entry_count_,
                    " entries but the central directory of ", cd_size_, " bytes holds at most ",
                    cd_size_ / kCentralHeaderSize);
+    }
+  }
+
+  // The deflated entries together may declare at most ZipReader::inflate_budget(archive size) bytes: a few
+  // megabytes that claim gigabytes are refused before anything is inflated.
+  void check_inflate_budget(const std::vector<ZipEntry>& entries) const {
+    const uint64_t budget = ZipReader::inflate_budget(size_);
+    uint64_t total = 0;
+    for (const ZipEntry& e : entries) {
+      if (e.method != kMethodDeflate) continue;
+      if (!add_ok(total, e.uncompressed_size, &total) || total > budget) {
+        fail_invalid("", "the deflated entries declare more than ", budget, " bytes uncompressed (",
+                     ZipReader::kInflateRatio, " times the archive's ", size_, " bytes, at least ",
+                     ZipReader::kMinInflateBudget, "; docs/limits.md): refusing a likely decompression bomb");
+      }
     }
   }
 

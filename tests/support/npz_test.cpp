@@ -6,6 +6,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include <sys/stat.h>
+#include <zlib.h>
+
 #include "kiln/support/error.h"
 #include "kiln/support/file.h"
 #include "kiln/support/zip.h"
@@ -340,6 +343,58 @@ TEST(Npz, ErrorsNameFileAndArray) {
   expect_error([&] { read_npz(dir.file("other.npz")); }, ErrorKind::InvalidInput,
                {"other.npz", "notes.txt", ".npy"});
   expect_error([&] { read_npz(dir.file("absent.npz")); }, ErrorKind::Io, {"absent.npz"});
+}
+
+// An .npz bomb (a float32 array of 100 MiB of zeros, deflated to about 100 KB, as numpy.savez_compressed
+// would write it) is refused when opened, before anything is inflated; so are a FIFO and /dev/zero given as
+// inputs.
+TEST(Npz, RefusesBombsAndNonRegularFiles) {
+  test::TempDir dir;
+  const uint64_t count = uint64_t{25} << 20;
+  HostTensor header_only(DType::Float32, {0});
+  std::vector<uint8_t> header = write_npy(header_only);
+  std::vector<uint8_t> npy = header;  // "shape: (0,)" becomes the real shape below; the bytes are zeros
+  const std::string from = "(0,)", to = "(" + std::to_string(count) + ",)";
+  std::string text(npy.begin(), npy.end());
+  text.replace(text.find(from), from.size(), to);
+  std::vector<uint8_t> npy_header(text.begin(), text.end());
+  const uint64_t size = npy_header.size() + count * 4;
+  // The deflated stream of header + zeros: deflate the header, then append zeros in the same stream.
+  z_stream zs{};
+  ASSERT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::vector<uint8_t> payload;
+  std::vector<uint8_t> buffer(1 << 16);
+  const std::vector<uint8_t> zeros(1 << 20, 0);
+  uLong crc = crc32(0, Z_NULL, 0);
+  auto feed = [&](const uint8_t* p, size_t n, int flush) {
+    crc = crc32(crc, p, static_cast<uInt>(n));
+    zs.next_in = const_cast<Bytef*>(p);
+    zs.avail_in = static_cast<uInt>(n);
+    do {
+      zs.next_out = buffer.data();
+      zs.avail_out = static_cast<uInt>(buffer.size());
+      deflate(&zs, flush);
+      payload.insert(payload.end(), buffer.data(), buffer.data() + (buffer.size() - zs.avail_out));
+    } while (zs.avail_out == 0);
+  };
+  feed(npy_header.data(), npy_header.size(), Z_NO_FLUSH);
+  for (uint64_t done = 0; done < count * 4; done += zeros.size()) {
+    feed(zeros.data(), zeros.size(), done + zeros.size() >= count * 4 ? Z_FINISH : Z_NO_FLUSH);
+  }
+  deflateEnd(&zs);
+  std::vector<uint8_t> bytes = test::build_zip({{.name = "input_0.npy",
+                                                 .method = 8,
+                                                 .crc = static_cast<uint32_t>(crc),
+                                                 .compressed_size = payload.size(),
+                                                 .uncompressed_size = size,
+                                                 .payload = payload}});
+  write_file_atomic(dir.file("bomb.npz"), bytes);
+  expect_error([&] { read_npz(dir.file("bomb.npz")); }, ErrorKind::InvalidInput,
+               {"bomb.npz", "decompression bomb"});
+
+  ASSERT_EQ(::mkfifo(dir.file("fifo.npz").c_str(), 0600), 0);
+  expect_error([&] { read_npz(dir.file("fifo.npz")); }, ErrorKind::Io, {"fifo.npz", "a FIFO"});
+  expect_error([&] { read_npz("/dev/zero"); }, ErrorKind::Io, {"/dev/zero", "a character device"});
 }
 
 }  // namespace

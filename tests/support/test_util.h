@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -72,6 +73,46 @@ inline std::vector<uint8_t> raw_deflate(const std::vector<uint8_t>& data, int le
   if (ret != Z_STREAM_END) throw std::runtime_error("deflate did not finish");
   out.resize(zs.total_out);
   return out;
+}
+
+/// Raw deflate of `n` zero bytes, streamed (the zeros are never all in memory): decompression bombs for
+/// tests.
+inline std::vector<uint8_t> raw_deflate_zeros(uint64_t n) {
+  z_stream zs{};
+  if (deflateInit2(&zs, 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw std::runtime_error("deflateInit2");
+  const std::vector<uint8_t> chunk(1 << 20, 0);
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> buffer(1 << 16);
+  uint64_t fed = 0;
+  int ret = Z_OK;
+  while (ret != Z_STREAM_END) {
+    if (zs.avail_in == 0 && fed < n) {
+      const uint64_t take = std::min<uint64_t>(chunk.size(), n - fed);
+      zs.next_in = const_cast<Bytef*>(chunk.data());
+      zs.avail_in = static_cast<uInt>(take);
+      fed += take;
+    }
+    zs.next_out = buffer.data();
+    zs.avail_out = static_cast<uInt>(buffer.size());
+    ret = deflate(&zs, fed == n && zs.avail_in == 0 ? Z_FINISH : Z_NO_FLUSH);
+    if (ret == Z_STREAM_ERROR) throw std::runtime_error("deflate failed");
+    out.insert(out.end(), buffer.data(), buffer.data() + (buffer.size() - zs.avail_out));
+  }
+  deflateEnd(&zs);
+  return out;
+}
+
+/// CRC-32 of `n` zero bytes.
+inline uint32_t crc_of_zeros(uint64_t n) {
+  const std::vector<uint8_t> chunk(1 << 20, 0);
+  uLong crc = crc32(0, Z_NULL, 0);
+  for (uint64_t done = 0; done < n;) {
+    const uint64_t take = std::min<uint64_t>(chunk.size(), n - done);
+    crc = crc32(crc, chunk.data(), static_cast<uInt>(take));
+    done += take;
+  }
+  return static_cast<uint32_t>(crc);
 }
 
 inline uint32_t crc_of(const std::vector<uint8_t>& data) {

@@ -339,14 +339,14 @@ TEST(ZipReader, MalformedCasesGiveClearErrors) {
                    ErrorKind::InvalidInput,
                    {"'d'", "ends after"},
                    false});
-  cases.push_back({"bomb size",
-                   {{.name = "z", .data = {1, 2, 3}, .method = 8, .uncompressed_size = uint64_t{1} << 40}},
-                   {},
-                   ErrorKind::InvalidInput,
-                   {"'z'", "uncompressed size"},
-                   false});
+  cases.push_back(
+      {"bomb size",
+       {{.name = "z", .data = {1, 2, 3}, .method = 8, .uncompressed_size = uint64_t{1} << 40, .zip64 = true}},
+       {},
+       ErrorKind::InvalidInput,
+       {"declare more than", "decompression bomb"}});
   cases.push_back({"implausible ratio",
-                   {{.name = "r", .data = {1, 2, 3}, .method = 8, .uncompressed_size = 100000000}},
+                   {{.name = "r", .data = {1, 2, 3}, .method = 8, .uncompressed_size = 10000000}},
                    {},
                    ErrorKind::InvalidInput,
                    {"'r'", "implausible"},
@@ -417,6 +417,40 @@ TEST(ZipReader, MalformedCasesGiveClearErrors) {
         EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what();
     }
   }
+}
+
+// Decompression bombs: deflated entries whose sizes are honest but inflate far beyond the archive (here 100
+// MiB of zeros in about 100 KB) are refused when the archive is opened, before anything is inflated; entries
+// within the budget (10 MiB of zeros, also about 1000:1) still read.
+TEST(ZipReader, RefusesDecompressionBombsOnOpen) {
+  const uint64_t big = uint64_t{100} << 20;
+  std::vector<uint8_t> bomb = test::raw_deflate_zeros(big);
+  std::vector<uint8_t> bytes = build_zip({{.name = "models/model.json",
+                                           .method = 8,
+                                           .crc = test::crc_of_zeros(big),
+                                           .compressed_size = bomb.size(),
+                                           .uncompressed_size = big,
+                                           .payload = bomb}});
+  ASSERT_LT(bytes.size(), ZipReader::kMinInflateBudget / ZipReader::kInflateRatio);
+  expect_error([&] { ZipReader::from_bytes(bytes, "bomb.pt2"); }, ErrorKind::InvalidInput,
+               {"bomb.pt2", "declare more than 67108864 bytes", "decompression bomb"});
+
+  const uint64_t fine = uint64_t{10} << 20;
+  std::vector<uint8_t> zeros = test::raw_deflate_zeros(fine);
+  ZipReader reader = ZipReader::from_bytes(build_zip({{.name = "z",
+                                                       .method = 8,
+                                                       .crc = test::crc_of_zeros(fine),
+                                                       .compressed_size = zeros.size(),
+                                                       .uncompressed_size = fine,
+                                                       .payload = zeros}}));
+  EXPECT_EQ(reader.read("z"), std::vector<uint8_t>(fine, 0));
+}
+
+TEST(ZipReader, InflateBudgetIsARatioOfTheArchiveSize) {
+  EXPECT_EQ(ZipReader::inflate_budget(0), ZipReader::kMinInflateBudget);
+  EXPECT_EQ(ZipReader::inflate_budget(1 << 20), ZipReader::kMinInflateBudget);
+  EXPECT_EQ(ZipReader::inflate_budget(uint64_t{10} << 20), uint64_t{640} << 20);
+  EXPECT_EQ(ZipReader::inflate_budget(~uint64_t{0} / 2), ~uint64_t{0});
 }
 
 TEST(ZipReader, ZipMarkersWithoutLocator) {

@@ -34,11 +34,15 @@ struct ZipEntry {
 /// directory. Entry names must be unique, non-empty, relative and free of ".." components and NUL bytes.
 /// Data descriptors (flag bit 3) are fine: sizes and CRC come from the central directory.
 ///
+/// Opening also bounds what inflating may cost: the declared uncompressed sizes of all deflated entries
+/// together may not exceed inflate_budget(archive size) (docs/limits.md), so memory stays a small multiple of
+/// the file's real size whatever its metadata claims.
+///
 /// read() inflates deflated entries into a buffer that grows with the actual output (never allocated from
-/// a declared size alone), checks the output against the declared size (which may not exceed
-/// kMaxDeflateRatio times the compressed size, nor kMaxInflatedSize) and the CRC-32. Encrypted entries and
-/// compression methods other than stored (0) and deflate (8) throw kiln::Error(Unsupported) when read;
-/// multi-disk archives throw it when opened.
+/// a declared size alone) and stops at the declared size, checks the output against the declared size (which
+/// may not exceed kMaxDeflateRatio times the compressed size, nor kMaxInflatedSize) and the CRC-32. Encrypted
+/// entries and compression methods other than stored (0) and deflate (8) throw kiln::Error(Unsupported) when
+/// read; multi-disk archives throw it when opened.
 class ZipReader {
  public:
   /// Deflate cannot expand data by more than about 1032:1; a larger declared ratio is corruption.
@@ -46,6 +50,17 @@ class ZipReader {
   /// The largest uncompressed size of a deflated entry Kiln will inflate (stored entries are bounded by the
   /// archive's size).
   static constexpr uint64_t kMaxInflatedSize = uint64_t{16} << 30;
+  /// Deflated entries may declare in all at most kInflateRatio times the archive's size uncompressed, or
+  /// kMinInflateBudget bytes when that is more. Real data (weights, JSON, arrays) compresses far less; an
+  /// archive of mostly zeros beyond this must be stored uncompressed (numpy.savez rather than
+  /// savez_compressed).
+  static constexpr uint64_t kInflateRatio = 64;
+  static constexpr uint64_t kMinInflateBudget = uint64_t{64} << 20;
+  static constexpr uint64_t inflate_budget(uint64_t archive_size) {
+    if (archive_size > UINT64_MAX / kInflateRatio) return UINT64_MAX;
+    return archive_size > kMinInflateBudget / kInflateRatio ? archive_size * kInflateRatio
+                                                            : kMinInflateBudget;
+  }
 
   static ZipReader open(const std::string& path);
   static ZipReader from_bytes(std::vector<uint8_t> bytes, std::string label = "<memory>");
