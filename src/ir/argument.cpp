@@ -31,6 +31,7 @@ const char* to_string(Argument::Kind kind) {
     case K::Layout: return "Layout";
     case K::MemoryFormat: return "MemoryFormat";
     case K::Device: return "Device";
+    case K::Graph: return "Graph";
   }
   return "Unknown";
 }
@@ -162,6 +163,14 @@ Argument Argument::device(Device d) {
   return a;
 }
 
+Argument Argument::graph(std::shared_ptr<const Graph> g) {
+  KILN_CHECK(g != nullptr, Internal, "Argument::graph given a null graph");
+  Argument a;
+  a.kind_ = Kind::Graph;
+  a.graph_ = std::move(g);
+  return a;
+}
+
 Value* Argument::as_tensor() const {
   if (kind_ != Kind::Tensor) mismatch("Tensor", kind_, *this);
   return values_[0];
@@ -249,6 +258,11 @@ Device Argument::as_device() const {
   return Device{strings_[0], static_cast<int>(ints_[0])};
 }
 
+const std::shared_ptr<const Graph>& Argument::as_graph() const {
+  if (kind_ != Kind::Graph) mismatch("Graph", kind_, *this);
+  return graph_;
+}
+
 std::vector<Value*> Argument::values() const {
   std::vector<Value*> out;
   for (Value* v : values_) {
@@ -281,7 +295,8 @@ std::string Argument::to_string() const { return textfmt::format_argument(*this)
 
 bool Argument::operator==(const Argument& other) const {
   if (kind_ != other.kind_ || values_ != other.values_ || ints_ != other.ints_ || bools_ != other.bools_ ||
-      strings_ != other.strings_ || sym_ints_ != other.sym_ints_ || floats_.size() != other.floats_.size()) {
+      strings_ != other.strings_ || sym_ints_ != other.sym_ints_ || graph_ != other.graph_ ||
+      floats_.size() != other.floats_.size()) {
     return false;
   }
   for (size_t i = 0; i < floats_.size(); ++i) {

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "kiln/ir/text.h"
+
 namespace kiln::ir::textfmt {
 
 bool is_plain_name(std::string_view name) {
@@ -166,6 +168,11 @@ std::string format_argument(const Argument& a) {
     case K::Layout: return std::string("layout.") + layout_name(a.as_layout());
     case K::MemoryFormat: return std::string("memory_format.") + memory_format_name(a.as_memory_format());
     case K::Device: return "device(" + quote(a.as_device().to_string()) + ")";
+    case K::Graph: {
+      std::string text = print_graph(*a.as_graph());
+      if (!text.empty() && text.back() == '\n') text.pop_back();  // the node's line goes on after '}'
+      return text;
+    }
   }
   return "?";
 }

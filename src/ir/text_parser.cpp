@@ -33,12 +33,15 @@ struct Elem {
   Pos pos;
 };
 
+struct GraphAst;
+
 struct ArgAst {
-  enum Kind { Scalar, List, SymConst, ScalarType, Layout, MemoryFormat, Device } kind = Scalar;
+  enum Kind { Scalar, List, SymConst, ScalarType, Layout, MemoryFormat, Device, Graph } kind = Scalar;
   enum ListPrefix { Plain, Optional, Sym, EmptyFloat, EmptyBool, EmptyStr, EmptyTensor } prefix = Plain;
   std::vector<Elem> elems;  // Scalar: exactly one
   int64_t code = 0;         // SymConst value, dtype/layout/memory format code
   ir::Device device;
+  std::shared_ptr<GraphAst> graph;  // Graph: a nested graph block
   Pos pos;
 };
 
@@ -53,8 +56,6 @@ struct Decl {
   TypeAst type;
   Pos pos;
 };
-
-struct GraphAst;
 
 struct NodeAst {
   std::string name;  // explicit "node NAME:" or empty
@@ -455,6 +456,11 @@ class Parser {
       a.elems = elem_list();
       return a;
     }
+    if (at_word("graph")) {
+      a.kind = ArgAst::Graph;
+      a.graph = parse_graph_block();
+      return a;
+    }
     if (std::isalpha(static_cast<unsigned char>(peek())) && !at_word("None") && !at_word("True") &&
         !at_word("False") && !at_word("inf") && !at_word("nan")) {
       std::string word = ident("an argument value");
@@ -820,6 +826,7 @@ class Builder {
       case ArgAst::Layout: return Argument::layout(static_cast<Layout>(a.code));
       case ArgAst::MemoryFormat: return Argument::memory_format(static_cast<MemoryFormat>(a.code));
       case ArgAst::Device: return Argument::device(a.device);
+      case ArgAst::Graph: return Argument::graph(std::shared_ptr<const Graph>(Builder().build(*a.graph)));
       case ArgAst::List: break;
     }
     switch (a.prefix) {

@@ -95,7 +95,14 @@ void print_node(const Node& node, const PrintOptions& opt, const std::string& in
       out += "*, ";
       kwarg_section = true;
     }
-    out += a.name + "=" + a.value.to_string();
+    out += a.name + "=";
+    if (a.value.kind() == Argument::Kind::Graph) {
+      // Nested graphs print at the node's indentation; the node's line goes on after their '}'.
+      print_graph_into(*a.value.as_graph(), opt, indent, out);
+      out.pop_back();
+    } else {
+      out += a.value.to_string();
+    }
   }
   out += ")";
   if (node.subgraph()) {

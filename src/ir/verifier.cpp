@@ -81,6 +81,11 @@ void verify_graph(const Graph& g, const std::string& where) {
     }
     if (node->subgraph())
       verify_graph(*node->subgraph(), where + " (subgraph of node '" + node->name() + "')");
+    for (const auto& a : node->args()) {
+      if (a.value.kind() == Argument::Kind::Graph) {
+        verify_graph(*a.value.as_graph(), where + " (graph argument '" + a.name + "' of node '" + node->name() + "')");
+      }
+    }
   }
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     const Value* v = g.outputs()[i];

@@ -200,6 +200,49 @@ TEST(IrText, SubgraphsNest) {
   EXPECT_EQ(g->find_value("r"), nullptr);
 }
 
+TEST(IrText, GraphArgumentsNestAndRoundTrip) {
+  // A higher-order node takes its branches as graph arguments; each has its own values, nested at any depth.
+  const char* text = R"(graph(%p: bool[], %x: f32[4]) {
+  %out: f32[4] = higher_order.cond.default(pred=%p, true_fn=graph(%a: f32[4]) {
+    %r: f32[4] = aten.relu.default(self=%a)
+    return (%r)
+  }, false_fn=graph(%b: f32[4]) {
+    %n: f32[4] = higher_order.invoke_subgraph.default(g=graph(%c: f32[4]) {
+      %t: f32[4] = aten.tanh.default(self=%c)
+      return (%t)
+    }, id="sub", x=%b)
+    return (%n)
+  }, operands=[%x])
+  return (%out)
+}
+)";
+  EXPECT_EQ(round_trip(text), text);
+  auto g = parse_graph(text);
+  const Node* cond = g->find_node("out");
+  const Argument& on_false = cond->arg("false_fn");
+  ASSERT_EQ(on_false.kind(), Argument::Kind::Graph);
+  EXPECT_EQ(on_false.as_graph()->num_nodes(), 1u);
+  EXPECT_EQ(g->find_value("r"), nullptr);  // the branches' values are their own
+  EXPECT_EQ(cond->inputs().size(), 2u);    // %p and %x; nothing of the branches
+  EXPECT_THROW(cond->arg("pred").as_graph(), Error);
+}
+
+TEST(IrText, VerifierChecksGraphArguments) {
+  auto g = parse_graph(R"(graph(%x: f32[4]) {
+  %y: f32[4] = higher_order.invoke_subgraph.default(g=graph(%a: f32[4]) {
+    return (%a)
+  }, x=%x)
+  return (%y)
+}
+)");
+  EXPECT_NO_THROW(verify(*g));
+  auto broken = std::make_shared<Graph>();
+  Value* in = broken->add_input("a", ValueKind::Tensor, g->find_value("x")->meta());
+  broken->set_outputs({in, nullptr});
+  g->find_node("y")->set_arg("g", Argument::graph(broken));
+  EXPECT_THROW(verify(*g), Error);
+}
+
 TEST(IrText, MetadataCommentsAreIgnoredByTheParser) {
   auto g = parse_graph("graph(%x: f32[2]) {\n  %y: f32[2] = aten.relu.default(self=%x)\n  return (%y)\n}\n");
   g->find_node("y")->mutable_metadata()["nn_module_stack"] = "L['self'].fc: Linear # not a comment";

@@ -84,7 +84,7 @@ class Argument {
  public:
   enum class Kind {
     None, Tensor, Tensors, OptionalTensors, Int, Ints, Float, Floats, Bool, Bools, String, Strings,
-    SymInt, SymInts, SymFloat, SymBool, ScalarType, Layout, MemoryFormat, Device
+    SymInt, SymInts, SymFloat, SymBool, ScalarType, Layout, MemoryFormat, Device, Graph
   };
 
   Argument() = default;  // None
@@ -109,6 +109,9 @@ class Argument {
   static Argument layout(Layout l);
   static Argument memory_format(MemoryFormat m);
   static Argument device(Device d);
+  /// A nested graph (the `as_graph` arguments of higher-order ops: cond's branches, a while loop's body, ...).
+  /// Its inputs are the subgraph's parameters; it shares no values with the graph of the node holding it.
+  static Argument graph(std::shared_ptr<const Graph> g);
 
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::None; }
@@ -133,6 +136,7 @@ class Argument {
   Layout as_layout() const;
   MemoryFormat as_memory_format() const;
   Device as_device() const;
+  const std::shared_ptr<const Graph>& as_graph() const;
 
   /// Every Value this argument refers to (tensors, SymInt/SymFloat/SymBool values), in order, skipping None.
   std::vector<Value*> values() const;
@@ -151,6 +155,7 @@ class Argument {
   std::vector<bool> bools_;
   std::vector<std::string> strings_;
   std::vector<SymIntArg> sym_ints_;
+  std::shared_ptr<const Graph> graph_;
 };
 
 const char* to_string(Argument::Kind kind);

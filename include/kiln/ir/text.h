@@ -47,6 +47,8 @@
 // - "dtype.f32" (ScalarType), "layout.strided" (Layout: unknown sparse_coo sparse_csr sparse_csc sparse_bsr
 //   sparse_bsc mkldnn strided), "memory_format.contiguous" (MemoryFormat: unknown contiguous channels_last
 //   channels_last_3d preserve), "device(\"cuda:0\")" (Device).
+// - A nested graph (Graph, the subgraph arguments of higher-order ops): a whole "graph(...) { ... }" block in
+//   the argument's place, "true_fn=graph(%a: f32[2]) {\n ... return (%r)\n}, operands=[%x]".
 
 #include <string>
 #include <string_view>
