@@ -4,6 +4,13 @@
 // Node outputs: "as_tensor" and each element of "as_tensors" (list returns) become one output Value each,
 // in order; "as_sym_int"/"as_sym_float"/"as_sym_bool" become SymInt/SymFloat/SymBool Values; "as_none"
 // keeps its slot as an unused Opaque Value (named "<node>_none<i>") so output indices match the schema.
+//
+// Higher-order ops (cond, while_loop, map_impl, wrap_with_set_grad_enabled, ...) take their subgraphs as
+// "as_graph" arguments: each becomes an ir::Argument::graph holding a graph built the same way from the nested
+// Graph (its own values, its inputs in order, its outputs); frontend/higher_order.h then inlines the wrappers.
+// Argument kinds Kiln cannot represent (operators, custom objects, complex numbers, ...) do not fail the load:
+// the argument keeps its JSON as a string and the node is marked (kUnsupportedArgumentKey) so that it runs in
+// PyTorch, or fails at run time with that reason.
 
 #include "frontend/graph_builder.h"
 
@@ -11,6 +18,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "frontend/higher_order.h"
+#include "kiln/ir/higher_order.h"
 #include "frontend/serde.h"
 #include "kiln/frontend/op_schema.h"
 
@@ -20,6 +29,8 @@ namespace {
 
 // Range bounds at or above this are sympy's int_oo as torch writes it (null, or a huge integer).
 constexpr int64_t kUnboundedThreshold = int64_t{1} << 62;
+// Nested graphs deeper than this are refused (a cond inside a loop body inside a map is depth 3).
+constexpr int kMaxNesting = 32;
 
 class Builder {
  public:
@@ -39,6 +50,24 @@ class Builder {
     read_outputs(graph, module.at("signature"));
     read_ranges();
     for (const auto& [symbol, hint] : hints_) graph_->symbol_hints()[symbol] = hint;
+    inline_higher_order_wrappers(*graph_);
+  }
+
+  // A nested graph (an "as_graph" argument's "graph"): its own value tables, inputs, nodes and outputs, and the
+  // hints of the shape symbols it names (ranges stay with the program's graph).
+  std::shared_ptr<const ir::Graph> run_nested(const JsonRef& graph, int depth) {
+    auto nested = std::make_shared<ir::Graph>();
+    graph_ = nested.get();
+    depth_ = depth;
+    read_value_tables(graph);
+    for (const JsonRef& input : graph.at("inputs").elements()) read_nested_input(input);
+    for (const JsonRef& node : graph.at("nodes").elements()) read_node(node);
+    std::vector<ir::Value*> outputs;
+    for (const JsonRef& out : graph.at("outputs").elements()) outputs.push_back(nested_output(out));
+    graph_->set_outputs(std::move(outputs));
+    for (const auto& [symbol, hint] : hints_) graph_->symbol_hints()[symbol] = hint;
+    inline_higher_order_wrappers(*graph_);
+    return nested;
   }
 
  private:
@@ -157,6 +186,42 @@ class Builder {
     graph_->add_constant(name, fqn, kind, std::move(data), meta);
   }
 
+  // --- Nested graphs -------------------------------------------------------------------------------------
+  void read_nested_input(const JsonRef& input) {
+    auto [kind, value] = input.union_member();
+    if (kind == "as_tensor" || kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") {
+      (void)read_user_input(input);
+      return;
+    }
+    throw input.unsupported("nested graph input of kind '" + kind + "' is not supported");
+  }
+
+  ir::Value* nested_output(const JsonRef& out) {
+    auto [kind, v] = out.union_member();
+    if (kind == "as_tensor") return tensor_ref(v, "output");
+    if (kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") {
+      auto [sk, sv] = v.union_member();
+      if (sk == "as_name") return lookup(sv.as_string(), sv, "output");
+    }
+    throw out.unsupported("nested graph output of kind '" + kind + "' is not supported");
+  }
+
+  ir::Argument nested_graph(const JsonRef& graph_argument, const std::string& node) const {
+    // Bounds recursion so that a hostile archive nesting graphs without end fails with an error.
+    if (depth_ >= kMaxNesting) {
+      throw node_error(graph_argument, node, ErrorKind::InvalidInput,
+                       "graphs nested deeper than " + std::to_string(kMaxNesting) + " levels");
+    }
+    Builder child(root_, weights_, program_);
+    std::shared_ptr<const ir::Graph> nested;
+    try {
+      nested = child.run_nested(graph_argument.at("graph"), depth_ + 1);
+    } catch (const Error& e) {
+      throw e.with_context(ErrorContext{label(), node, "", ""});
+    }
+    return ir::Argument::graph(std::move(nested));
+  }
+
   // --- Nodes ---------------------------------------------------------------------------------------------
   ir::Value* lookup(const std::string& name, const JsonRef& where, const std::string& node) const {
     ir::Value* v = graph_->find_value(name);
@@ -269,9 +334,12 @@ class Builder {
     if (kind == "as_layout") return ir::Argument::layout(decode_layout(v));
     if (kind == "as_memory_format") return ir::Argument::memory_format(decode_memory_format(v));
     if (kind == "as_device") return ir::Argument::device(decode_device(v));
-    if (kind == "as_graph" || kind == "as_custom_obj" || kind == "as_operator" || kind == "as_complex" ||
-        kind == "as_int_lists" || kind == "as_nested_tensors" || kind == "as_string_to_argument") {
-      throw node_error(arg, node, ErrorKind::Unsupported, "argument kind '" + kind + "' is not supported");
+    if (kind == "as_graph") return nested_graph(v, node);
+    if (kind == "as_custom_obj" || kind == "as_operator" || kind == "as_complex" || kind == "as_int_lists" ||
+        kind == "as_nested_tensors" || kind == "as_string_to_argument") {
+      // Kinds of the schema Kiln has no argument for: kept as their JSON text; read_node marks the node.
+      unsupported_kind_ = kind;
+      return ir::Argument::string(v.raw().dump());
     }
     throw node_error(arg, node, ErrorKind::InvalidInput, "unknown argument kind '" + kind + "'");
   }
@@ -359,10 +427,20 @@ class Builder {
     }
 
     std::vector<ir::NamedArgument> args;
+    std::string unsupported;  // why Kiln cannot read some argument, if it cannot
     for (const JsonRef& input : node_json.at("inputs").elements()) {
       ir::NamedArgument named;
       named.name = input.at("name").as_string();
+      // Higher-order ops have no schema: torch writes their arguments unnamed. Kiln names them by position
+      // (arg0, arg1, ...) so that the IR text can print them.
+      if (named.name.empty()) named.name = "arg" + std::to_string(args.size());
+      unsupported_kind_.clear();
       named.value = convert_argument(input.at("arg"), node_name);
+      if (!unsupported_kind_.empty()) {
+        std::string reason =
+            "argument '" + named.name + "' of kind '" + unsupported_kind_ + "' is not supported by Kiln";
+        unsupported += (unsupported.empty() ? "" : "; ") + reason;
+      }
       if (auto kind = input.find("kind")) {
         // schema.py ArgumentKind: 0 unknown, 1 positional, 2 keyword.
         int64_t k = kind->as_int();
@@ -394,6 +472,7 @@ class Builder {
         node->mutable_metadata()[key] = value.is_string() ? value.as_string() : value.raw().dump();
       }
     }
+    if (!unsupported.empty()) node->mutable_metadata()[ir::kUnsupportedArgumentKey] = unsupported;
     try {
       fill_default_arguments(*node);
     } catch (const Error& e) {
@@ -498,6 +577,8 @@ class Builder {
   std::unordered_map<std::string, ir::SymExpr> sym_int_values_;
   std::set<std::string> declared_;
   SymbolHints hints_;
+  int depth_ = 0;                 // nesting level of the graph being built (0: the program's graph)
+  mutable std::string unsupported_kind_;  // set by convert_argument for an argument kind Kiln cannot represent
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Loader behavior on hand-edited archives: every serialized argument kind, list and None outputs, range
-// bounds, non-persistent buffers and tensor constants from the constants config.
+// bounds, non-persistent buffers and tensor constants from the constants config, higher-order ops (nested
+// graphs, inlined wrappers) and argument kinds Kiln cannot represent.
 
 #include <gtest/gtest.h>
 
@@ -7,6 +8,7 @@
 
 #include "frontend/archive_edit.h"
 #include "kiln/frontend/program.h"
+#include "kiln/ir/higher_order.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/support/error.h"
 
@@ -218,6 +220,108 @@ TEST_F(SyntheticTest, SymIntUserInputAndOutputs) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'relu'"), std::string::npos) << e.what();
   }
+}
+
+
+// An "as_graph" argument: a nested graph `input -> op -> output` of f32[2, 4] values.
+json graph_argument(const std::string& input, const std::string& op, const std::string& output) {
+  json g;
+  g["inputs"] = json::array({{{"as_tensor", {{"name", input}}}}});
+  g["nodes"] = json::array({{{"target", op},
+                             {"inputs", {named("self", {{"as_tensor", {{"name", input}}}})}},
+                             {"outputs", {{{"as_tensor", {{"name", output}}}}}},
+                             {"metadata", json::object()},
+                             {"name", output}}});
+  g["tensor_values"] = {{input, tensor_meta({2, 4})}, {output, tensor_meta({2, 4})}};
+  g["sym_int_values"] = json::object();
+  g["outputs"] = json::array({{{"as_tensor", {{"name", output}}}}});
+  g["is_single_tensor_return"] = false;
+  return {{"as_graph", {{"name", output + "_graph"}, {"graph", g}}}};
+}
+
+json hop_node(const std::string& target, json inputs, const std::string& output) {
+  return {{"target", "torch.ops.higher_order." + target},
+          {"inputs", std::move(inputs)},
+          {"outputs", {{{"as_tensor", {{"name", output}}}}}},
+          {"metadata", json::object()},
+          {"name", output}};
+}
+
+TEST_F(SyntheticTest, CondLoadsItsBranchesAsNestedGraphs) {
+  graph()["tensor_values"]["cond_out"] = tensor_meta({2, 4});
+  graph()["nodes"].push_back(hop_node("cond",
+                                      {named("", {{"as_tensor", {{"name", "x"}}}}),
+                                       named("", graph_argument("a", "torch.ops.aten.relu.default", "relu")),
+                                       named("", graph_argument("b", "torch.ops.aten.neg.default", "neg")),
+                                       named("", {{"as_tensors", {{{"name", "x"}}}}})},
+                                      "cond_out"));
+  Program p = load();
+  const ir::Node* cond = p.graph->find_node("cond_out");
+  ASSERT_NE(cond, nullptr);
+  EXPECT_TRUE(ir::is_higher_order(cond->target()));
+  std::vector<const ir::Graph*> branches = ir::nested_graphs(*cond);
+  ASSERT_EQ(branches.size(), 2u);
+  // Each branch has its own values: its "relu" is not the program's relu.
+  const ir::Node* inner = branches[0]->find_node("relu");
+  ASSERT_NE(inner, nullptr);
+  EXPECT_NE(p.graph->find_node("relu"), inner);
+  EXPECT_EQ(inner->arg("self").as_tensor(), branches[0]->inputs()[0]);
+  EXPECT_EQ(branches[1]->nodes()[0]->target().to_string(), "aten.neg.default");
+  EXPECT_EQ(cond->inputs(), (std::vector<ir::Value*>{p.graph->find_value("x")}));
+}
+
+TEST_F(SyntheticTest, GradAndAutocastWrappersAreInlined) {
+  graph()["tensor_values"]["no_grad_out"] = tensor_meta({2, 4});
+  graph()["tensor_values"]["autocast_out"] = tensor_meta({2, 4});
+  graph()["tensor_values"]["after"] = tensor_meta({2, 4});
+  graph()["nodes"].push_back(hop_node("wrap_with_set_grad_enabled",
+                                      {named("", {{"as_bool", false}}),
+                                       named("", graph_argument("a", "torch.ops.aten.relu.default", "relu")),
+                                       named("", {{"as_tensor", {{"name", "x"}}}})},
+                                      "no_grad_out"));
+  graph()["nodes"].push_back(hop_node("wrap_with_autocast",
+                                      {named("", {{"as_string", "cpu"}}), named("", {{"as_none", true}}),
+                                       named("", {{"as_bool", false}}), named("", {{"as_none", true}}),
+                                       named("", graph_argument("b", "torch.ops.aten.tanh.default", "tanh")),
+                                       named("", {{"as_tensor", {{"name", "no_grad_out"}}}})},
+                                      "autocast_out"));
+  graph()["nodes"].push_back({{"target", "torch.ops.aten.neg.default"},
+                              {"inputs", {named("self", {{"as_tensor", {{"name", "autocast_out"}}}})}},
+                              {"outputs", {{{"as_tensor", {{"name", "after"}}}}}},
+                              {"metadata", json::object()},
+                              {"name", "after"}});
+  Program p = load();
+  for (const ir::Node* n : p.graph->nodes()) EXPECT_FALSE(ir::is_higher_order(n->target())) << n->name();
+  // neg(tanh(relu(x))): the wrappers' nodes replaced them, under fresh names where the program has theirs.
+  const ir::Node* neg = p.graph->find_node("after");
+  const ir::Node* tanh = neg->arg("self").as_tensor()->producer();
+  ASSERT_NE(tanh, nullptr);
+  EXPECT_EQ(tanh->target().to_string(), "aten.tanh.default");
+  EXPECT_EQ(tanh->metadata().at(ir::kAutocastKey), "cpu:disabled");
+  const ir::Node* relu = tanh->arg("self").as_tensor()->producer();
+  ASSERT_NE(relu, nullptr);
+  EXPECT_EQ(relu->target().to_string(), "aten.relu.default");
+  EXPECT_NE(relu, p.graph->find_node("relu"));
+  EXPECT_EQ(relu->arg("self").as_tensor(), p.graph->find_value("x"));
+  EXPECT_EQ(relu->metadata().count(ir::kAutocastKey), 0u);
+}
+
+TEST_F(SyntheticTest, ArgumentKindsKilnCannotRepresentDoNotFailTheLoad) {
+  graph()["tensor_values"]["odd"] = tensor_meta({2, 4});
+  graph()["nodes"].push_back({{"target", "torch.ops.aten.kiln_test_op.default"},
+                              {"inputs", {named("self", {{"as_tensor", {{"name", "x"}}}}),
+                                          named("fn", {{"as_operator", "torch.ops.aten.add.Tensor"}}),
+                                          named("z", {{"as_complex", {{"real", 1.0}, {"imag", 2.0}}}})}},
+                              {"outputs", {{{"as_tensor", {{"name", "odd"}}}}}},
+                              {"metadata", json::object()},
+                              {"name", "odd"}});
+  Program p = load();
+  const ir::Node* node = p.graph->find_node("odd");
+  ASSERT_NE(node, nullptr);
+  const std::string& why = node->metadata().at(ir::kUnsupportedArgumentKey);
+  EXPECT_NE(why.find("'fn' of kind 'as_operator'"), std::string::npos) << why;
+  EXPECT_NE(why.find("'z' of kind 'as_complex'"), std::string::npos) << why;
+  EXPECT_EQ(node->arg("fn").as_string(), "\"torch.ops.aten.add.Tensor\"");
 }
 
 }  // namespace
