@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "kiln/ir/higher_order.h"
 #include "kiln/partitioning/segments.h"
 
 namespace kiln::partitioning {
@@ -66,6 +67,9 @@ const char* to_string(SupportStatus status) {
     case SupportStatus::TorchExecuted: return "in torch_executed_ops";
     case SupportStatus::DynamicShapes: return "dynamic shapes";
     case SupportStatus::Impure: return "impure";
+    case SupportStatus::HigherOrder: return "higher-order op";
+    case SupportStatus::UnsupportedArgument: return "unsupported argument";
+    case SupportStatus::PrecisionConstraint: return "precision constraint";
   }
   return "?";
 }
@@ -97,6 +101,27 @@ NodeSupport is_node_supported(const ir::Node& node, const compiler::CompilationS
   if (is_impure_op(node.target())) {
     out.status = SupportStatus::Impure;
     out.reason = op + " has side effects (impure) and stays in PyTorch";
+    return out;
+  }
+  auto unreadable = node.metadata().find(ir::kUnsupportedArgumentKey);
+  if (unreadable != node.metadata().end()) {
+    out.status = SupportStatus::UnsupportedArgument;
+    out.reason = op + ": " + unreadable->second;
+    return out;
+  }
+  auto autocast = node.metadata().find(ir::kAutocastKey);
+  if (autocast != node.metadata().end() && autocast->second.ends_with(":disabled") &&
+      (settings.enabled_precisions.count(DType::Float16) || settings.enabled_precisions.count(DType::BFloat16))) {
+    // Engines would run the node in a lower precision; the program asked for its own dtype here (HF rotary
+    // tables are such regions: positions lose their low bits in fp16).
+    out.status = SupportStatus::PrecisionConstraint;
+    out.reason = op + " is in an autocast-disabled region (" + autocast->second +
+                 "): it stays in PyTorch in its exported dtype while engines may run in reduced precision";
+    return out;
+  }
+  if (ir::is_higher_order(node.target())) {
+    out.status = SupportStatus::HigherOrder;
+    out.reason = op + " is a higher-order op: its nested graphs run in PyTorch, its control flow in Kiln's runtime";
     return out;
   }
   conversion::LookupResult r = registry.lookup(node, settings);

@@ -106,6 +106,7 @@ c10::IValue argument_to_ivalue(const ir::Argument& arg, const RunState& state) {
       return c10::IValue(static_cast<int64_t>(to_torch_memory_format(arg.as_memory_format())));
     case Kind::Device:
       return c10::IValue(state.device_override() ? *state.device_override() : to_torch_device(arg.as_device()));
+    case Kind::Graph: KILN_FAIL(Unsupported, "a nested graph is not a runtime value (only higher-order ops take one)");
   }
   KILN_FAIL(Internal, "unknown argument kind ", static_cast<int>(arg.kind()));
 }

@@ -8,7 +8,9 @@
 
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
+#include "kiln/ir/higher_order.h"
 #include "runtime/builtin_ops.h"
+#include "runtime/higher_order_runner.h"
 #include "runtime/run_state.h"
 #include "runtime/torch_convert.h"
 
@@ -24,13 +26,14 @@ struct ArgPlan {
   c10::optional<int32_t> list_size;
 };
 
-// One node, resolved: either a boxed dispatcher call or a builtin.
+// One node, resolved: a boxed dispatcher call, a builtin or a higher-order op (nested graphs).
 struct Step {
   const ir::Node* node = nullptr;
   std::string op_text;
   c10::optional<c10::OperatorHandle> handle;
   std::vector<ArgPlan> args;
   BuiltinFn builtin = nullptr;
+  std::shared_ptr<const HigherOrderRunner> higher_order;
 };
 
 std::string torch_version_text() {
@@ -146,11 +149,18 @@ namespace {
 
 void add_slot(SlotMap& slots, const ir::Value* v) { slots.emplace(v, slots.size()); }
 
-Step resolve(const ir::Node& node) {
+Step resolve(const ir::Node& node, c10::optional<c10::Device> device) {
   Step step;
   step.node = &node;
   step.op_text = node.target().to_string();
   KILN_CHECK(node.subgraph() == nullptr, Unsupported, "nodes with subgraphs cannot run through libtorch");
+  auto unreadable = node.metadata().find(ir::kUnsupportedArgumentKey);
+  KILN_CHECK(unreadable == node.metadata().end(), Unsupported, "cannot run '", step.op_text, "': ",
+             unreadable == node.metadata().end() ? "" : unreadable->second);
+  if (ir::is_higher_order(node.target())) {
+    step.higher_order = make_higher_order_runner(node, device);
+    return step;
+  }
   const BuiltinOp* builtin = find_builtin_op(step.op_text);
   if (builtin != nullptr && builtin->mode == BuiltinMode::Always) {
     step.builtin = builtin->fn;
@@ -190,7 +200,7 @@ TorchExecutor::TorchExecutor(const ir::Graph& graph, c10::optional<c10::Device> 
   for (const ir::Node* node : graph.nodes()) {
     for (const ir::Value* out : node->outputs()) add_slot(impl_->slots, out);
     try {
-      impl_->steps.push_back(resolve(*node));
+      impl_->steps.push_back(resolve(*node, device));
     } catch (const Error& e) {
       throw e.with_context(node_context(*node));
     }
@@ -282,7 +292,9 @@ std::vector<c10::IValue> TorchExecutor::run(const std::vector<c10::IValue>& inpu
   for (const Step& step : impl.steps) {
     try {
       std::vector<c10::IValue> results;
-      if (step.builtin != nullptr) {
+      if (step.higher_order != nullptr) {
+        results = step.higher_order->run(NodeArgs(*step.node, state));
+      } else if (step.builtin != nullptr) {
         results = step.builtin(NodeArgs(*step.node, state));
       } else {
         torch::jit::Stack stack;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kiln/ir/higher_order.h"
 #include "partitioning/test_graphs.h"
 
 namespace kiln::partitioning {
@@ -47,6 +48,38 @@ TEST(Capability, ReasonsForEveryKindOfMiss) {
   EXPECT_EQ(is_node_supported(*g->find_node("sz"), s, reg).status, SupportStatus::NoConverter);
   s.torch_executed_ops = {"aten.relu"};
   EXPECT_EQ(is_node_supported(*g->find_node("r"), s, reg).status, SupportStatus::TorchExecuted);
+}
+
+TEST(Capability, HigherOrderOpsUnreadableArgumentsAndAutocastOffRegionsStayInPyTorch) {
+  auto g = parse(R"(graph(%p: bool[], %x: f32[2, 3]) {
+  %c: f32[2, 3] = higher_order.cond.default(arg0=%p, arg1=graph(%a: f32[2, 3]) {
+    return (%a)
+  }, arg2=graph(%b: f32[2, 3]) {
+    return (%b)
+  }, arg3=[%x])
+  %r: f32[2, 3] = aten.relu.default(self=%c)
+  %t: f32[2, 3] = aten.relu.default(self=%r)
+  return (%t)
+}
+)");
+  conversion::ConverterRegistry reg;
+  register_stubs(reg, {"aten.relu.default", "higher_order.cond.default"});
+  compiler::CompilationSettings s;
+  // A converter registered under the name changes nothing: the nested graphs cannot go into an engine.
+  NodeSupport cond = is_node_supported(*g->find_node("c"), s, reg);
+  EXPECT_EQ(cond.status, SupportStatus::HigherOrder);
+  EXPECT_NE(cond.reason.find("higher-order"), std::string::npos);
+  g->find_node("r")->mutable_metadata()[ir::kUnsupportedArgumentKey] = "argument 'fn' of kind 'as_operator'";
+  NodeSupport odd = is_node_supported(*g->find_node("r"), s, reg);
+  EXPECT_EQ(odd.status, SupportStatus::UnsupportedArgument);
+  EXPECT_NE(odd.reason.find("as_operator"), std::string::npos);
+  // An autocast-disabled region keeps its dtype: in PyTorch when engines may lower precision, in engines otherwise.
+  g->find_node("t")->mutable_metadata()[ir::kAutocastKey] = "cuda:disabled";
+  EXPECT_TRUE(is_node_supported(*g->find_node("t"), s, reg).supported);
+  s.enabled_precisions = {DType::Float32, DType::Float16};
+  EXPECT_EQ(is_node_supported(*g->find_node("t"), s, reg).status, SupportStatus::PrecisionConstraint);
+  g->find_node("t")->mutable_metadata()[ir::kAutocastKey] = "cuda:float16";
+  EXPECT_TRUE(is_node_supported(*g->find_node("t"), s, reg).supported);
 }
 
 TEST(Capability, GraphCoverageCountsAndPerOpBreakdown) {

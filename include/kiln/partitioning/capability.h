@@ -18,9 +18,16 @@
 namespace kiln::partitioning {
 
 /// Why a node is or is not engine-capable.
-enum class SupportStatus { Supported, NoConverter, ValidatorRejected, TorchExecuted, DynamicShapes, Impure };
+enum class SupportStatus {
+  Supported, NoConverter, ValidatorRejected, TorchExecuted, DynamicShapes, Impure,
+  HigherOrder,         // a higher-order op (cond, while_loop, map_impl, ...): control flow in Kiln's runtime
+  UnsupportedArgument,  // the frontend could not read one of the node's arguments (ir::kUnsupportedArgumentKey)
+  PrecisionConstraint   // from a region that turns autocast off, in a build that may lower precision: PyTorch
+                        // keeps it in the dtype it was exported in
+};
 
-/// "supported", "no converter", "validator rejected", "in torch_executed_ops", "dynamic shapes", "impure".
+/// "supported", "no converter", "validator rejected", "in torch_executed_ops", "dynamic shapes", "impure",
+/// "higher-order op", "unsupported argument", "precision constraint".
 const char* to_string(SupportStatus status);
 
 /// The answer of is_node_supported.
