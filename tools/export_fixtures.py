@@ -4,6 +4,9 @@
 Each fixture is a folder:
   model.pt2            torch.export.export(...) then torch.export.save (training IR, high-level ops)
   model_core_aten.pt2  the same after ep.run_decompositions() (with --core-aten, or for models that ask for it)
+The export runs as users run it: grad mode on, so regions under torch.no_grad() / torch.autocast stay
+higher-order ops (wrap_with_set_grad_enabled, wrap_with_autocast) as they do in users' programs; --no-grad
+exports under torch.no_grad() instead (how the fixtures before the zoo were made).
   io_N.npz             input_K (user-input order) and output_K (output order), computed by eager PyTorch
   meta.json            {"name", "torch", "cases": [{"inputs": [shapes], "outputs": [shapes]}], "ops": [...]}
 
@@ -13,10 +16,12 @@ of the mean and variance it records), so that activations keep the scale of a tr
 block by block (uncalibrated random statistics take resnet50's outputs to ~700). Usage:
   python3 tools/export_fixtures.py --out tests/data tiny_convnet tiny_mlp
   python3 tools/export_fixtures.py --out /tmp/models --core-aten resnet50 bert
+  python3 tools/export_fixtures.py --out tests/data/hops hop_cond hop_while hop_map hop_wrappers hop_invoke
   python3 tools/export_fixtures.py --list
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -156,6 +161,107 @@ def calibrate_batch_norm_stats(module: nn.Module, example: Tuple[torch.Tensor, .
     module.eval()
 
 
+# --- higher-order ops (tests/data/hops) ---------------------------------------------------------------------------
+
+
+class HopCond(nn.Module):
+    """torch.cond on a data-dependent predicate; the two io cases take one branch each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        def positive(x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.a(x)) + 1.0
+
+        def negative(x: torch.Tensor) -> torch.Tensor:
+            return torch.tanh(self.b(x)) - 1.0
+
+        return torch.cond(x.sum() > 0, positive, negative, (x,))
+
+
+class HopWhile(nn.Module):
+    """A while_loop whose trip count is an input (3 and 1 in the io cases)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        from torch._higher_order_ops.while_loop import while_loop
+
+        def cond_fn(i: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            return i < n
+
+        def body_fn(i: torch.Tensor, y: torch.Tensor):
+            return i + 1, torch.tanh(self.lin(y))
+
+        _, y = while_loop(cond_fn, body_fn, (torch.zeros_like(n), x))
+        return y
+
+
+class HopMap(nn.Module):
+    """map over the first dimension (map_impl)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, xs: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        from torch._higher_order_ops.map import map as hop_map
+
+        def body(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.lin(x)) + y
+
+        return hop_map(body, xs, y)
+
+
+class HopWrappers(nn.Module):
+    """A torch.no_grad() region (a rotary-style table, as HF decoders compute it) and an autocast-disabled region:
+    wrap_with_set_grad_enabled and wrap_with_autocast when exported with grad mode on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(16, 16)
+        self.b = nn.Linear(16, 16)
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, 16, 2, dtype=torch.float32) / 16)),
+                             persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            positions = torch.arange(x.shape[1], dtype=torch.float32)
+            freqs = torch.outer(positions, self.inv_freq)
+            table = torch.cat((freqs, freqs), dim=-1)
+            cos, sin = table.cos(), table.sin()
+        y = self.a(x)
+        rotated = torch.cat((-y[..., 8:], y[..., :8]), dim=-1)
+        y = y * cos + rotated * sin
+        with torch.autocast("cpu", enabled=False):
+            y = torch.softmax(y.float(), dim=-1) * 4.0
+        return self.b(y)
+
+
+class HopInvoke(nn.Module):
+    """The same block twice through torch.compiler.nested_compile_region (invoke_subgraph)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        @torch.compiler.nested_compile_region
+        def block(x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.lin(x)) + x
+
+        return block(block(x))
+
+
+def signed_cases(*shape: int) -> List[Callable[[torch.Generator], Tuple[torch.Tensor, ...]]]:
+    return [lambda g: (randn(g, *shape).abs(),), lambda g: (-randn(g, *shape).abs(),)]
+
+
 # --- torchvision and transformers models (small inputs) --------------------------------------------------------
 
 
@@ -274,6 +380,13 @@ FIXTURES: Dict[str, Fixture] = {
                           needs=["transformers"]),
     "t5_encoder": Fixture(transformers_model("t5_encoder"), token_cases([(2, 16), (3, 37)]), token_dynamic,
                           needs=["transformers"]),
+    # Higher-order ops, exported with grad mode on (tests/data/hops).
+    "hop_cond": Fixture(HopCond, signed_cases(4, 8)),
+    "hop_while": Fixture(HopWhile, [lambda g: (randn(g, 4, 8), torch.tensor(3)),
+                                    lambda g: (randn(g, 4, 8), torch.tensor(1))]),
+    "hop_map": Fixture(HopMap, [lambda g: (randn(g, 3, 4, 8), randn(g, 8))]),
+    "hop_wrappers": Fixture(HopWrappers, [lambda g: (randn(g, 2, 6, 16),)]),
+    "hop_invoke": Fixture(HopInvoke, [lambda g: (randn(g, 4, 8),)]),
 }
 
 
@@ -293,7 +406,7 @@ def flatten_outputs(result) -> List[torch.Tensor]:
     raise TypeError(f"unsupported output type {type(result).__name__}")
 
 
-def export_fixture(name: str, fixture: Fixture, out_dir: str, core_aten: bool) -> None:
+def export_fixture(name: str, fixture: Fixture, out_dir: str, core_aten: bool, no_grad: bool = False) -> None:
     torch.manual_seed(SEED)
     gen = torch.Generator().manual_seed(SEED)
     module = fixture.build().eval()
@@ -308,9 +421,9 @@ def export_fixture(name: str, fixture: Fixture, out_dir: str, core_aten: bool) -
     with torch.no_grad():
         references = [flatten_outputs(module(*inputs)) for inputs in cases]
     dynamic = fixture.dynamic_shapes() if fixture.dynamic_shapes else None
-    with torch.no_grad():
-        # Export with the first case as the example: keep it at batch >= 2, or export specializes a dynamic
-        # batch of 1 to a constant.
+    # Export with the first case as the example: keep it at batch >= 2, or export specializes a dynamic batch of 1
+    # to a constant. Grad mode stays on unless --no-grad (see the file comment).
+    with torch.no_grad() if no_grad else contextlib.nullcontext():
         ep = torch.export.export(module, cases[0], dynamic_shapes=dynamic, strict=False)
     folder = os.path.join(out_dir, name)
     os.makedirs(folder, exist_ok=True)
@@ -334,6 +447,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("names", nargs="*", help="fixtures to export (default: the four tiny ones)")
     parser.add_argument("--out", default="tests/data", help="output folder (one subfolder per fixture)")
     parser.add_argument("--core-aten", action="store_true", help="also write model_core_aten.pt2 for every fixture")
+    parser.add_argument("--no-grad", action="store_true", help="export under torch.no_grad() (the old fixtures)")
     parser.add_argument("--list", action="store_true", help="list the fixtures and exit")
     args = parser.parse_args(argv)
 
@@ -349,7 +463,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     failed = []
     for name in names:
         try:
-            export_fixture(name, FIXTURES[name], args.out, args.core_aten)
+            export_fixture(name, FIXTURES[name], args.out, args.core_aten, args.no_grad)
         except Exception as error:  # report and go on with the others
             print(f"{name}: FAILED: {type(error).__name__}: {error}", file=sys.stderr)
             failed.append(name)

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "kiln/support/host_tensor.h"
 #include "kiln/support/npz.h"
@@ -49,6 +52,44 @@ inline Closeness closeness(const HostTensor& actual, const HostTensor& expected)
   }
   c.cosine = (na == 0.0 && nb == 0.0) ? 1.0 : dot / std::sqrt(na * nb);
   return c;
+}
+
+/// The io_N.npz files of a fixture folder, sorted.
+inline std::vector<std::string> io_files(const std::string& folder) {
+  std::vector<std::string> out;
+  for (const auto& f : std::filesystem::directory_iterator(folder)) {
+    std::string name = f.path().filename().string();
+    if (name.rfind("io_", 0) == 0 && f.path().extension() == ".npz") out.push_back(f.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// Expects a module's user outputs (`outputs` at `users`) to match output_0, output_1, ... of `io`: same shapes,
+/// cosine >= min_cosine, max abs <= max_abs (times the expected output's largest magnitude, at least 1, when
+/// `relative`).
+inline void expect_outputs_match(const std::vector<HostTensor>& outputs, const std::vector<size_t>& users,
+                                 const std::map<std::string, HostTensor>& io, double min_cosine, double max_abs,
+                                 bool relative, const std::string& label) {
+  ASSERT_FALSE(users.empty()) << label;
+  for (size_t k = 0; k < users.size(); ++k) {
+    auto expected = io.find("output_" + std::to_string(k));
+    ASSERT_NE(expected, io.end()) << label << " output_" << k;
+    const HostTensor& actual = outputs[users[k]];
+    Closeness c = closeness(actual, expected->second);
+    ASSERT_TRUE(c.same_shape) << label << " output_" << k << ": " << actual.describe() << " vs "
+                              << expected->second.describe();
+    double bound = max_abs;
+    if (relative) {
+      double magnitude = 1.0;
+      for (int64_t i = 0; i < expected->second.numel(); ++i) {
+        magnitude = std::max(magnitude, std::fabs(expected->second.get_as_double(i)));
+      }
+      bound *= magnitude;
+    }
+    EXPECT_GE(c.cosine, min_cosine) << label << " output_" << k;
+    EXPECT_LE(c.max_abs, bound) << label << " output_" << k;
+  }
 }
 
 /// Fills a float tensor with a fixed pseudo-random sequence in [-1, 1) (never all zeros or ones).

@@ -38,32 +38,15 @@ std::vector<Case> cases() {
   return out;
 }
 
-std::vector<std::string> io_files(const std::string& fixture) {
-  std::vector<std::string> out;
-  for (const auto& f : fs::directory_iterator(fs::path(KILN_TEST_DATA_DIR) / fixture)) {
-    std::string name = f.path().filename().string();
-    if (name.rfind("io_", 0) == 0 && f.path().extension() == ".npz") out.push_back(f.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::string folder(const std::string& fixture) { return (fs::path(KILN_TEST_DATA_DIR) / fixture).string(); }
 
 // fp32 CPU tolerance of the issue: cosine >= 0.9999 and max abs <= 1e-3 (engine kernels and torch sum in
 // different orders; the fixtures' outputs are O(1)).
 void expect_matches(const runtime::CompiledModule& module, const std::string& io_path, const std::string& label) {
   auto io = read_npz(io_path);
   std::vector<HostTensor> outputs = module.execute_host(testing_util::io_inputs(io));
-  std::vector<size_t> users = module.user_output_indices();
-  ASSERT_FALSE(users.empty());
-  for (size_t k = 0; k < users.size(); ++k) {
-    auto expected = io.find("output_" + std::to_string(k));
-    ASSERT_NE(expected, io.end()) << label << " output_" << k;
-    auto c = testing_util::closeness(outputs[users[k]], expected->second);
-    ASSERT_TRUE(c.same_shape) << label << " output_" << k << ": " << outputs[users[k]].describe() << " vs "
-                              << expected->second.describe();
-    EXPECT_GE(c.cosine, 0.9999) << label << " output_" << k << " " << io_path;
-    EXPECT_LE(c.max_abs, 1e-3) << label << " output_" << k << " " << io_path;
-  }
+  testing_util::expect_outputs_match(outputs, module.user_output_indices(), io, 0.9999, 1e-3, false,
+                                     label + " " + io_path);
 }
 
 class CompileFixture : public ::testing::TestWithParam<Case> {};
@@ -75,7 +58,7 @@ TEST_P(CompileFixture, MatchesTorchWithDefaultSettings) {
   auto module = compiler::compile(program, compiler::CompilationSettings{}, {}, &report);
   ASSERT_NE(module, nullptr);
   EXPECT_TRUE(report.fallbacks.empty()) << report.to_string();
-  for (const std::string& io : io_files(c.fixture)) expect_matches(*module, io, c.label);
+  for (const std::string& io : testing_util::io_files(folder(c.fixture))) expect_matches(*module, io, c.label);
 }
 
 TEST_P(CompileFixture, EveryOpRunsInEnginesExceptLgamma) {
@@ -105,7 +88,7 @@ TEST_P(CompileFixture, ArchiveRoundTripGivesTheSameOutputs) {
   fs::remove(path);
   EXPECT_EQ(loaded->engines().size(), module->engines().size());
   EXPECT_EQ(loaded->output_kinds(), module->output_kinds());
-  auto io = read_npz(io_files(c.fixture).front());
+  auto io = read_npz(testing_util::io_files(folder(c.fixture)).front());
   std::vector<HostTensor> inputs = testing_util::io_inputs(io);
   std::vector<HostTensor> a = module->execute_host(inputs);
   std::vector<HostTensor> b = loaded->execute_host(inputs);
