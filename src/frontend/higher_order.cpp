@@ -20,7 +20,8 @@ std::string autocast_label(const ir::Node& node) {
   std::string device = args.size() > 0 && args[0].value.kind() == ir::Argument::Kind::String
                            ? args[0].value.as_string()
                            : "cuda";
-  bool enabled = args.size() > 2 && args[2].value.kind() == ir::Argument::Kind::Bool ? args[2].value.as_bool() : true;
+  bool enabled =
+      args.size() > 2 && args[2].value.kind() == ir::Argument::Kind::Bool ? args[2].value.as_bool() : true;
   if (!enabled) return device + ":disabled";
   std::string dtype = args.size() > 1 && args[1].value.kind() == ir::Argument::Kind::ScalarType
                           ? dtype_name(args[1].value.as_scalar_type())
@@ -28,8 +29,8 @@ std::string autocast_label(const ir::Node& node) {
   return device + ":" + dtype;
 }
 
-// The values the wrapper passes to its subgraph's inputs (every argument after the graph, lists flattened), or
-// false when one of them is not a value (a constant operand).
+// The values the wrapper passes to its subgraph's inputs (every argument after the graph, lists flattened),
+// or false when one of them is not a value (a constant operand).
 bool operand_values(const ir::Node& node, std::vector<ir::Value*>& out) {
   bool after_graph = false;
   for (const ir::NamedArgument& a : node.args()) {
@@ -46,7 +47,8 @@ bool operand_values(const ir::Node& node, std::vector<ir::Value*>& out) {
       case K::SymFloat:
       case K::SymBool:
         for (ir::Value* v : a.value.values()) out.push_back(v);
-        if (a.value.kind() == K::Tensors && a.value.values().size() != a.value.as_tensors().size()) return false;
+        if (a.value.kind() == K::Tensors && a.value.values().size() != a.value.as_tensors().size())
+          return false;
         break;
       case K::SymInt:
         if (!a.value.as_sym_int().is_value()) return false;
@@ -75,7 +77,8 @@ bool inline_wrapper(ir::Graph& graph, ir::Node* node) {
   std::unordered_map<const ir::Value*, ir::Value*> mapped;
   for (size_t i = 0; i < operands.size(); ++i) mapped[body->inputs()[i]] = operands[i];
   for (const ir::Value* c : body->constants()) {
-    mapped[c] = graph.add_constant(graph.unique_name(c->name()), c->fqn(), c->constant_kind(), c->data(), c->meta());
+    mapped[c] =
+        graph.add_constant(graph.unique_name(c->name()), c->fqn(), c->constant_kind(), c->data(), c->meta());
   }
   const std::string autocast = node->target().name == "wrap_with_autocast" ? autocast_label(*node) : "";
   for (const ir::Node* inner : body->nodes()) {
@@ -83,8 +86,8 @@ bool inline_wrapper(ir::Graph& graph, ir::Node* node) {
     for (ir::NamedArgument& a : args) {
       for (ir::Value* v : a.value.values()) {
         auto it = mapped.find(v);
-        KILN_CHECK(it != mapped.end(), InvalidInput, "node '", inner->name(), "' of the subgraph of '", node->name(),
-                   "' reads value '", v->name(), "', which the subgraph does not define");
+        KILN_CHECK(it != mapped.end(), InvalidInput, "node '", inner->name(), "' of the subgraph of '",
+                   node->name(), "' reads value '", v->name(), "', which the subgraph does not define");
         a.value.replace_value(v, it->second);
       }
     }
@@ -92,11 +95,12 @@ bool inline_wrapper(ir::Graph& graph, ir::Node* node) {
     for (const ir::Value* out : inner->outputs()) {
       specs.push_back(ir::OutputSpec{graph.unique_name(out->name()), out->kind(), out->meta()});
     }
-    // unique_name only knows names already in the graph: give each spec its own base so two outputs of one node
-    // cannot receive the same fresh name.
+    // unique_name only knows names already in the graph: give each spec its own base so two outputs of one
+    // node cannot receive the same fresh name.
     for (size_t i = 1; i < specs.size(); ++i) {
       for (size_t j = 0; j < i; ++j) {
-        if (specs[j].name == specs[i].name) specs[i].name = graph.unique_name(specs[i].name + "_" + std::to_string(i));
+        if (specs[j].name == specs[i].name)
+          specs[i].name = graph.unique_name(specs[i].name + "_" + std::to_string(i));
       }
     }
     ir::Node* copy = graph.create_node(inner->target(), std::move(args), std::move(specs), node,
@@ -111,7 +115,8 @@ bool inline_wrapper(ir::Graph& graph, ir::Node* node) {
       mapped[inner->output(i)] = copy->output(i);
     }
   }
-  for (size_t i = 0; i < node_outputs.size(); ++i) graph.replace_all_uses(node_outputs[i], mapped.at(body->outputs()[i]));
+  for (size_t i = 0; i < node_outputs.size(); ++i)
+    graph.replace_all_uses(node_outputs[i], mapped.at(body->outputs()[i]));
   graph.erase_node(node);
   return true;
 }

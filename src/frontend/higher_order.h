@@ -8,9 +8,9 @@
 namespace kiln::frontend {
 
 /// Replaces every wrap_with_set_grad_enabled / wrap_with_autocast node of `graph` by the nodes of its nested
-/// graph (fresh names where they would clash). Nodes from an autocast region carry ir::kAutocastKey. A wrapper
-/// whose operands are not plain values, or whose outputs do not match its subgraph's, stays as it is (the
-/// runtime runs it in PyTorch). Returns the number of wrappers inlined.
+/// graph (fresh names where they would clash). Nodes from an autocast region carry ir::kAutocastKey. A
+/// wrapper whose operands are not plain values, or whose outputs do not match its subgraph's, stays as it is
+/// (the runtime runs it in PyTorch). Returns the number of wrappers inlined.
 size_t inline_higher_order_wrappers(ir::Graph& graph);
 
 }  // namespace kiln::frontend

@@ -72,7 +72,10 @@ class GraphRunner {
 class Cond final : public HigherOrderRunner {
  public:
   Cond(const ir::Node& node, c10::optional<c10::Device> device)
-      : node_(node), on_true_(node, 0, device), on_false_(node, 1, device), operands_(graph_position(node, 1) + 1) {}
+      : node_(node),
+        on_true_(node, 0, device),
+        on_false_(node, 1, device),
+        operands_(graph_position(node, 1) + 1) {}
   std::vector<c10::IValue> run(const NodeArgs& args) const override {
     bool pred = truth(args.value(0), node_);
     return (pred ? on_true_ : on_false_).run(flat_values(args, operands_));
@@ -95,12 +98,13 @@ class WhileLoop final : public HigherOrderRunner {
       std::vector<c10::IValue> inputs = carried;
       inputs.insert(inputs.end(), additional.begin(), additional.end());
       std::vector<c10::IValue> c = cond_.run(inputs);
-      KILN_CHECK(c.size() == 1, InvalidInput, "node '", node_.name(), "': the loop condition returned ", c.size(),
-                 " values, expected one");
+      KILN_CHECK(c.size() == 1, InvalidInput, "node '", node_.name(), "': the loop condition returned ",
+                 c.size(), " values, expected one");
       if (!truth(c[0], node_)) return carried;
       std::vector<c10::IValue> next = body_.run(inputs);
-      KILN_CHECK(next.size() == carried.size(), InvalidInput, "node '", node_.name(), "': the loop body returned ",
-                 next.size(), " values for ", carried.size(), " carried values");
+      KILN_CHECK(next.size() == carried.size(), InvalidInput, "node '", node_.name(),
+                 "': the loop body returned ", next.size(), " values for ", carried.size(),
+                 " carried values");
       carried = std::move(next);
     }
   }
@@ -118,7 +122,8 @@ class Map final : public HigherOrderRunner {
   std::vector<c10::IValue> run(const NodeArgs& args) const override {
     std::vector<c10::IValue> xs = values_of_arg(args, xs_);
     std::vector<c10::IValue> rest = flat_values(args, xs_ + 1);
-    KILN_CHECK(!xs.empty() && xs[0].isTensor(), InvalidInput, "node '", node_.name(), "': map over no tensors");
+    KILN_CHECK(!xs.empty() && xs[0].isTensor(), InvalidInput, "node '", node_.name(),
+               "': map over no tensors");
     const int64_t n = xs[0].toTensor().size(0);
     std::vector<std::vector<at::Tensor>> per_output;
     for (int64_t i = 0; i < n; ++i) {
@@ -152,7 +157,9 @@ class Once final : public HigherOrderRunner {
       ++operands_;
     }
   }
-  std::vector<c10::IValue> run(const NodeArgs& args) const override { return body_.run(flat_values(args, operands_)); }
+  std::vector<c10::IValue> run(const NodeArgs& args) const override {
+    return body_.run(flat_values(args, operands_));
+  }
 
  private:
   GraphRunner body_;
@@ -162,7 +169,7 @@ class Once final : public HigherOrderRunner {
 }  // namespace
 
 std::shared_ptr<const HigherOrderRunner> make_higher_order_runner(const ir::Node& node,
-                                                                 c10::optional<c10::Device> device) {
+                                                                  c10::optional<c10::Device> device) {
   const std::string& name = node.target().name;
   if (name == "cond") return std::make_shared<Cond>(node, device);
   if (name == "while_loop") return std::make_shared<WhileLoop>(node, device);

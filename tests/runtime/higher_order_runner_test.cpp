@@ -1,6 +1,6 @@
-// Higher-order ops in the torch executor: cond, while_loop, map_impl and invoke_subgraph run their nested graphs
-// (written as IR text, as the frontend loads them from .pt2 archives) and give what the control flow computes,
-// checked against the same arithmetic done directly in ATen.
+// Higher-order ops in the torch executor: cond, while_loop, map_impl and invoke_subgraph run their nested
+// graphs (written as IR text, as the frontend loads them from .pt2 archives) and give what the control flow
+// computes, checked against the same arithmetic done directly in ATen.
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -107,8 +107,10 @@ TEST(HigherOrderRunner, UnknownHigherOrderOpsAndUnreadableArgumentsFailWithTheir
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("higher_order.scan.default"), std::string::npos) << e.what();
   }
-  auto odd = ir::parse_graph("graph(%x: f32[5]) {\n  %y: f32[5] = aten.relu.default(self=%x)\n  return (%y)\n}\n");
-  odd->find_node("y")->mutable_metadata()[ir::kUnsupportedArgumentKey] = "argument 'fn' of kind 'as_operator'";
+  auto odd =
+      ir::parse_graph("graph(%x: f32[5]) {\n  %y: f32[5] = aten.relu.default(self=%x)\n  return (%y)\n}\n");
+  odd->find_node("y")->mutable_metadata()[ir::kUnsupportedArgumentKey] =
+      "argument 'fn' of kind 'as_operator'";
   try {
     TorchExecutor executor(*odd);
     FAIL() << "expected an error";
