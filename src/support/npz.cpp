@@ -17,10 +17,9 @@ std::string label_for(const std::string& path, const std::string& key) {
   label += ']';
   return label;
 }
-}  // namespace
 
-std::map<std::string, HostTensor> read_npz(const std::string& path) {
-  ZipReader zip = ZipReader::open(path);
+// The arrays of an opened npz; `path` names it in errors.
+std::map<std::string, HostTensor> read_zip_arrays(const ZipReader& zip, const std::string& path) {
   std::map<std::string, HostTensor> arrays;
   for (const ZipEntry& entry : zip.entries()) {
     const std::string& name = entry.name;
@@ -32,6 +31,16 @@ std::map<std::string, HostTensor> read_npz(const std::string& path) {
     arrays.emplace(key, npy_internal::read_npy_owned(zip.read(entry), label_for(path, key)));
   }
   return arrays;
+}
+
+}  // namespace
+
+std::map<std::string, HostTensor> read_npz(const std::string& path) {
+  return read_zip_arrays(ZipReader::open(path), path);
+}
+
+std::map<std::string, HostTensor> read_npz_from_bytes(std::vector<uint8_t> bytes, const std::string& label) {
+  return read_zip_arrays(ZipReader::from_bytes(std::move(bytes), label), label);
 }
 
 void write_npz(const std::string& path, const std::map<std::string, HostTensor>& arrays) {

@@ -327,6 +327,13 @@ TEST(Npz, ReadsNumpySavezCompressed) {
   expect_numpy_arrays(read_npz(support_data("numpy_savez_compressed.npz")));
 }
 
+TEST(Npz, ReadsFromBytesAsFromTheFile) {
+  expect_numpy_arrays(read_npz_from_bytes(read_file_bytes(support_data("numpy_savez_compressed.npz"))));
+  std::vector<uint8_t> truncated = read_file_bytes(support_data("numpy_savez.npz"));
+  truncated.resize(truncated.size() / 2);
+  expect_error([&] { read_npz_from_bytes(truncated, "half.npz"); }, ErrorKind::InvalidInput, {"half.npz"});
+}
+
 TEST(Npz, ErrorsNameFileAndArray) {
   test::TempDir dir;
   ZipWriter zip;

@@ -15,6 +15,8 @@ std::vector<uint8_t> write_npy(const HostTensor& tensor);
 
 /// Arrays by name (the ".npy" suffix removed). Throws kiln::Error(InvalidInput) naming the file and array.
 std::map<std::string, HostTensor> read_npz(const std::string& path);
+/// The same from the file's bytes; `label` names them in errors.
+std::map<std::string, HostTensor> read_npz_from_bytes(std::vector<uint8_t> bytes, const std::string& label = "<npz>");
 /// Writes atomically (temp file + rename).
 void write_npz(const std::string& path, const std::map<std::string, HostTensor>& arrays);
 
