@@ -1,0 +1,177 @@
+// The .kiln archive's validated reading: everything load() checks that needs no libtorch (fuzz/kiln_archive
+// runs it under libFuzzer).
+
+#include "runtime/module_archive_read.h"
+
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/ir/text.h"
+#include "kiln/runtime/module_archive.h"
+#include "kiln/support/error.h"
+
+namespace kiln::runtime {
+
+[[noreturn]] void bad_archive(const std::string& label, const std::string& what) {
+  throw Error(ErrorKind::InvalidInput, "not a valid .kiln archive: " + what, ErrorContext{label, "", "", ""});
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+const json& field(const json& object, const char* key, const std::string& where, const std::string& label) {
+  if (!object.is_object() || !object.contains(key)) bad_archive(label, where + " lacks \"" + key + "\"");
+  return object.at(key);
+}
+
+std::string string_field(const json& object, const char* key, const std::string& where,
+                         const std::string& label) {
+  const json& v = field(object, key, where, label);
+  if (!v.is_string()) bad_archive(label, where + " \"" + key + "\" must be a string");
+  return v.get<std::string>();
+}
+
+std::vector<std::string> strings_field(const json& object, const char* key, const std::string& where,
+                                       const std::string& label) {
+  const json& v = field(object, key, where, label);
+  if (!v.is_array()) bad_archive(label, where + " \"" + key + "\" must be a list of strings");
+  std::vector<std::string> out;
+  for (const json& s : v) {
+    if (!s.is_string()) bad_archive(label, where + " \"" + key + "\" must be a list of strings");
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+// Sets the data of every constant listed in the metadata; every constant of the graph must get data.
+void attach_constants(ir::Graph& graph, const json& list, const ZipReader& zip, const std::string& label) {
+  if (!list.is_array()) bad_archive(label, "\"constants\" must be a list");
+  std::map<std::string, ir::Graph*> owners = {{"", &graph}};
+  for (const ir::Node* node : graph.nodes()) {
+    if (node->subgraph() != nullptr) owners[node->name()] = node->subgraph().get();
+  }
+  std::map<std::string, std::shared_ptr<const std::vector<uint8_t>>> entries;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const json& c : list) {
+    const std::string where = "constant entry";
+    std::string owner = string_field(c, "graph", where, label);
+    std::string value = string_field(c, "value", where, label);
+    std::string entry = string_field(c, "entry", where, label);
+    std::string dtype_text = string_field(c, "dtype", where, label);
+    const json& sizes_json = field(c, "sizes", where, label);
+    auto g = owners.find(owner);
+    if (g == owners.end())
+      bad_archive(label, "constant '" + value + "' belongs to unknown graph '" + owner + "'");
+    ir::Value* v = g->second->find_value(value);
+    if (v == nullptr || v->role() != ir::ValueRole::Constant) {
+      bad_archive(label, "'" + value + "' is not a constant of " +
+                             (owner.empty() ? std::string("the graph") : owner));
+    }
+    if (!seen.emplace(owner, value).second) bad_archive(label, "constant '" + value + "' is listed twice");
+    auto dtype = dtype_from_name(dtype_text);
+    if (!dtype) bad_archive(label, "constant '" + value + "' has unknown dtype '" + dtype_text + "'");
+    if (!sizes_json.is_array())
+      bad_archive(label, "constant '" + value + "' sizes must be a list of integers");
+    std::vector<int64_t> sizes;
+    for (const json& d : sizes_json) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 0)
+        bad_archive(label, "constant '" + value + "' has a bad size");
+      sizes.push_back(d.get<int64_t>());
+    }
+    if (*dtype != v->meta().dtype)
+      bad_archive(label, "constant '" + value + "' dtype differs from the graph's");
+    auto fixed = v->meta().static_sizes();
+    if (!fixed || *fixed != sizes)
+      bad_archive(label, "constant '" + value + "' sizes differ from the graph's");
+    auto stored = entries.find(entry);
+    if (stored == entries.end()) {
+      if (!zip.contains(entry))
+        bad_archive(label, "constant '" + value + "' names missing entry '" + entry + "'");
+      stored = entries.emplace(entry, std::make_shared<const std::vector<uint8_t>>(zip.read(entry))).first;
+    }
+    int64_t numel = checked_numel(sizes);
+    if (stored->second->size() != static_cast<size_t>(numel) * dtype_size(*dtype)) {
+      bad_archive(label, "constant '" + value + "' needs " + std::to_string(numel * dtype_size(*dtype)) +
+                             " bytes, entry '" + entry + "' has " + std::to_string(stored->second->size()));
+    }
+    v->set_data(HostTensor(*dtype, sizes, stored->second));
+  }
+  for (const auto& [owner, g] : owners) {
+    for (const ir::Value* c : g->constants()) {
+      if (!c->data().defined()) bad_archive(label, "constant '" + c->name() + "' has no data in the archive");
+    }
+  }
+}
+
+}  // namespace
+
+ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::string& label) {
+  ModuleArchiveContents contents;
+  const std::string root = kModuleRoot;
+  if (!zip.contains(root + "archive_format"))
+    bad_archive(label, "no " + root + "archive_format entry (not a .kiln file)");
+  if (zip.read_text(root + "archive_format") != kModuleFormatName) {
+    bad_archive(label, "archive_format is not \"kiln\"");
+  }
+  std::string version = zip.contains(root + "archive_version") ? zip.read_text(root + "archive_version") : "";
+  if (version != std::to_string(kModuleFormatVersion)) {
+    throw Error(ErrorKind::Unsupported,
+                "unsupported .kiln format version '" + version + "' (this Kiln reads version " +
+                    std::to_string(kModuleFormatVersion) + ")",
+                ErrorContext{label, "", "", ""});
+  }
+  if (!zip.contains(root + "module.json")) bad_archive(label, "no module.json");
+  json meta;
+  try {
+    meta = json::parse(zip.read_text(root + "module.json"));
+  } catch (const json::exception& e) {
+    bad_archive(label, std::string("module.json is not JSON: ") + e.what());
+  }
+  const json& fv = field(meta, "format_version", "module.json", label);
+  if (!fv.is_number_integer() || fv.get<int64_t>() != kModuleFormatVersion) {
+    bad_archive(label, "module.json format_version differs from archive_version");
+  }
+  contents.backend = string_field(meta, "backend", "module.json", label);
+  std::string graph_entry = string_field(meta, "graph", "module.json", label);
+  if (!zip.contains(graph_entry)) bad_archive(label, "graph entry '" + graph_entry + "' is missing");
+  try {
+    contents.graph = ir::parse_graph(zip.read_text(graph_entry));
+  } catch (const Error& e) {
+    bad_archive(label, "the graph does not parse: " + e.message());
+  }
+  attach_constants(*contents.graph, field(meta, "constants", "module.json", label), zip, label);
+
+  const json& engines_json = field(meta, "engines", "module.json", label);
+  if (!engines_json.is_array()) bad_archive(label, "\"engines\" must be a list");
+  for (const json& e : engines_json) {
+    EngineSegment segment;
+    segment.node = string_field(e, "node", "engine entry", label);
+    std::string plan = string_field(e, "plan", "engine entry", label);
+    segment.input_bindings = strings_field(e, "input_bindings", "engine entry", label);
+    segment.output_bindings = strings_field(e, "output_bindings", "engine entry", label);
+    const ir::Node* node = contents.graph->find_node(segment.node);
+    if (node == nullptr || node->target().to_string() != kEngineSegmentOp) {
+      bad_archive(label, "engine '" + segment.node + "' is not an engine segment of the graph");
+    }
+    if (!zip.contains(plan)) bad_archive(label, "plan entry '" + plan + "' is missing");
+    try {
+      segment.plan = engine::Plan::deserialize(zip.read(plan));
+    } catch (const Error& err) {
+      throw err.with_context(ErrorContext{label, segment.node, "", ""});
+    }
+    contents.engines.push_back(std::move(segment));
+  }
+  contents.output_kinds = strings_field(meta, "output_kinds", "module.json", label);
+  // Optional (archives written before the setting have none: off).
+  if (meta.contains("use_cuda_graphs")) {
+    if (!meta.at("use_cuda_graphs").is_boolean())
+      bad_archive(label, "module.json \"use_cuda_graphs\" must be true or false");
+    contents.use_cuda_graphs = meta.at("use_cuda_graphs").get<bool>();
+  }
+  return contents;
+}
+
+}  // namespace kiln::runtime

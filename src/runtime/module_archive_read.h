@@ -1,0 +1,38 @@
+#pragma once
+// Reading a .kiln archive (module_archive.h describes the layout) into its parts, every field validated,
+// without libtorch: load() builds the CompiledModule from these parts; the fuzz target fuzz/kiln_archive runs
+// this alone.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+#include "kiln/runtime/compiled_module.h"
+#include "kiln/support/zip.h"
+
+namespace kiln::runtime {
+
+inline constexpr const char* kModuleRoot = "kiln_module/";
+inline constexpr const char* kModuleFormatName = "kiln";
+inline constexpr const char* kEngineSegmentOp = "kiln.engine_segment.default";
+
+/// What a .kiln archive holds: the partitioned graph with every constant's data attached, one engine per
+/// segment (plan deserialized, bindings named), the backend and the output kinds.
+struct ModuleArchiveContents {
+  std::unique_ptr<ir::Graph> graph;
+  std::vector<EngineSegment> engines;
+  std::string backend;
+  std::vector<std::string> output_kinds;
+  bool use_cuda_graphs = false;
+};
+
+/// Reads and checks everything but what the CompiledModule constructor checks (bindings against the graph).
+/// Throws kiln::Error(InvalidInput) "not a valid .kiln archive: ..." naming `label`, Unsupported for another
+/// format version.
+ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::string& label);
+
+/// Throws kiln::Error(InvalidInput) "not a valid .kiln archive: WHAT" naming `label`.
+[[noreturn]] void bad_archive(const std::string& label, const std::string& what);
+
+}  // namespace kiln::runtime
