@@ -350,11 +350,12 @@ class InfixParser {
     DepthGuard guard(depth_, lex_);
     if (lex_.accept(Tok::Minus)) {
       if (lex_.peek().kind == Tok::Int) {
-        // A negative literal binds like Python's: -2**2 is -(2**2).
+        // A negative literal binds like Python's: -2**2 is -(2**2). Without a power it is read negative, so that
+        // INT64_MIN (which to_string() prints) parses back.
         Token t = lex_.take();
+        if (!lex_.accept(Tok::StarStar)) return SymExpr(parse_int_literal(lex_, t, true));
         SymExpr base(parse_int_literal(lex_, t, false));
-        if (lex_.accept(Tok::StarStar)) return negate(SymExpr::make(K::Pow, {base, parse_unary()}));
-        return negate(base);
+        return negate(SymExpr::make(K::Pow, {base, parse_unary()}));
       }
       return negate(parse_unary());
     }
