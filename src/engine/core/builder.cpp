@@ -83,7 +83,10 @@ std::vector<OptimizationProfile> make_profiles(const Plan::Impl& g, const std::v
       }
     }
     for (const auto& [name, r] : p.ranges()) {
-      bool found = std::any_of(g.inputs.begin(), g.inputs.end(), [&](int64_t id) { return g.tensors[id].name == name; });
+      // (name captured by an init-capture: clang before 16 cannot capture structured bindings; KILN_FUZZ builds
+      // with clang-14.)
+      bool found = std::any_of(g.inputs.begin(), g.inputs.end(),
+                               [&, &input = name](int64_t id) { return g.tensors[id].name == input; });
       KILN_CHECK(found, InvalidInput, "optimization profile ", pi, " names '", name, "', which is not a network input");
     }
   }
