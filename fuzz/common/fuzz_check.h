@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "kiln/support/error.h"
-#include "kiln/support/logging.h"
 
 namespace kiln::fuzz {
 
@@ -54,8 +53,5 @@ void invariant(const char* what, Body&& body) {
 inline std::vector<uint8_t> to_bytes(const uint8_t* data, size_t size) {
   return std::vector<uint8_t>(data, data + size);
 }
-
-/// Silences Kiln's warnings (a fuzzer triggers millions); call once from LLVMFuzzerInitialize.
-inline void quiet() { set_log_level(LogLevel::Off); }
 
 }  // namespace kiln::fuzz

@@ -6,11 +6,6 @@
 #include "common/fuzz_check.h"
 #include "kiln/ir/text.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  kiln::fuzz::quiet();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::unique_ptr<kiln::ir::Graph> graph;
   if (!kiln::fuzz::accepts([&] {

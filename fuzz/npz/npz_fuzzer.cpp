@@ -6,11 +6,6 @@
 #include "common/fuzz_check.h"
 #include "kiln/support/npz.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  kiln::fuzz::quiet();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::map<std::string, kiln::HostTensor> arrays;
   if (!kiln::fuzz::accepts(

@@ -27,11 +27,6 @@ std::vector<uint8_t> framed(const uint8_t* payload, size_t size) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  kiln::fuzz::quiet();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const kiln::engine::BackendOptions options{.threads = 1};
   std::shared_ptr<kiln::engine::Plan> plan;

@@ -9,11 +9,6 @@
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  kiln::fuzz::quiet();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<std::vector<uint8_t>> archive = kiln::fuzz::archive_bytes(data, size);
   if (!archive) return 0;

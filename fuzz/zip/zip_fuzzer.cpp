@@ -6,11 +6,6 @@
 #include "common/fuzz_check.h"
 #include "kiln/support/zip.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  kiln::fuzz::quiet();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<kiln::ZipReader> zip;
   if (!kiln::fuzz::accepts(
