@@ -380,18 +380,19 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             for desc, finding, outcome, mutant in pool.map(run_case, enumerate(chosen)):
                 counts[outcome] += 1
+                if not finding:
+                    if desc in known:
+                        fixed_known.append(desc)
+                    continue
+                keep = os.path.join(args.keep, "finding%03d" % (len(new) + len(still_known)))
+                os.makedirs(keep, exist_ok=True)
+                shutil.copy(mutant, keep)
+                with open(os.path.join(keep, "README"), "w") as f:
+                    f.write("%s\n%s\n" % (desc, finding))
                 if desc in known:
-                    (still_known if finding else fixed_known).append(desc)
-                    if not finding:
-                        continue
-                if finding:
-                    keep = os.path.join(args.keep, "finding%03d" % (len(new) + len(still_known)))
-                    os.makedirs(keep, exist_ok=True)
-                    shutil.copy(mutant, keep)
-                    with open(os.path.join(keep, "README"), "w") as f:
-                        f.write("%s\n%s\n" % (desc, finding))
-                    if desc not in known:
-                        new.append((desc, finding, keep))
+                    still_known.append(desc)
+                else:
+                    new.append((desc, finding, keep))
         for desc in still_known:
             print("sweep: known (issue 23): %s" % desc)
         for desc in fixed_known:

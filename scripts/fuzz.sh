@@ -7,7 +7,7 @@
 # TARGET is a folder of fuzz/ (zip, npz, sym_expr, ir_text, pt2, plan, kiln_archive). Each run starts from the
 # target's seeds (fuzz/TARGET/seeds, never written to) and its working corpus build-fuzz/corpus/TARGET (kept
 # between runs, so a longer run goes on where the last stopped), with the target's dictionary. A finding (crash,
-# sanitizer report, uncaught exception, timeout of one input over 10 s, more than 2 GiB RSS or one allocation
+# sanitizer report, uncaught exception, one input running over 30 s (a hang), more than 2 GiB RSS or one allocation
 # over 1 GiB) is saved as build-fuzz/artifacts/TARGET/<kind>-<sha1>; the script prints how to reproduce it and
 # exits 1. At the end of each target it prints one line: executions, coverage (edges, features), corpus size.
 #
@@ -57,7 +57,7 @@ for t in "${selected[@]}"; do
   mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
   rc=0
   "$build/fuzz/fuzz_$t" "$corpus" "fuzz/$t/seeds" -dict="fuzz/$t/$t.dict" -max_total_time="$seconds" \
-    -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="$artifacts/" -print_final_stats=1 \
+    -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="$artifacts/" -print_final_stats=1 \
     "$@" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
