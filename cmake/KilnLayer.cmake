@@ -22,7 +22,9 @@ endfunction()
 # Every test runs with KILN_CACHE_DIR in the build tree (KILN_TEST_ENV): the default engine and timing caches of
 # compiles inside tests stay there, so tactic choices timed while tests run side by side (a loaded machine) never
 # reach the caches that later compiles on the machine read.
-set(KILN_TEST_ENV "KILN_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
+# OpenMP threads (oneDNN's, libtorch's) sleep as soon as a parallel region ends (OMP_WAIT_POLICY=PASSIVE, as the
+# kiln command sets it), instead of spinning on cores that tests running side by side need.
+set(KILN_TEST_ENV "KILN_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache;OMP_WAIT_POLICY=PASSIVE")
 
 function(kiln_add_test_suite layer)
   cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})

@@ -147,6 +147,9 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
     segment.plan = std::move(built.plan);
     segment.input_bindings = std::move(built.input_bindings);
     segment.output_bindings = std::move(built.output_bindings);
+    // An engine cache hit reuses the engine as built, uncertain tactic choices included (the timing cache
+    // marks them for the next build that times); `kiln cache clear --engines` drops it.
+    info.tactics = engine::tactic_stats(*segment.plan);
     if (cache.cache != nullptr && settings.cache_built_engines) {
       cache.cache->save(hash, detail::make_cache_entry({segment.plan, segment.input_bindings, segment.output_bindings},
                                                         *node.subgraph()));
@@ -176,9 +179,12 @@ std::string CompileReport::to_string() const {
       continue;
     }
     out << "engine " << e.segment << ": " << e.nodes << " nodes, " << e.network_layers << " layers -> "
-        << e.plan_layers << " after fusion (" << (e.network_layers - std::min(e.network_layers, e.plan_layers))
-        << " fused or folded), plan " << e.plan_bytes << " bytes, convert+build "
-        << format_ms(e.build_ms) << "\n";
+        << e.plan_layers << " after fusion ("
+        << (e.network_layers - std::min(e.network_layers, e.plan_layers)) << " fused or folded), plan "
+        << e.plan_bytes << " bytes, convert+build " << format_ms(e.build_ms)
+        << "; tactics: " << e.tactics.timed << " timed (" << e.tactics.retimed << " re-timed, "
+        << e.tactics.uncertain << " uncertain), " << e.tactics.from_cache << " from the timing cache, "
+        << e.tactics.untimed << " untimed, " << e.tactics.reference << " reference\n";
   }
   for (const std::string& f : fallbacks) out << "fallback to PyTorch: " << f << "\n";
   out << "nodes: " << engine_nodes << " in engines, " << torch_nodes << " in PyTorch\n";

@@ -1,9 +1,9 @@
 // Tactic policy: reduced-precision tactics (Winograd convolution) are offered only when the build allows
-// them; a candidate's one-time first-run costs (oneDNN's JIT) do not decide the choice.
+// them; a small linear takes oneDNN however loaded the machine (the reference kernel is only the fallback).
+// The choice logic itself is tested on measured figures in tactic_choice_test.cpp.
 
 #include <cstdio>
 
-#include "engine/core/tactics.h"
 #include "engine_test_util.h"
 #include "kiln/engine/plan.h"
 
@@ -29,30 +29,19 @@ TEST(EngineTacticPolicy, ReducedPrecisionTacticsOnlyWhenAllowed) {
   }
 }
 
-TEST(EngineTacticPolicy, FirstRunCostsDoNotDecide) {
-  // Measured on a loaded 2-core machine: oneDNN's first run of a small matmul (its JIT) 7.8-25 ms against
-  // the reference kernel's 0.035-0.09 ms; once warm oneDNN took 0.006 ms and the reference 0.09 ms.
-  EXPECT_TRUE(gets_second_warm_up(7.8, 0.035));
-  EXPECT_TRUE(gets_second_warm_up(25.0, 0.09));
-  // Within 200x of the fastest first run: always.
-  EXPECT_TRUE(gets_second_warm_up(150.0, 1.0));
-  // Over 100 ms and 200x the fastest: no second run (a reference kernel on a large layer).
-  EXPECT_FALSE(gets_second_warm_up(1000.0, 0.5));
-  EXPECT_FALSE(gets_second_warm_up(101.0, 0.1));
-}
-
 TEST(EngineTacticPolicy, SmallLinearTakesOneDnn) {
   // The tiny encoder's first projection ([2, 10, 64] x [64, 192]): oneDNN is ~15x faster than the reference
-  // kernel once warm, so timing (with a fresh timing cache) must pick it whatever its first run cost. One
-  // thread: with two, tests running side by side on two cores leave oneDNN's OpenMP team waiting for the
-  // scheduler (12-16 ms a run), and the reference kernel rightly wins on such a loaded machine.
+  // kernel once warm. With a fresh timing cache and two threads (tests running side by side on two cores
+  // leave oneDNN's OpenMP team waiting for the scheduler, 12-16 ms a run, and the first run pays its JIT,
+  // 8-25 ms), the reference kernel used to win such contests; it is no candidate any more, so oneDNN is the
+  // choice.
   std::mt19937 rng(82);
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {2, 10, 64});
   Tensor* w = net.add_constant("w", Weights("w", random_tensor(DType::Float32, {64, 192}, rng)));
   net.mark_output(net.add_matrix_multiply("linear", x, false, w, false));
   BuilderConfig config;
-  config.threads = 1;
+  config.threads = 2;
   config.timing_cache_path = ::testing::TempDir() + "/kiln_tactic_policy_timing_cache.txt";
   for (int round = 0; round < 2; ++round) {
     std::remove(config.timing_cache_path.c_str());

@@ -56,9 +56,14 @@ int run_compile(const CompileCommandOptions& o) {
     module = compiler::compile(program, settings, specs, &report);
   }
   size_t plan_bytes = 0, cache_hits = 0;
+  engine::TacticStats tactics;
   for (const compiler::EngineBuildInfo& e : report.engines) {
     plan_bytes += e.plan_bytes;
     cache_hits += e.cache_hit ? 1 : 0;
+    tactics.timed += e.tactics.timed;
+    tactics.retimed += e.tactics.retimed;
+    tactics.uncertain += e.tactics.uncertain;
+    tactics.from_cache += e.tactics.from_cache;
   }
   if (o.verbose) std::cout << report.to_string();
   if (module == nullptr) {
@@ -74,7 +79,14 @@ int run_compile(const CompileCommandOptions& o) {
             << s.engine_nodes << " nodes, " << plan_bytes << " plan bytes), " << s.torch_runs << " PyTorch runs ("
             << s.torch_nodes << " nodes), " << static_cast<int64_t>(total_ms) << " ms";
   if (settings.reuse_cached_engines) std::cout << ", " << cache_hits << " engines from the cache";
-  std::cout << "\n";
+  std::cout << "; tactic choices: " << tactics.from_cache << " from the timing cache, " << tactics.timed
+            << " timed (" << tactics.retimed << " re-timed)\n";
+  if (tactics.uncertain > 0) {
+    std::cout
+        << "warning: " << tactics.uncertain
+        << " tactic choices were timed on a loaded machine (or from noisy runs); the next compile times them "
+           "again\n";
+  }
   for (const std::string& f : report.fallbacks) std::cout << "warning: fell back to PyTorch: " << f << "\n";
   return kExitOk;
 }

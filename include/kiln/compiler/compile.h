@@ -9,6 +9,7 @@
 
 #include "kiln/compiler/compilation_settings.h"
 #include "kiln/compiler/engine_cache.h"
+#include "kiln/engine/tactic_stats.h"
 #include "kiln/frontend/program.h"
 #include "kiln/runtime/compiled_module.h"
 
@@ -34,6 +35,7 @@ struct EngineBuildInfo {
   size_t plan_bytes = 0;       // serialized plan size
   double build_ms = 0.0;       // conversion and engine build (or cache load and refit)
   bool cache_hit = false;      // taken from the engine cache and refitted
+  engine::TacticStats tactics;  // how the build chose tactics (zero for an engine-cache hit)
 };
 
 struct CompileReport {

@@ -66,6 +66,7 @@ std::vector<std::string> Plan::weight_names() const {
 bool Plan::refittable() const { return impl_->refittable; }
 bool Plan::strip_weights() const { return impl_->strip_weights; }
 void Plan::set_strip_weights(bool strip) { impl_->strip_weights = strip; }
+const TacticStats& tactic_stats(const Plan& plan) { return plan.impl().tactic_stats; }
 bool Plan::weights_missing() const { return impl_->weights_missing(); }
 
 }  // namespace kiln::engine

@@ -8,6 +8,7 @@
 
 #include "kiln/engine/backend.h"
 #include "kiln/engine/plan.h"
+#include "kiln/engine/tactic_stats.h"
 
 namespace kiln::engine {
 
@@ -86,6 +87,7 @@ struct Plan::Impl {
   std::vector<BackendBuffer> device_constants;
   std::vector<std::vector<int64_t>> consumers;  // per tensor
   uint64_t refit_generation = 0;  // incremented by every refit (contexts drop cached shape-tensor values)
+  TacticStats tactic_stats;       // set by the build's tactic selection
 
   /// Fills bindings and consumers from tensors/layers.
   void derive();

@@ -1,18 +1,19 @@
 #include "engine/core/tactics.h"
 
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <deque>
-#include <filesystem>
-#include <fstream>
-#include <map>
 #include <random>
 #include <sstream>
 
 #include "engine/core/device_graph.h"
+#include "engine/core/tactic_choice.h"
+#include "engine/core/timing_cache.h"
 #include "engine/reference/common.h"
 #include "kiln/support/error.h"
-#include "kiln/support/file.h"
 #include "kiln/support/hash.h"
 #include "kiln/support/logging.h"
 
@@ -24,50 +25,6 @@ std::string hex64(uint64_t v) {
   std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
   return buf;
 }
-
-/// The timing cache: "key<TAB>tactic" lines; the key hashes device and layer signature.
-class TimingCache {
- public:
-  explicit TimingCache(std::string path) : path_(std::move(path)) {
-    if (path_.empty()) return;
-    std::ifstream in(path_);
-    std::string line;
-    while (std::getline(in, line)) {
-      auto tab = line.find('\t');
-      if (tab == std::string::npos || tab == 0 || tab + 1 >= line.size()) continue;
-      entries_[line.substr(0, tab)] = line.substr(tab + 1);
-    }
-    KILN_DEBUG("engine: timing cache '", path_, "': ", entries_.size(), " entries");
-  }
-  const std::string* find(const std::string& key) const {
-    auto it = entries_.find(key);
-    return it == entries_.end() ? nullptr : &it->second;
-  }
-  void put(const std::string& key, const std::string& tactic) {
-    entries_[key] = tactic;
-    dirty_ = true;
-  }
-  void save() const {
-    if (path_.empty() || !dirty_) return;
-    std::string text;
-    for (const auto& [k, v] : entries_) text += k + '\t' + v + '\n';
-    // The cache's folder is made on first use; the write is atomic so that concurrent builds never read half
-    // a file. A cache that cannot be written only costs re-timing next time.
-    try {
-      std::filesystem::path parent = std::filesystem::path(path_).parent_path();
-      if (!parent.empty()) std::filesystem::create_directories(parent);
-      write_file_atomic(path_, text.data(), text.size());
-    } catch (const std::exception& e) {
-      KILN_WARN("engine: cannot write timing cache '", path_, "': ", e.what());
-    }
-  }
-  int hits = 0;
-
- private:
-  std::string path_;
-  std::map<std::string, std::string> entries_;
-  bool dirty_ = false;
-};
 
 /// Buffers for one timing run of a layer at the opt shape. On a backend without host-accessible memory the
 /// host storage is copied into device buffers, which the args then point to.
@@ -134,16 +91,21 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
   return b;
 }
 
-/// A candidate whose first run took at most this long always gets a second warm-up, however much faster the
-/// fastest first run was: one-time costs must not decide. oneDNN's JIT for a small matmul took 8-25 ms on a
-/// loaded 2-core machine, over 200x the reference kernel's run, and the reference kernel (15x slower once
-/// warm) won and was written to the timing cache.
-constexpr double kAlwaysWarmUpMs = 100.0;
+/// Part of every timing-cache key: choices made by another timing method are not reused. 3: reference kernels
+/// are never timed against optimized ones; warm-up until settled; at least kMinRounds interleaved rounds;
+/// entries with margin, spread and load (2: device time on backends that record work, two warm-up runs; 1,
+/// unmarked: wall clock throughout; caches written by either hold choices those methods got wrong).
+constexpr const char* kTimingMethod = "|timing3";
 
-/// Part of every timing-cache key: choices made by another timing method are not reused. 2: device time on
-/// backends that record work, the second warm-up under kAlwaysWarmUpMs (1, unmarked: wall clock throughout,
-/// and caches written with it hold choices that method got wrong).
-constexpr const char* kTimingMethod = "|timing2";
+/// Timed rounds run per contest, whatever BuilderConfig::timing_iterations says below it: the spread that
+/// says whether figures can be trusted needs a few runs.
+constexpr int kMinRounds = 5;
+/// Warm-up runs of a candidate stop when they settle (warm_up_settled), after this many runs, or once the
+/// runs after the first took this long.
+constexpr int kMaxWarmUps = 8;
+constexpr double kWarmUpBudgetMs = 100.0;
+/// Rounds stop early, after kMinRounds / 2 + 1 of them, once they took this long (large layers).
+constexpr double kRoundsBudgetMs = 2000.0;
 
 /// Timed runs on a backend that records device work (cuda) replay a recording of this many runs in a row: the
 /// device's time per run, without the host's launch costs. At batch 1 a legacy cuDNN call costs the host
@@ -161,7 +123,7 @@ void record_timing_graphs(const Plan::Impl& g, std::vector<Candidate>& cands, co
   const auto* recorder = dynamic_cast<const GraphRecorder*>(g.backend.get());
   if (!recorder) return;
   for (auto& c : cands) {
-    if (!c.timed || !c.failed.empty()) continue;
+    if (!c.timed || c.figures.failed) continue;
     try {
       recorder->record(
           [&c](void* stream) {
@@ -169,7 +131,7 @@ void record_timing_graphs(const Plan::Impl& g, std::vector<Candidate>& cands, co
           },
           c.graph);
     } catch (const std::exception& e) {
-      KILN_DEBUG("engine: layer '", layer, "': tactic '", c.name, "' cannot be recorded (", e.what(),
+      KILN_DEBUG("engine: layer '", layer, "': tactic '", c.name(), "' cannot be recorded (", e.what(),
                  "); candidates timed by wall clock");
       for (auto& other : cands) other.graph.reset();
       return;
@@ -177,14 +139,285 @@ void record_timing_graphs(const Plan::Impl& g, std::vector<Candidate>& cands, co
   }
 }
 
-}  // namespace
-
-bool gets_second_warm_up(double first_ms, double best_first_ms) {
-  return first_ms <= kAlwaysWarmUpMs || first_ms <= 200 * best_first_ms;
+/// CPU time of the calling thread, in ms.
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
+
+/// One kernel with its timing buffers (device buffers on a device backend).
+struct Run {
+  std::unique_ptr<Kernel> kernel;
+  TimingBuffers buf;
+  BackendBuffer ws;
+  std::unique_ptr<KernelState> state;
+  void prepare(Backend& backend) {
+    buf.to_device(backend);
+    ws.backend = &backend;
+    ws.data = backend.allocate(kernel->workspace_size());
+    state = kernel->create_state();
+    buf.args.workspace = ws.data;
+    buf.args.workspace_size = kernel->workspace_size();
+    buf.args.pool = backend.thread_pool();
+    buf.args.state = state.get();
+  }
+};
+
+/// A tactic being timed: its kernel, the reformats its formats need in front of it (inputs written in another
+/// format) and behind it (a plan output not written Plain), and its figures.
+struct Candidate {
+  Run main;
+  std::vector<Run> reformats;
+  CandidateFigures figures;
+  bool timed = true;                   // still in the rounds
+  std::unique_ptr<DeviceGraph> graph;  // kGraphRepeats runs recorded, on a backend that records work
+  const std::string& name() const { return figures.tactic; }
+  void run(void* stream) {
+    for (auto& r : reformats) {
+      r.buf.args.stream = stream;
+      r.kernel->execute(r.buf.args);
+    }
+    main.buf.args.stream = stream;
+    main.kernel->execute(main.buf.args);
+  }
+  size_t output_bytes() const {
+    size_t n = 0;
+    for (const TensorView& v : main.buf.args.outputs) n += v.nbytes();
+    return n;
+  }
+};
+
+/// Times one layer's candidates (optimized tactics, in preference order) at the opt shape: each warms up
+/// until its runs settle (bounded), then rounds of one run per candidate interleave them, so that load from
+/// other processes hits every candidate alike. Candidates are ordered by preference for choose_tactic: fewer
+/// output bytes first (no padded channel blocks), then the backend's order; a layer timed again puts its
+/// previous choice first, so a re-timing within noise keeps it (and confirms a close call) instead of
+/// flipping on noise between builds.
+class LayerTiming {
+ public:
+  LayerTiming(const Plan::Impl& g, const BuilderConfig& config, int64_t layer, const LayerInfo& info,
+              const ConcreteShapes& opt, const std::vector<TensorFormat>& produced)
+      : g_(g), config_(config), layer_(layer), info_(info), opt_(opt), produced_(produced) {}
+
+  /// Creates and times the candidates; `first`, when one of them, goes first in the preference order.
+  /// `report` collects what happened to each (for the log).
+  void time(const std::vector<Tactic>& tactics, const std::string& first, std::string& report) {
+    const Layer& l = g_.layers[layer_].layer;
+    for (const Tactic& t : tactics) {
+      Candidate c;
+      c.figures.tactic = t.name;
+      try {
+        LayerInfo tinfo = with_formats(info_, g_.backend->formats(info_, t.name));
+        c.main.kernel = g_.backend->create_kernel(tinfo, t.name);
+        if (c.main.kernel->workspace_size() > config_.workspace_limit) {
+          report += " " + t.name + "=skipped(workspace)";
+          continue;
+        }
+        c.main.buf = make_buffers(g_, layer_, opt_, tinfo);
+        c.main.prepare(*g_.backend);
+        for (size_t k = 0; k < l.inputs.size(); ++k) {
+          int64_t id = l.inputs[k];
+          if (tinfo.inputs[k].format == produced_[id]) continue;
+          bool seen = false;  // one reformat per tensor, however many inputs read it
+          for (size_t j = 0; j < k; ++j) seen = seen || l.inputs[j] == id;
+          if (!seen) c.reformats.push_back(reformat_run(id, produced_[id], tinfo.inputs[k].format));
+        }
+        for (size_t k = 0; k < l.outputs.size(); ++k) {
+          int64_t id = l.outputs[k];
+          if (g_.tensors[id].is_output && tinfo.outputs[k].format != TensorFormat::Plain) {
+            c.reformats.push_back(reformat_run(id, tinfo.outputs[k].format, TensorFormat::Plain));
+          }
+        }
+        c.figures.warm_up_ms.push_back(time_once(c));  // the first run
+        cands_.push_back(std::move(c));
+      } catch (const std::exception& e) {
+        report += " " + t.name + "=failed(" + error_text(e) + ")";
+      }
+    }
+    std::stable_sort(cands_.begin(), cands_.end(), [](const Candidate& a, const Candidate& b) {
+      return a.output_bytes() < b.output_bytes();
+    });
+    std::stable_partition(cands_.begin(), cands_.end(),
+                          [&](const Candidate& c) { return c.name() == first; });
+    warm_up();
+    record_timing_graphs(g_, cands_, l.name);
+    rounds();
+  }
+
+  std::vector<CandidateFigures> figures() const {
+    std::vector<CandidateFigures> out;
+    for (const Candidate& c : cands_) out.push_back(c.figures);
+    return out;
+  }
+  const TimingConditions& conditions() const { return conditions_; }
+  /// The kernel of candidate `name` (moved out), or null.
+  std::unique_ptr<Kernel> take_kernel(const std::string& name) {
+    for (Candidate& c : cands_) {
+      if (c.name() == name) return std::move(c.main.kernel);
+    }
+    return nullptr;
+  }
+
+ private:
+  static std::string error_text(const std::exception& e) {
+    const auto* k = dynamic_cast<const Error*>(&e);
+    return k ? k->message() : e.what();
+  }
+
+  /// One run of `c` in ms (graph launches divided by their repeats). Charges the timing thread's CPU time and
+  /// the wall time to conditions_ when `rounds` (host backends only: on a device the thread waits for the
+  /// GPU).
+  double time_once(Candidate& c, bool rounds = false) {
+    const double cpu0 = thread_cpu_ms();
+    auto t0 = std::chrono::steady_clock::now();
+    if (c.graph) {
+      c.graph->launch(nullptr);
+    } else {
+      c.run(nullptr);
+    }
+    g_.backend->synchronize(nullptr);  // device backends run asynchronously
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (rounds && g_.backend->host_accessible()) {
+      conditions_.wall_ms += ms;
+      conditions_.cpu_ms += thread_cpu_ms() - cpu0;
+    }
+    return c.graph ? ms / kGraphRepeats : ms;
+  }
+
+  /// Runs `c` once more, recording its time in `into`; a throw marks it failed.
+  void run_into(Candidate& c, std::vector<double>& into, bool rounds) {
+    try {
+      into.push_back(time_once(c, rounds));
+    } catch (const std::exception& e) {
+      c.figures.failed = true;
+      c.timed = false;
+      KILN_DEBUG("engine: layer '", g_.layers[layer_].layer.name, "': tactic '", c.name(),
+                 "' failed while timed: ", error_text(e));
+    }
+  }
+
+  // Warm-up: the first run pays one-time costs (oneDNN's JIT, cuDNN/cuBLASLt plans, first touch of buffers:
+  // 60x a reference convolution's run on a 16x16 image), later ones settle. A candidate whose first run took
+  // over 100 ms and 200x the fastest first run stops there (gets_second_warm_up). Every candidate that did
+  // not fail goes on to the rounds: on a loaded machine warm-ups stall at random (a 0.7 ms convolution's took
+  // 52 ms).
+  void warm_up() {
+    double best_first = 1e300;
+    for (const Candidate& c : cands_) best_first = std::min(best_first, c.figures.warm_up_ms[0]);
+    for (Candidate& c : cands_) {
+      if (gets_second_warm_up(c.figures.warm_up_ms[0], best_first)) {
+        double spent = 0.0;
+        do {
+          run_into(c, c.figures.warm_up_ms, false);
+          if (c.figures.failed) break;
+          spent += c.figures.warm_up_ms.back();
+        } while (!warm_up_settled(c.figures.warm_up_ms) &&
+                 c.figures.warm_up_ms.size() < static_cast<size_t>(kMaxWarmUps) && spent < kWarmUpBudgetMs);
+      }
+      c.timed = !c.figures.failed;
+    }
+  }
+
+  void rounds() {
+    const int rounds = std::max(config_.timing_iterations, kMinRounds);
+    double spent = 0.0;
+    for (int it = 0; it < rounds; ++it) {
+      double round_best = 1e300;
+      for (Candidate& c : cands_) {
+        if (!c.timed) continue;
+        run_into(c, c.figures.rounds_ms, true);
+        if (c.figures.failed) continue;
+        spent += c.figures.rounds_ms.back();
+        round_best = std::min(round_best, best_time(c.figures));
+      }
+      // 20x slower than the best after half the rounds (minima, robust to stalls): out of the running.
+      if (it + 1 >= kMinRounds / 2) {
+        for (Candidate& c : cands_) c.timed = c.timed && best_time(c.figures) <= 20 * round_best;
+      }
+      if (spent > kRoundsBudgetMs && it + 1 >= kMinRounds / 2 + 1) break;
+    }
+  }
+
+  /// A Reformat of tensor `id` from `from` to `to` at the opt shape, ready to time.
+  Run reformat_run(int64_t id, TensorFormat from, TensorFormat to) {
+    Layer& rl = reformat_layers_.emplace_back();
+    rl.name = g_.tensors[id].name + "/reformat";
+    rl.kind = LayerKind::Reformat;
+    rl.params = ReformatParams{from, to};
+    rl.inputs = {id};
+    rl.outputs = {id};
+    LayerInfo ri;
+    ri.layer = &rl;
+    TensorInfo t{g_.tensors[id].name, g_.tensors[id].dtype, opt_.dims[id],
+                 opt_.dims[id],       opt_.dims[id],        from};
+    ri.inputs = {t};
+    t.format = to;
+    ri.outputs = {t};
+    Run r;
+    r.kernel = g_.backend->create_kernel(ri, g_.backend->tactics(ri).at(0).name);
+    r.buf.storage.emplace_back(static_cast<size_t>(tensor_bytes(from, t.dtype, t.opt)) + 64, 0);
+    r.buf.storage.emplace_back(static_cast<size_t>(tensor_bytes(to, t.dtype, t.opt)) + 64, 0);
+    r.buf.args.inputs.push_back(TensorView{r.buf.storage[0].data(), t.dtype, t.opt, from});
+    r.buf.args.outputs.push_back(TensorView{r.buf.storage[1].data(), t.dtype, t.opt, to});
+    r.prepare(*g_.backend);
+    return r;
+  }
+
+  const Plan::Impl& g_;
+  const BuilderConfig& config_;
+  int64_t layer_;
+  const LayerInfo& info_;
+  const ConcreteShapes& opt_;
+  const std::vector<TensorFormat>& produced_;
+  std::deque<Layer> reformat_layers_;  // stable addresses for the reformats' LayerInfos
+  std::vector<Candidate> cands_;
+  TimingConditions conditions_;
+};
+
+/// The kernel of the first of `names` that builds for `info` within the workspace limit; sets `chosen`.
+/// Throws the last error when none does.
+std::unique_ptr<Kernel> first_that_builds(const Plan::Impl& g, const BuilderConfig& config,
+                                          const LayerInfo& info, const std::vector<std::string>& names,
+                                          std::string& chosen) {
+  std::string errors;
+  for (const std::string& name : names) {
+    try {
+      auto kernel = g.backend->create_kernel(with_formats(info, g.backend->formats(info, name)), name);
+      if (kernel->workspace_size() > config.workspace_limit) {
+        errors += " " + name + ": workspace over the limit;";
+        continue;
+      }
+      chosen = name;
+      return kernel;
+    } catch (const Error& e) {
+      if (&name == &names.back()) throw;
+      errors += " " + name + ": " + e.message() + ";";
+    }
+  }
+  KILN_FAIL(Unsupported, "layer '", info.layer->name, "': no tactic builds:", errors);
+}
+
+std::string figures_text(const std::vector<CandidateFigures>& figures) {
+  std::ostringstream s;
+  s.precision(4);
+  for (const CandidateFigures& f : figures) {
+    s << " " << f.tactic << "=";
+    if (f.failed) {
+      s << "failed";
+    } else {
+      s << best_time(f) << "ms(spread " << spread_of(f.rounds_ms) << (f.rounds_ms.empty() ? ", warm-up" : "")
+        << ")";
+    }
+  }
+  return s.str();
+}
+
+}  // namespace
 
 void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   TimingCache cache(config.timing_cache_path);
+  g.tactic_stats = TacticStats{};
   g.kernels.clear();
   g.kernels.resize(g.layers.size());
   g.workspace_bytes = 0;
@@ -195,6 +428,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   for (size_t i = 0; i < g.layers.size(); ++i) {
     if (!g.is_kernel_layer(static_cast<int64_t>(i))) continue;
     const Layer& l = g.layers[i].layer;
+    const std::string what = "engine: layer '" + l.name + "' (" + layer_kind_name(l.kind) + "): tactic '";
     LayerInfo info = g.layer_info(static_cast<int64_t>(i));
     info.tune = config.timing_iterations > 0;
     std::string input_formats;  // part of the timing-cache key: the choice depends on them
@@ -213,218 +447,92 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     if (!config.allow_tf32) std::erase_if(tactics, [](const Tactic& t) { return t.tf32; });
     KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '",
                l.name, "'");
+    // Reference kernels (kReferenceTactic) are the fallback for layers no optimized kernel takes (or whose
+    // optimized kernels all fail to build), never timing candidates: a reference matmul 15x slower than
+    // oneDNN won contests timed on a loaded machine. `order` is the preference order: optimized tactics as
+    // the backend lists them, then the rest.
+    std::vector<Tactic> optimized;
+    std::vector<std::string> order;
+    for (const Tactic& t : tactics) {
+      if (t.name != kReferenceTactic) optimized.push_back(t), order.push_back(t.name);
+    }
+    for (const Tactic& t : tactics) {
+      if (t.name == kReferenceTactic) order.push_back(t.name);
+    }
     std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" + hex64([&] {
                         std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats +
                                         (config.allow_reduced_precision_tactics ? "|reduced" : "") +
                                         (tf32 ? "|tf32" : "") + kTimingMethod;
                         return fnv1a64(s.data(), s.size());
                       }());
+    std::optional<TimingEntry> previous;
+    if (const std::string* hit = cache.find(key)) previous = parse_timing_entry(*hit);
+    if (previous && std::none_of(optimized.begin(), optimized.end(),
+                                 [&](const Tactic& t) { return t.name == previous->tactic; })) {
+      previous.reset();  // a tactic this build does not offer
+    }
     std::string chosen;
     std::unique_ptr<Kernel> kernel;
-    if (const std::string* hit = cache.find(key);
-        hit && std::any_of(tactics.begin(), tactics.end(), [&](const Tactic& t) { return t.name == *hit; })) {
-      chosen = *hit;
-      ++cache.hits;
-      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen,
-                "' from timing cache");
-    } else if (tactics.size() == 1 || config.timing_iterations <= 0) {
-      chosen = tactics[0].name;
-      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen,
-                "' (only candidate)");
-    } else {
+    if (optimized.size() >= 2 && config.timing_iterations > 0 && previous &&
+        timing_entry_trusted(*previous)) {
+      ++g.tactic_stats.from_cache;
+      std::vector<std::string> names{previous->tactic};
+      names.insert(names.end(), order.begin(), order.end());
+      kernel = first_that_builds(g, config, info, names, chosen);
+      KILN_INFO(what, chosen, "' from timing cache");
+    } else if (optimized.size() >= 2 && config.timing_iterations > 0) {
       if (!opt) {
         std::vector<Dims> in;
         for (int64_t id : g.inputs) in.push_back(g.profiles[0].profile.get(g.tensors[id].name).opt);
         opt = infer_concrete(g, in, DataDependentGuess::Max);
       }
-      // Candidates are warmed up, then timed in rounds (one run of each per round, min per candidate), so
-      // that load from other processes hits every candidate alike. The first run of a kernel pays one-time
-      // costs (oneDNN's JIT, cuDNN/cuBLASLt plans, first touch of its buffers: 60x a reference convolution's
-      // run on a 16x16 image), so a candidate runs a second warm-up (gets_second_warm_up) unless its first
-      // took over kAlwaysWarmUpMs and was 200x slower than the fastest first run. A candidate whose warm-up
-      // is 20x slower than the fastest warm-up, or whose time is 20x the best after a round, is not timed
-      // further (it loses with the time it has).
-      struct Run {  // one kernel with its timing buffers (device buffers on a device backend)
-        std::unique_ptr<Kernel> kernel;
-        TimingBuffers buf;
-        BackendBuffer ws;
-        std::unique_ptr<KernelState> state;
-        void prepare(Backend& backend) {
-          buf.to_device(backend);
-          ws.backend = &backend;
-          ws.data = backend.allocate(kernel->workspace_size());
-          state = kernel->create_state();
-          buf.args.workspace = ws.data;
-          buf.args.workspace_size = kernel->workspace_size();
-          buf.args.pool = backend.thread_pool();
-          buf.args.state = state.get();
-        }
-      };
-      struct Candidate {
-        std::string name;
-        Run main;
-        std::vector<Run> reformats;  // of inputs it wants in another format than they are written in
-        double t_min = 1e300;
-        std::string failed;
-        bool timed = true;
-        std::unique_ptr<DeviceGraph> graph;  // kGraphRepeats runs recorded, on a backend that records work
-        void run(void* stream) {
-          for (auto& r : reformats) {
-            r.buf.args.stream = stream;
-            r.kernel->execute(r.buf.args);
-          }
-          main.buf.args.stream = stream;
-          main.kernel->execute(main.buf.args);
-        }
-      };
-      auto time_once = [&g](Candidate& c) {
-        auto t0 = std::chrono::steady_clock::now();
-        if (c.graph) {
-          c.graph->launch(nullptr);
-        } else {
-          c.run(nullptr);
-        }
-        g.backend->synchronize(nullptr);  // device backends run asynchronously
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        return c.graph ? ms / kGraphRepeats : ms;
-      };
-      // A Reformat of tensor `id` from `from` to `to` at the opt shape, ready to time.
-      std::deque<Layer> reformat_layers;  // stable addresses for the LayerInfos
-      auto reformat_run = [&](int64_t id, TensorFormat from, TensorFormat to) {
-        Layer& rl = reformat_layers.emplace_back();
-        rl.name = g.tensors[id].name + "/reformat";
-        rl.kind = LayerKind::Reformat;
-        rl.params = ReformatParams{from, to};
-        rl.inputs = {id};
-        rl.outputs = {id};
-        LayerInfo ri;
-        ri.layer = &rl;
-        TensorInfo t{g.tensors[id].name, g.tensors[id].dtype, opt->dims[id],
-                     opt->dims[id],      opt->dims[id],       from};
-        ri.inputs = {t};
-        t.format = to;
-        ri.outputs = {t};
-        Run r;
-        r.kernel = g.backend->create_kernel(ri, g.backend->tactics(ri).at(0).name);
-        r.buf.storage.emplace_back(static_cast<size_t>(tensor_bytes(from, t.dtype, t.opt)) + 64, 0);
-        r.buf.storage.emplace_back(static_cast<size_t>(tensor_bytes(to, t.dtype, t.opt)) + 64, 0);
-        r.buf.args.inputs.push_back(TensorView{r.buf.storage[0].data(), t.dtype, t.opt, from});
-        r.buf.args.outputs.push_back(TensorView{r.buf.storage[1].data(), t.dtype, t.opt, to});
-        r.prepare(*g.backend);
-        return r;
-      };
-      std::vector<Candidate> cands;
+      // A layer timed again puts its previous choice first in the preference order: a re-timing within noise
+      // keeps it (and confirms a close call), so choices do not flip on noise from one build to the next.
       std::string report;
-      double best_first = 1e300, best_warm = 1e300;
-      for (const Tactic& t : tactics) {
-        Candidate c;
-        c.name = t.name;
-        try {
-          // Each candidate runs in the formats it prefers, timed with the reformats that puts in front of it
-          // (inputs written in another format) and behind it (a plan output not written Plain).
-          LayerInfo tinfo = with_formats(info, g.backend->formats(info, t.name));
-          c.main.kernel = g.backend->create_kernel(tinfo, t.name);
-          if (c.main.kernel->workspace_size() > config.workspace_limit) {
-            report += " " + t.name + "=skipped(workspace)";
-            continue;
-          }
-          c.main.buf = make_buffers(g, static_cast<int64_t>(i), *opt, tinfo);
-          c.main.prepare(*g.backend);
-          for (size_t k = 0; k < l.inputs.size(); ++k) {
-            int64_t id = l.inputs[k];
-            if (tinfo.inputs[k].format == produced[id]) continue;
-            bool seen = false;  // one reformat per tensor, however many inputs read it
-            for (size_t j = 0; j < k; ++j) seen = seen || l.inputs[j] == id;
-            if (!seen) c.reformats.push_back(reformat_run(id, produced[id], tinfo.inputs[k].format));
-          }
-          for (size_t k = 0; k < l.outputs.size(); ++k) {
-            int64_t id = l.outputs[k];
-            if (g.tensors[id].is_output && tinfo.outputs[k].format != TensorFormat::Plain) {
-              c.reformats.push_back(reformat_run(id, tinfo.outputs[k].format, TensorFormat::Plain));
-            }
-          }
-          c.t_min = time_once(c);  // first run
-          best_first = std::min(best_first, c.t_min);
-          cands.push_back(std::move(c));
-        } catch (const Error& e) {
-          report += " " + t.name + "=failed(" + e.message() + ")";
-        } catch (const std::exception& e) {
-          report += " " + t.name + "=failed(" + e.what() + ")";
-        }
+      LayerTiming timing(g, config, static_cast<int64_t>(i), info, *opt, produced);
+      timing.time(optimized, previous ? previous->tactic : std::string(), report);
+      const std::vector<CandidateFigures> figures = timing.figures();
+      const TacticChoice choice = choose_tactic(figures, timing.conditions());
+      ++g.tactic_stats.timed;
+      if (cache.find(key)) ++g.tactic_stats.retimed;
+      if (choice.uncertain()) ++g.tactic_stats.uncertain;
+      if (!choice.tactic.empty()) {
+        chosen = choice.tactic;
+        kernel = timing.take_kernel(chosen);
+        TimingEntry entry;
+        entry.tactic = choice.tactic;
+        entry.margin = choice.margin;
+        entry.spread = choice.spread;
+        entry.cpu_share = choice.cpu_share;
+        entry.close = choice.close;
+        entry.loaded = choice.loaded;
+        entry.noisy = choice.noisy;
+        entry.agreements =
+            choice.uncertain() ? 0 : (previous && previous->tactic == chosen ? previous->agreements : 0) + 1;
+        entry.timed_at = static_cast<int64_t>(std::time(nullptr));
+        cache.put(key, format_timing_entry(entry));
+        char margin[96];
+        std::snprintf(margin, sizeof(margin), "margin %+.1f%%, spread %.1f%%, cpu share %.2f",
+                      100 * choice.margin, 100 * choice.spread, choice.cpu_share);
+        KILN_INFO(what, chosen, "' (", margin, choice.close ? ", close: preference order" : "",
+                  choice.uncertain() ? ", uncertain: timed again next build" : "", "); timed:", report,
+                  figures_text(figures));
+      } else {
+        kernel = first_that_builds(g, config, info, order, chosen);
+        KILN_INFO(what, chosen, "' (every optimized candidate failed:", report, figures_text(figures), ")");
       }
-      for (auto& c : cands) {  // second warm-up
-        if (gets_second_warm_up(c.t_min, best_first) && config.timing_iterations > 0) {
-          try {
-            c.t_min = std::min(c.t_min, time_once(c));
-          } catch (const Error& e) {
-            c.failed = e.message();
-          } catch (const std::exception& e) {
-            c.failed = e.what();
-          }
-        }
-        if (c.failed.empty()) best_warm = std::min(best_warm, c.t_min);
-      }
-      for (auto& c : cands) {
-        c.timed = c.t_min <= 20 * best_warm && config.timing_iterations > 0;
-        if (c.timed) c.t_min = 1e300;
-      }
-      record_timing_graphs(g, cands, l.name);
-      for (int it = 0; it < config.timing_iterations; ++it) {
-        double round_best = 1e300;
-        for (auto& c : cands) {
-          if (!c.timed || !c.failed.empty()) continue;
-          try {
-            c.t_min = std::min(c.t_min, time_once(c));
-            round_best = std::min(round_best, c.t_min);
-          } catch (const Error& e) {
-            c.failed = e.message();
-          } catch (const std::exception& e) {
-            c.failed = e.what();
-          }
-        }
-        // 20x slower than the best after a round: out of the running, not timed again.
-        for (auto& c : cands) c.timed = c.timed && c.t_min <= 20 * round_best;
-      }
-      // The fastest wins; among candidates within 5% of it (timing noise), the one whose outputs take the
-      // fewest bytes in its formats (e.g. no padded channel blocks), then the faster.
-      double fastest = 1e300;
-      for (auto& c : cands) {
-        std::ostringstream s;
-        if (c.failed.empty()) {
-          s << " " << c.name << "=" << c.t_min << "ms" << (c.timed ? "" : "(warm-up)");
-          fastest = std::min(fastest, c.t_min);
-        } else {
-          s << " " << c.name << "=failed(" << c.failed << ")";
-        }
-        report += s.str();
-      }
-      auto output_bytes = [](const Candidate& c) {
-        size_t n = 0;
-        for (const TensorView& v : c.main.buf.args.outputs) n += v.nbytes();
-        return n;
-      };
-      Candidate* pick = nullptr;
-      for (auto& c : cands) {
-        if (!c.failed.empty() || c.t_min > fastest * 1.05) continue;
-        if (!pick || output_bytes(c) < output_bytes(*pick) ||
-            (output_bytes(c) == output_bytes(*pick) && c.t_min < pick->t_min)) {
-          pick = &c;
-        }
-      }
-      if (pick) {
-        chosen = pick->name;
-        kernel = std::move(pick->main.kernel);
-      }
-      if (chosen.empty()) chosen = tactics[0].name;
-      cache.put(key, chosen);
-      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind), "): tactic '", chosen,
-                "'; timed:", report);
+    } else {
+      kernel = first_that_builds(g, config, info, order, chosen);
+      ++g.tactic_stats.untimed;
+      KILN_INFO(what, chosen, "' (", optimized.size() <= 1 ? "only optimized candidate" : "timing off", ")");
+    }
+    if (std::none_of(optimized.begin(), optimized.end(), [&](const Tactic& t) { return t.name == chosen; })) {
+      ++g.tactic_stats.reference;
     }
     g.layers[i].tactic = chosen;
     TacticFormats formats = g.backend->formats(info, chosen);
     for (size_t k = 0; k < l.outputs.size() && k < formats.outputs.size(); ++k)
       produced[l.outputs[k]] = formats.outputs[k];
-    if (!kernel) kernel = g.backend->create_kernel(with_formats(info, formats), chosen);
     g.workspace_bytes = std::max<uint64_t>(g.workspace_bytes, kernel->workspace_size());
     g.layers[i].kernel_data = kernel->plan_data();
     g.kernels[i] = std::move(kernel);

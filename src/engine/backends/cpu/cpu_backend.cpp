@@ -35,7 +35,8 @@ class CpuBackend : public Backend {
   }
   std::vector<Tactic> tactics(const LayerInfo& layer) const override {
     std::vector<Tactic> out;
-    // Fast kernels first (registered after "ref"), so that without timing the fast one wins.
+    // Preference order: fast kernels (registered after "ref") before the reference, the last registered first
+    // (for convolution "onednn_blocked", the layout oneDNN picks itself, before plain "onednn").
     auto c = cpu_kernels().candidates(layer);
     for (auto it = c.rbegin(); it != c.rend(); ++it) out.push_back({(*it)->name, (*it)->reduced_precision});
     return out;

@@ -1,0 +1,22 @@
+#pragma once
+// TacticStats: how a build chose the tactics of a plan's kernel layers (for the compile report and tests).
+
+namespace kiln::engine {
+
+class Plan;
+
+/// Counts over a plan's kernel layers, set by the build (not serialized: zero in a loaded plan).
+struct TacticStats {
+  int timed = 0;    // contests timed in this build (re-timed ones included)
+  int retimed = 0;  // of those, layers whose timing-cache entry was not trusted (uncertain, close or old)
+  int uncertain =
+      0;  // of those, choices made on a loaded machine or from noisy figures (timed again next build)
+  int from_cache = 0;  // choices taken from trusted timing-cache entries
+  int untimed = 0;     // layers with at most one optimized candidate, or built without timing
+  int reference = 0;   // layers running a reference kernel (no optimized tactic applies or builds)
+};
+
+/// How the build of `plan` chose its tactics (zero for a deserialized plan).
+const TacticStats& tactic_stats(const Plan& plan);
+
+}  // namespace kiln::engine

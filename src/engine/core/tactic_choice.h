@@ -1,0 +1,93 @@
+#pragma once
+// The tactic choice as a pure function over measured figures: which of a layer's optimized candidates wins,
+// by what margin, and whether the figures can be trusted (the run-to-run spread, the share of the wall time
+// the timing thread got a core). The builder's timing (tactics.cpp) measures, this decides; unit tests drive
+// it with figures measured on an idle and on a loaded machine, without timing anything.
+
+#include <string>
+#include <vector>
+
+namespace kiln::engine {
+
+/// The tactic name of reference kernels (the CPU backend's "ref" rows): the fallback for layers no optimized
+/// kernel takes (or whose optimized kernels all fail to build), never timed against optimized ones.
+inline constexpr const char* kReferenceTactic = "ref";
+
+/// A contest decided by less than this fraction of the fastest time is within timing noise, whatever the
+/// spread.
+inline constexpr double kMinMargin = 0.05;
+/// The noise a contest is judged against is the candidates' spread, but at most this: on a loaded machine a
+/// candidate measured this much faster than the preferred one (2x) still wins, and the choice is re-timed.
+inline constexpr double kMaxNoiseMargin = 1.0;
+/// Figures whose spread (see spread_of) exceeds this are noisy: the choice is uncertain.
+inline constexpr double kNoisySpread = 0.3;
+/// The timing thread got a core for less than this share of the wall time of the timed rounds (its CPU time
+/// over wall time): the machine was loaded, and the choice is uncertain. On an idle machine the thread that
+/// runs the kernels computes nearly all the time (measured: 0.93-1.0 on 2 threads); with two CPU burners on a
+/// 2-core machine it got 0.35-0.6.
+inline constexpr double kLoadedCpuShare = 0.75;
+
+/// What one candidate measured, in milliseconds: its warm-up runs in order (the first pays one-time costs
+/// such as oneDNN's JIT) and one run per timed round (empty when it was left out of the rounds).
+struct CandidateFigures {
+  std::string tactic;
+  std::vector<double> warm_up_ms;
+  std::vector<double> rounds_ms;
+  bool failed = false;  // it threw while being timed: never chosen
+};
+
+/// The conditions the timed rounds ran under: their wall time and the CPU time of the thread that ran them.
+struct TimingConditions {
+  double wall_ms = 0.0;
+  double cpu_ms = 0.0;
+  /// cpu_ms / wall_ms (1 when nothing was measured).
+  double cpu_share() const;
+};
+
+/// The outcome of one contest.
+struct TacticChoice {
+  std::string tactic;    // empty when every candidate failed
+  double time_ms = 0.0;  // the chosen candidate's best time
+  /// How much faster the chosen candidate measured than the best other one, as a fraction of its time:
+  /// positive when it was the fastest, negative when the preference order chose it within noise although
+  /// another measured faster; 0 without another candidate.
+  double margin = 0.0;
+  /// The larger spread of the chosen candidate and the fastest other one (spread_of).
+  double spread = 0.0;
+  double cpu_share = 1.0;  // TimingConditions::cpu_share
+  bool close = false;      // another candidate was within noise of it: the preference order decided
+  bool loaded = false;     // cpu_share < kLoadedCpuShare
+  bool noisy = false;      // spread > kNoisySpread
+  /// Whether the figures cannot be trusted (a loaded machine or noisy figures): time the layer again next
+  /// build.
+  bool uncertain() const { return loaded || noisy; }
+};
+
+/// The best time of a candidate: the minimum of its rounds (noise from other work only ever adds time), or of
+/// its warm-up runs when it was left out of the rounds.
+double best_time(const CandidateFigures& figures);
+
+/// The run-to-run spread of `ms`: (upper quartile - minimum) / minimum, 0 for fewer than two runs. Stalls of
+/// a quarter or more of the runs (a descheduled OpenMP team: 12-16 ms on a loaded machine) show here even
+/// when the minimum looks fine.
+double spread_of(const std::vector<double>& ms);
+
+/// Whether a candidate whose first run took `first_ms` warms up further (until warm_up_settled) when the
+/// layer's fastest first run took `best_first_ms`: unless it took over 100 ms and 200x the fastest (a first
+/// run pays one-time costs such as oneDNN's JIT, which must not decide; a candidate that slow is not worth
+/// another run).
+bool gets_second_warm_up(double first_ms, double best_first_ms);
+
+/// Whether a candidate's warm-up has settled: its last two runs are within 10% of each other.
+bool warm_up_settled(const std::vector<double>& warm_up_ms);
+
+/// Chooses among `candidates`, given in preference order (the first is the one the backend's cost model or
+/// oneDNN's own ordering ranks first). The fastest by best_time wins unless an earlier candidate is within
+/// noise of it: within max(kMinMargin, the larger spread of the two), capped at kMaxNoiseMargin, and
+/// kMaxNoiseMargin whenever the machine was loaded (measured with builds running on 2 cores: runs of a 0.7 ms
+/// convolution stalled to 30-50 ms, all alike, so the spreads looked calm); then the earliest such candidate
+/// wins and the contest is close. Failed candidates never win.
+TacticChoice choose_tactic(const std::vector<CandidateFigures>& candidates,
+                           const TimingConditions& conditions);
+
+}  // namespace kiln::engine

@@ -1,0 +1,169 @@
+// The tactic choice as a pure function (engine/core/tactic_choice.h), driven with figures of the kind
+// measured on this 2-core machine: idle, and with two CPU burners (`yes > /dev/null` twice) running. Nothing
+// is timed here.
+
+#include "engine/core/tactic_choice.h"
+
+#include <gtest/gtest.h>
+
+namespace kiln::engine {
+namespace {
+
+CandidateFigures figures(std::string tactic, std::vector<double> warm_up, std::vector<double> rounds) {
+  CandidateFigures f;
+  f.tactic = std::move(tactic);
+  f.warm_up_ms = std::move(warm_up);
+  f.rounds_ms = std::move(rounds);
+  return f;
+}
+
+// Idle: the timing thread computed for 0.97 of the wall time of the rounds.
+const TimingConditions kIdle{10.0, 9.7};
+// Two burners on 2 cores, 2 kernel threads: the timing thread got a core for 0.42 of the wall time.
+const TimingConditions kLoaded{10.0, 4.2};
+
+TEST(TacticChoice, IdleClearWinIsTrusted) {
+  // A 16-channel 3x3 convolution on 14x14: blocked 0.021 ms, plain 0.030 ms, runs within 5% of each other.
+  TacticChoice c =
+      choose_tactic({figures("onednn_blocked", {6.1, 0.024, 0.022}, {0.021, 0.021, 0.022, 0.021, 0.0215}),
+                     figures("onednn", {5.4, 0.032, 0.031}, {0.030, 0.031, 0.030, 0.0305, 0.030})},
+                    kIdle);
+  EXPECT_EQ(c.tactic, "onednn_blocked");
+  EXPECT_NEAR(c.margin, (0.030 - 0.021) / 0.021, 1e-9);  // exact arithmetic on the figures above
+  EXPECT_FALSE(c.close);
+  EXPECT_FALSE(c.loaded);
+  EXPECT_FALSE(c.noisy);
+  EXPECT_FALSE(c.uncertain());
+}
+
+TEST(TacticChoice, IdleFasterNonPreferredWinsBeyondNoise) {
+  // The second candidate in preference order is 30% faster with tight runs: it wins, not close.
+  TacticChoice c = choose_tactic({figures("onednn_blocked", {3.0, 0.13}, {0.130, 0.131, 0.130, 0.132, 0.130}),
+                                  figures("onednn", {2.0, 0.10}, {0.100, 0.101, 0.100, 0.100, 0.102})},
+                                 kIdle);
+  EXPECT_EQ(c.tactic, "onednn");
+  EXPECT_NEAR(c.margin, 0.3, 1e-9);
+  EXPECT_FALSE(c.close);
+  EXPECT_FALSE(c.uncertain());
+}
+
+TEST(TacticChoice, WithinNoiseThePreferenceOrderDecides) {
+  // 2.4% apart on an idle machine: within kMinMargin, the first in preference order wins and the margin says
+  // by how much it measured slower.
+  TacticChoice c =
+      choose_tactic({figures("onednn_blocked", {4.0, 0.0215}, {0.0210, 0.0211, 0.0212, 0.0210, 0.0210}),
+                     figures("onednn", {4.0, 0.021}, {0.0205, 0.0206, 0.0207, 0.0205, 0.0206})},
+                    kIdle);
+  EXPECT_EQ(c.tactic, "onednn_blocked");
+  EXPECT_TRUE(c.close);
+  EXPECT_LT(c.margin, 0.0);
+  EXPECT_FALSE(c.uncertain());
+}
+
+TEST(TacticChoice, LoadedMachineStallsAreUncertainAndPreferenceWins) {
+  // With two burners the OpenMP team of a 2-thread kernel waits for the scheduler: 12-16 ms stalls in some
+  // runs of a 0.04 ms convolution, and oneDNN's first run (its JIT) took 8-25 ms. The plain kernel's minimum
+  // is 11% lower, within the noise such runs have: the preferred kernel stays, and the choice is marked
+  // uncertain.
+  TacticChoice c =
+      choose_tactic({figures("onednn_blocked", {18.5, 0.9, 0.05, 0.048}, {0.045, 13.8, 0.052, 15.2, 0.047}),
+                     figures("onednn", {8.3, 12.1, 0.046, 0.044}, {0.040, 0.061, 12.4, 0.044, 16.1})},
+                    kLoaded);
+  EXPECT_EQ(c.tactic, "onednn_blocked");
+  EXPECT_TRUE(c.close);
+  EXPECT_TRUE(c.loaded);
+  EXPECT_TRUE(c.noisy);
+  EXPECT_TRUE(c.uncertain());
+  EXPECT_NEAR(c.cpu_share, 0.42, 1e-12);
+}
+
+TEST(TacticChoice, LoadedMachineOnlyLoadIsEnoughForUncertainty) {
+  // Every run slowed alike (the thread shared its core the whole time): tight figures, but the thread
+  // computed for 0.42 of the wall time, so the choice is re-timed next build.
+  TacticChoice c = choose_tactic({figures("onednn_blocked", {9.0, 0.09}, {0.090, 0.091, 0.092, 0.090, 0.090}),
+                                  figures("onednn", {9.0, 0.15}, {0.150, 0.151, 0.150, 0.152, 0.150})},
+                                 kLoaded);
+  EXPECT_EQ(c.tactic, "onednn_blocked");
+  EXPECT_FALSE(c.noisy);
+  EXPECT_TRUE(c.loaded);
+  EXPECT_TRUE(c.uncertain());
+}
+
+TEST(TacticChoice, LoadedMachineCalmStallsDoNotOverrideThePreference) {
+  // resnet18's second convolution compiled while builds ran on both cores (the timing thread computed for
+  // 0.12 of the wall time): a 0.7 ms convolution measured 30-52 ms in every run, so the spreads look calm.
+  // 62% apart is no evidence there: the preferred kernel stays, and the choice is re-timed next build.
+  TacticChoice c = choose_tactic({figures("onednn_blocked", {60.2, 52.5}, {51.97, 52.3, 52.1, 52.0, 52.4}),
+                                  figures("onednn", {40.1, 32.0}, {31.98, 32.0, 32.01, 31.99, 32.0})},
+                                 TimingConditions{500.0, 60.0});
+  EXPECT_EQ(c.tactic, "onednn_blocked");
+  EXPECT_TRUE(c.close);
+  EXPECT_FALSE(c.noisy);
+  EXPECT_TRUE(c.loaded);
+  EXPECT_LT(c.margin, 0.0);
+  // The same figures on an idle machine: the plain kernel wins by 62%.
+  EXPECT_EQ(choose_tactic({figures("onednn_blocked", {60.2, 52.5}, {51.97, 52.3, 52.1, 52.0, 52.4}),
+                           figures("onednn", {40.1, 32.0}, {31.98, 32.0, 32.01, 31.99, 32.0})},
+                          kIdle)
+                .tactic,
+            "onednn");
+}
+
+TEST(TacticChoice, LoadedMachineTwiceFasterStillWins) {
+  // Noise counts for at most kMaxNoiseMargin (100%): a candidate measured 3x faster wins even on a loaded
+  // machine.
+  TacticChoice c = choose_tactic({figures("onednn_blocked", {20.0, 0.31}, {0.30, 14.0, 0.33, 12.9, 0.31}),
+                                  figures("onednn", {15.0, 0.11}, {0.10, 0.12, 15.5, 0.11, 13.0})},
+                                 kLoaded);
+  EXPECT_EQ(c.tactic, "onednn");
+  EXPECT_FALSE(c.close);
+  EXPECT_TRUE(c.uncertain());
+}
+
+TEST(TacticChoice, FailedCandidatesNeverWin) {
+  CandidateFigures broken = figures("onednn_blocked", {0.001}, {0.001, 0.001, 0.001});
+  broken.failed = true;
+  TacticChoice c = choose_tactic({broken, figures("onednn", {1.0, 0.2}, {0.2, 0.2, 0.2})}, kIdle);
+  EXPECT_EQ(c.tactic, "onednn");
+  EXPECT_EQ(c.margin, 0.0);  // no other candidate to compare with
+  EXPECT_FALSE(c.close);
+  EXPECT_TRUE(choose_tactic({broken}, kIdle).tactic.empty());
+}
+
+TEST(TacticChoice, CandidateLeftOutOfRoundsKeepsItsWarmUpTimes) {
+  // A candidate 20x slower after warm-up is not timed further and loses with its warm-up figures.
+  TacticChoice c = choose_tactic(
+      {figures("slow", {60.0, 41.0, 40.0}, {}), figures("onednn", {8.0, 0.5, 0.5}, {0.5, 0.5, 0.5})}, kIdle);
+  EXPECT_EQ(c.tactic, "onednn");
+  EXPECT_NEAR(c.margin, (40.0 - 0.5) / 0.5, 1e-9);
+}
+
+TEST(TacticChoice, SpreadAndBestTime) {
+  EXPECT_EQ(spread_of({}), 0.0);
+  EXPECT_EQ(spread_of({1.0}), 0.0);
+  // Upper quartile of five sorted runs is the fourth: (1.2 - 1.0) / 1.0.
+  EXPECT_NEAR(spread_of({1.1, 1.0, 9.0, 1.2, 1.05}), 0.2, 1e-12);
+  // Two stalls in five runs reach the upper quartile.
+  EXPECT_GT(spread_of({0.045, 13.8, 0.052, 15.2, 0.047}), kNoisySpread);
+  EXPECT_EQ(best_time(figures("a", {5.0, 1.0}, {2.0, 3.0})), 2.0);  // rounds when there are any
+  EXPECT_EQ(best_time(figures("a", {5.0, 1.0}, {})), 1.0);
+}
+
+TEST(TacticChoice, WarmUpSettlesAndFirstRunCostsDoNotDecide) {
+  // oneDNN's JIT on a loaded machine: 18.5 ms, then 0.9, 0.05, 0.048: settled only once two runs agree within
+  // 10%.
+  EXPECT_FALSE(warm_up_settled({18.5}));
+  EXPECT_FALSE(warm_up_settled({18.5, 0.9}));
+  EXPECT_FALSE(warm_up_settled({18.5, 0.9, 0.05}));
+  EXPECT_TRUE(warm_up_settled({18.5, 0.9, 0.05, 0.048}));
+  // Measured on a loaded 2-core machine: oneDNN's first run of a small matmul (its JIT) 7.8-25 ms against the
+  // reference kernel's 0.035-0.09 ms; once warm oneDNN took 0.006 ms and the reference 0.09 ms.
+  EXPECT_TRUE(gets_second_warm_up(7.8, 0.035));
+  EXPECT_TRUE(gets_second_warm_up(25.0, 0.09));
+  EXPECT_TRUE(gets_second_warm_up(150.0, 1.0));    // within 200x of the fastest first run
+  EXPECT_FALSE(gets_second_warm_up(1000.0, 0.5));  // over 100 ms and 200x the fastest
+  EXPECT_FALSE(gets_second_warm_up(101.0, 0.1));
+}
+
+}  // namespace
+}  // namespace kiln::engine
