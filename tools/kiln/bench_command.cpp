@@ -1,12 +1,15 @@
-// kiln bench MODEL.(pt2|kiln) --inputs IO.npz [--iters N] [--warmup N] [--threads N] [--json] [--profile]
-//            [--profile-json FILE]
+// kiln bench MODEL.(pt2|kiln) [--inputs IO.npz | --shape NAME=DIMS...] [--iters N] [--warmup N] [--threads
+// N[,N...]]
+//            [--json] [--profile] [--profile-json FILE]
 //
 // Times the compiled module and the reference executor (the program node by node through libtorch, as eager
-// PyTorch runs it) on the same inputs in the same process, and prints median and p90 latency and their ratio.
-// A cuda module runs on the GPU: inputs are copied there once, the reference runs there too (every op on the
-// module's device), and each timed call ends when the GPU has finished its work. With --profile, --iters more
-// calls run with per-layer profiling (CompiledModule::set_profiling) and the time per layer and per layer
-// kind is printed.
+// PyTorch runs it) on the same inputs in the same process, and prints min/median/mean/p90/p99 latency, the
+// spread and the ratio of the medians, once per thread count; warns when a spread says the figures are
+// unreliable. Inputs come from an .npz, or are random with the program's shapes (dynamic dims from --shape,
+// else the export's hints). A cuda module runs on the GPU: inputs are copied there once, the reference runs
+// there too (every op on the module's device), and each timed call ends when the GPU has finished its work.
+// With --profile, --iters more calls run with per-layer profiling (CompiledModule::set_profiling) and the
+// time per layer and per layer kind is printed.
 
 #include <algorithm>
 #include <chrono>
@@ -25,7 +28,9 @@
 #include "kiln/runtime/torch_executor.h"
 #include "kiln/support/error.h"
 #include "kiln/support/npz.h"
+#include "latency_stats.h"
 #include "layer_profile_report.h"
+#include "random_inputs.h"
 
 namespace kiln::cli {
 namespace {
@@ -33,9 +38,10 @@ namespace {
 struct BenchOptions {
   std::string model;
   std::string inputs;
+  std::vector<std::string> shapes;
   int iters = 50;
   int warmup = 5;
-  int threads = 0;
+  std::vector<int> threads = {0};
   bool json = false;
   bool profile = false;
   std::string profile_json;
@@ -48,13 +54,8 @@ struct Profile {
   double wall_ms = 0.0;
 };
 
-struct Latency {
-  double median = 0.0;
-  double p90 = 0.0;
-};
-
 template <typename Fn>
-Latency measure(Fn&& fn, int warmup, int iters) {
+LatencyStats measure(Fn&& fn, int warmup, int iters) {
   for (int i = 0; i < warmup; ++i) fn();
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(iters));
@@ -63,9 +64,23 @@ Latency measure(Fn&& fn, int warmup, int iters) {
     fn();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
-  std::sort(ms.begin(), ms.end());
-  auto at = [&](double q) { return ms[std::min(ms.size() - 1, static_cast<size_t>(q * (ms.size() - 1) + 0.5))]; };
-  return {at(0.5), at(0.9)};
+  return latency_stats(std::move(ms));
+}
+
+/// The 1-minute load average and the number of cores, for the unreliable-figures warning ("" when unknown).
+std::string machine_load() {
+  std::ifstream in("/proc/loadavg");
+  double load = 0.0;
+  if (!(in >> load)) return "";
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "load average %.1f on %u cores", load,
+                std::max(1u, std::thread::hardware_concurrency()));
+  return buf;
+}
+
+nlohmann::json stats_json(const LatencyStats& s) {
+  return {{"min", s.min}, {"median", s.median}, {"mean", s.mean},
+          {"p90", s.p90}, {"p99", s.p99},       {"spread", s.spread}};
 }
 
 std::string fixed3(double v) {
@@ -89,14 +104,30 @@ Profile profile_module(runtime::CompiledModule& module, const std::vector<at::Te
   return p;
 }
 
+/// What one thread count measured.
+struct BenchResult {
+  int threads = 0;  // CPU threads (0 for a cuda module)
+  LatencyStats kiln, reference;
+  double speedup = 0.0;  // reference median / kiln median
+  Profile profile;
+};
+
 int run_bench(const BenchOptions& o) {
   KILN_CHECK(o.iters >= 1, InvalidInput, "--iters must be at least 1");
   KILN_CHECK(o.warmup >= 0, InvalidInput, "--warmup must not be negative");
-  KILN_CHECK(o.threads >= 0, InvalidInput, "--threads must not be negative");
-  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(threads);
-  LoadedModel model = load_or_compile(o.model, threads);
-  const runtime::CompiledModule& module = *model.module;
+  KILN_CHECK(!o.threads.empty(), InvalidInput, "--threads needs at least one count");
+  KILN_CHECK(o.inputs.empty() || o.shapes.empty(), InvalidInput,
+             "--shape sets random inputs: not with --inputs");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<int> thread_counts;
+  for (int t : o.threads) {
+    KILN_CHECK(t >= 0, InvalidInput, "--threads must not be negative");
+    thread_counts.push_back(t > 0 ? t : cores);
+  }
+  LoadedModel model = load_or_compile(o.model);
+  const runtime::CompiledModule& compiled = *model.module;
+  const bool cpu = compiled.backend() == "cpu";
+  if (!cpu) thread_counts.resize(1);  // thread counts concern CPU engines only
 
   // The reference runs the program as exported (.pt2) or the compiled graph with its segments inlined (.kiln).
   std::unique_ptr<ir::Graph> flat;
@@ -104,66 +135,125 @@ int run_bench(const BenchOptions& o) {
   if (model.program != nullptr) {
     reference_graph = model.program->graph.get();
   } else {
-    flat = partitioning::flatten_partitions(module.graph());
+    flat = partitioning::flatten_partitions(compiled.graph());
     reference_graph = flat.get();
   }
-  const c10::Device device(module.device());
+  const c10::Device device(compiled.device());
   const c10::optional<c10::Device> reference_device =
       device.is_cpu() ? c10::nullopt : c10::optional<c10::Device>(device);
   runtime::TorchExecutor reference(*reference_graph, reference_device);
 
-  std::map<std::string, HostTensor> arrays = read_npz(o.inputs);
   std::vector<at::Tensor> inputs;
+  std::vector<std::string> shapes_used;
+  if (o.inputs.empty()) {
+    inputs = random_inputs(compiled.graph(), o.shapes, /*seed=*/1, &shapes_used);
+  } else {
+    std::map<std::string, HostTensor> arrays = read_npz(o.inputs);
+    for (size_t k = 0; k < compiled.graph().inputs().size(); ++k) {
+      auto it = arrays.find("input_" + std::to_string(k));
+      if (it == arrays.end()) it = arrays.find(compiled.graph().inputs()[k]->name());
+      KILN_CHECK(it != arrays.end(), InvalidInput, "'", o.inputs, "' has neither 'input_", k, "' nor '",
+                 compiled.graph().inputs()[k]->name(), "'");
+      inputs.push_back(runtime::to_torch(it->second));
+    }
+  }
   std::vector<c10::IValue> reference_inputs;
-  for (size_t k = 0; k < module.graph().inputs().size(); ++k) {
-    auto it = arrays.find("input_" + std::to_string(k));
-    if (it == arrays.end()) it = arrays.find(module.graph().inputs()[k]->name());
-    KILN_CHECK(it != arrays.end(), InvalidInput, "'", o.inputs, "' has neither 'input_", k, "' nor '",
-               module.graph().inputs()[k]->name(), "'");
-    const bool tensor_input = module.graph().inputs()[k]->is_tensor();
-    inputs.push_back(tensor_input ? runtime::to_torch(it->second).to(device) : runtime::to_torch(it->second));
-    reference_inputs.emplace_back(inputs.back());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (compiled.graph().inputs()[k]->is_tensor()) inputs[k] = inputs[k].to(device);
+    reference_inputs.emplace_back(inputs[k]);
   }
 
-  Latency kiln = measure(
-      [&]() {
-        module.execute(inputs);
-        module.synchronize();
-      },
-      o.warmup, o.iters);
-  Latency ref = measure(
-      [&]() {
-        reference.run(reference_inputs);
-        module.synchronize();
-      },
-      o.warmup, o.iters);
-  const double speedup = kiln.median > 0.0 ? ref.median / kiln.median : 0.0;
-  Profile profile;
-  if (o.profile || !o.profile_json.empty()) profile = profile_module(*model.module, inputs, o.iters);
-  if (!o.profile_json.empty()) {
+  std::vector<BenchResult> results;
+  for (int threads : thread_counts) {
+    at::set_num_threads(threads);
+    std::shared_ptr<runtime::CompiledModule> module = cpu ? with_threads(compiled, threads) : model.module;
+    BenchResult r;
+    r.threads = cpu ? threads : 0;
+    r.kiln = measure(
+        [&]() {
+          module->execute(inputs);
+          module->synchronize();
+        },
+        o.warmup, o.iters);
+    r.reference = measure(
+        [&]() {
+          reference.run(reference_inputs);
+          module->synchronize();
+        },
+        o.warmup, o.iters);
+    r.speedup = r.kiln.median > 0.0 ? r.reference.median / r.kiln.median : 0.0;
+    if (o.profile || !o.profile_json.empty()) r.profile = profile_module(*module, inputs, o.iters);
+    results.push_back(std::move(r));
+  }
+  if (!o.profile_json.empty()) {  // the profile of the last thread count
+    const Profile& p = results.back().profile;
     std::ofstream file(o.profile_json);
-    file << layer_profile_json(profile.layers, profile.runs, profile.wall_ms).dump(2) << "\n";
+    file << layer_profile_json(p.layers, p.runs, p.wall_ms).dump(2) << "\n";
     KILN_CHECK(file.good(), Io, "cannot write the profile to '", o.profile_json, "'");
+  }
+  std::vector<std::string> warnings;
+  for (const BenchResult& r : results) {
+    for (auto [stats, who] : {std::pair{&r.kiln, "kiln"}, {&r.reference, "reference"}}) {
+      if (stats->spread <= kUnreliableSpread) continue;
+      char buf[200];
+      std::snprintf(buf, sizeof(buf), "%s at %d threads: spread %.0f%% (p90 %.3f ms vs min %.3f ms)", who,
+                    r.threads, 100 * stats->spread, stats->p90, stats->min);
+      warnings.push_back(buf);
+    }
   }
 
   if (o.json) {
+    // The first thread count's figures at the top level (the keys of earlier versions), every count in
+    // "runs".
+    const BenchResult& first = results.front();
     nlohmann::json j;
-    j["kiln_ms_median"] = kiln.median;
-    j["kiln_ms_p90"] = kiln.p90;
-    j["reference_ms_median"] = ref.median;
-    j["reference_ms_p90"] = ref.p90;
-    j["speedup"] = speedup;
-    if (o.profile) j["profile"] = layer_profile_json(profile.layers, profile.runs, profile.wall_ms);
+    j["kiln_ms_median"] = first.kiln.median;
+    j["kiln_ms_p90"] = first.kiln.p90;
+    j["reference_ms_median"] = first.reference.median;
+    j["reference_ms_p90"] = first.reference.p90;
+    j["speedup"] = first.speedup;
+    j["kiln"] = stats_json(first.kiln);
+    j["reference"] = stats_json(first.reference);
+    j["runs"] = nlohmann::json::array();
+    for (const BenchResult& r : results) {
+      j["runs"].push_back({{"threads", r.threads},
+                           {"kiln", stats_json(r.kiln)},
+                           {"reference", stats_json(r.reference)},
+                           {"speedup", r.speedup}});
+    }
+    if (!shapes_used.empty()) j["random_inputs"] = shapes_used;
+    j["unreliable"] = warnings;
+    if (o.profile) {
+      const Profile& p = results.back().profile;
+      j["profile"] = layer_profile_json(p.layers, p.runs, p.wall_ms);
+    }
     std::cout << j.dump() << std::endl;
     return kExitOk;
   }
-  std::cout << o.model << ": " << o.iters << " iterations after " << o.warmup << " warm-up, "
-            << (device.is_cpu() ? std::to_string(threads) + " threads" : "on " + device.str()) << "\n";
-  std::cout << "  kiln       median " << fixed3(kiln.median) << " ms  p90 " << fixed3(kiln.p90) << " ms\n";
-  std::cout << "  reference  median " << fixed3(ref.median) << " ms  p90 " << fixed3(ref.p90)
-            << " ms  (libtorch eager)\n";
-  std::cout << "  speedup    " << fixed3(speedup) << "x (reference median / kiln median)" << std::endl;
-  if (o.profile) print_layer_profile(std::cout, profile.layers, profile.runs, profile.wall_ms);
+  std::cout << o.model << ": " << o.iters << " iterations after " << o.warmup << " warm-up"
+            << (device.is_cpu() ? "" : ", on " + device.str());
+  if (!shapes_used.empty()) {
+    std::cout << ", random inputs";
+    for (const std::string& s : shapes_used) std::cout << " " << s;
+  }
+  std::cout << "\n";
+  for (const BenchResult& r : results) {
+    if (cpu) std::cout << "threads " << r.threads << "\n";
+    std::cout << "  kiln       " << format_latency(r.kiln) << "\n";
+    std::cout << "  reference  " << format_latency(r.reference) << "  (libtorch eager)\n";
+    std::cout << "  speedup    " << fixed3(r.speedup) << "x (reference median / kiln median)" << std::endl;
+  }
+  if (!warnings.empty()) {
+    const std::string load = machine_load();
+    std::cout << "warning: unreliable figures" << (load.empty() ? "" : " (" + load + ")")
+              << ": a spread above " << static_cast<int>(100 * kUnreliableSpread)
+              << "% means the medians may move that much between runs; time again on an idle machine\n";
+    for (const std::string& w : warnings) std::cout << "  " << w << "\n";
+  }
+  if (o.profile) {
+    const Profile& p = results.back().profile;
+    print_layer_profile(std::cout, p.layers, p.runs, p.wall_ms);
+  }
   return kExitOk;
 }
 
@@ -173,20 +263,30 @@ Action setup_bench(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   app.add_option("model", options->model, "A .pt2 program (compiled with default settings first) or a .kiln module")
       ->required();
-  app.add_option("--inputs", options->inputs, "An .npz with input_K arrays (or arrays named like the inputs)")
-      ->required();
+  app.add_option("--inputs", options->inputs,
+                 "An .npz with input_K arrays (or arrays named like the inputs); without it, random inputs");
+  app.add_option(
+         "--shape", options->shapes,
+         "Shape of a random input, NAME=DIMS (e.g. x=2x10x64): binds its dynamic dims (others: the export's "
+         "hints)")
+      ->take_all();
   app.add_option("--iters", options->iters, "Timed iterations")->capture_default_str();
   app.add_option("--warmup", options->warmup, "Untimed iterations first")->capture_default_str();
-  app.add_option("--threads", options->threads, "CPU threads for Kiln and libtorch (0: all cores)")
+  app.add_option("--threads", options->threads,
+                 "CPU threads for Kiln and libtorch (0: all cores); several counts, e.g. 1,2, are timed one "
+                 "after the "
+                 "other")
+      ->delimiter(',')
       ->capture_default_str();
   app.add_flag(
       "--json", options->json,
-      "Print {kiln_ms_median, kiln_ms_p90, reference_ms_median, reference_ms_p90, speedup} (and \"profile\" "
-      "with --profile)");
+      "Print {kiln_ms_median, kiln_ms_p90, reference_ms_median, reference_ms_p90, speedup, kiln, reference, "
+      "runs: [{threads, kiln, reference, speedup}], unreliable} (kiln/reference: {min, median, mean, p90, "
+      "p99, spread}; \"profile\" with --profile)");
   app.add_flag(
       "--profile", options->profile,
       "Then run --iters more iterations with per-layer profiling and print the time per layer and per layer "
-      "kind (each layer waits for the device)");
+      "kind (each layer waits for the device; the last thread count)");
   app.add_option("--profile-json", options->profile_json,
                  "Write the per-layer profile as JSON to this file (runs the profiling iterations)");
   return [options]() { return run_bench(*options); };

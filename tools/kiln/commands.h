@@ -37,5 +37,6 @@ Action setup_bench(CLI::App& app);
 Action setup_refit(CLI::App& app);
 Action setup_passes(CLI::App& app);
 Action setup_converters(CLI::App& app);
+Action setup_cache(CLI::App& app);
 
 }  // namespace kiln::cli
