@@ -524,7 +524,11 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     } else {
       kernel = first_that_builds(g, config, info, order, chosen);
       ++g.tactic_stats.untimed;
-      KILN_INFO(what, chosen, "' (", optimized.size() <= 1 ? "only optimized candidate" : "timing off", ")");
+      KILN_INFO(what, chosen, "' (",
+                chosen == kReferenceTactic ? "reference kernel: no optimized kernel applies or builds"
+                : optimized.size() <= 1    ? "only optimized candidate"
+                                           : "timing off",
+                ")");
     }
     if (std::none_of(optimized.begin(), optimized.end(), [&](const Tactic& t) { return t.name == chosen; })) {
       ++g.tactic_stats.reference;
