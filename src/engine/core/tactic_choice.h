@@ -22,9 +22,11 @@ inline constexpr double kMaxNoiseMargin = 1.0;
 /// Figures whose spread (see spread_of) exceeds this are noisy: the choice is uncertain.
 inline constexpr double kNoisySpread = 0.3;
 /// The timing thread got a core for less than this share of the wall time of the timed rounds (its CPU time
-/// over wall time): the machine was loaded, and the choice is uncertain. On an idle machine the thread that
-/// runs the kernels computes nearly all the time (measured: 0.93-1.0 on 2 threads); with two CPU burners on a
-/// 2-core machine it got 0.35-0.6.
+/// over wall time): the machine was loaded, and the choice is uncertain. The thread that runs the kernels
+/// takes part in every parallel loop and only waits for the last chunks, so on an idle machine it computes
+/// nearly all the time; measured on the shared 2-core machine while resnet18's convolutions were timed on 2
+/// threads: 0.11-0.14 with other people's builds running (load average 13-17), 0.05-0.08 with two CPU burners
+/// on top.
 inline constexpr double kLoadedCpuShare = 0.75;
 
 /// What one candidate measured, in milliseconds: its warm-up runs in order (the first pays one-time costs
@@ -84,8 +86,8 @@ bool warm_up_settled(const std::vector<double>& warm_up_ms);
 /// Chooses among `candidates`, given in preference order (the first is the one the backend's cost model or
 /// oneDNN's own ordering ranks first). The fastest by best_time wins unless an earlier candidate is within
 /// noise of it: within max(kMinMargin, the larger spread of the two), capped at kMaxNoiseMargin, and
-/// kMaxNoiseMargin whenever the machine was loaded (measured with builds running on 2 cores: runs of a 0.7 ms
-/// convolution stalled to 30-50 ms, all alike, so the spreads looked calm); then the earliest such candidate
+/// kMaxNoiseMargin whenever the machine was loaded (measured with builds running on 2 cores: runs of resnet18
+/// convolutions stalled to 30-50 ms, all alike, so the spreads looked calm); then the earliest such candidate
 /// wins and the contest is close. Failed candidates never win.
 TacticChoice choose_tactic(const std::vector<CandidateFigures>& candidates,
                            const TimingConditions& conditions);
