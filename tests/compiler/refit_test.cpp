@@ -61,8 +61,13 @@ std::string fresh_dir(const std::string& name) {
   return dir.string();
 }
 
-// Refittable settings with one shared timing cache, so that every build picks the same tactics and a refitted plan
-// runs exactly the kernels a fresh build runs.
+// Refittable settings with one shared timing cache. Builds usually pick the same tactics, but not always: a
+// choice timed on a loaded machine (tests run side by side) is timed again by the next build, which may
+// choose the other convolution kernel. Outputs of two separate builds are therefore compared within
+// kOtherBuildTolerance.
+constexpr double kOtherBuildTolerance = 1e-4;  // another oneDNN convolution algorithm: float rounding (3e-8
+                                               // seen); other weights would differ by 1e-2 and more
+
 CompilationSettings refittable_settings(const std::string& dir) {
   CompilationSettings s;
   s.immutable_weights = false;
@@ -70,9 +75,8 @@ CompilationSettings refittable_settings(const std::string& dir) {
   return s;
 }
 
-// Refitting the module compiled with weights A to weights B gives what a fresh compile with B gives. Tolerance 0
-// (bit-exact): the same kernels (shared timing cache) on the same weights and inputs, and the CPU kernels are
-// deterministic.
+// Refitting the module compiled with weights A to weights B gives what a fresh compile with B gives, within
+// kOtherBuildTolerance (the fresh build may have chosen other kernels); a reloaded module is bit-exact.
 TEST(RefitModuleWeights, MatchesAFreshCompileOnEveryFixture) {
   const std::string dir = fresh_dir("refit");
   for (const std::string& path : test_data::fixture_programs()) {
@@ -84,14 +88,14 @@ TEST(RefitModuleWeights, MatchesAFreshCompileOnEveryFixture) {
     perturb_weights(b, 7);
     auto refitted = refit_module_weights(*module_a, b, settings);
     auto fresh = compile(b, settings);
-    expect_same_outputs(*refitted, *fresh, io_path(path), 0.0, "refitted vs fresh");
+    expect_same_outputs(*refitted, *fresh, io_path(path), kOtherBuildTolerance, "refitted vs fresh");
     // The original module is left as it was.
     auto again = compile(a, settings);
-    expect_same_outputs(*module_a, *again, io_path(path), 0.0, "original after refit");
+    expect_same_outputs(*module_a, *again, io_path(path), kOtherBuildTolerance, "original after refit");
     // And the refitted module survives a save/load round trip.
     const std::string saved = dir + "/refitted.kiln";
     runtime::save(*refitted, saved);
-    expect_same_outputs(*runtime::load(saved), *fresh, io_path(path), 0.0, "reloaded refitted");
+    expect_same_outputs(*runtime::load(saved), *refitted, io_path(path), 0.0, "reloaded refitted");
   }
 }
 
@@ -120,8 +124,9 @@ TEST(RefitModuleWeights, RejectsImmutableEngines) {
   }
 }
 
-// The engine cache: the first compile misses and saves, the second (same program) and a third (other weights) hit
-// and refit. Tolerance 0 as above.
+// The engine cache: the first compile misses and saves, the second (same program) and a third (other weights)
+// hit and refit. Tolerance 0 between the build and its cache hit (the same engine); kOtherBuildTolerance
+// against a separate build.
 TEST(EngineCacheCompile, SecondCompileHitsAndOtherWeightsRefit) {
   const std::string dir = fresh_dir("cache");
   for (const std::string& path : test_data::fixture_programs()) {
@@ -143,7 +148,8 @@ TEST(EngineCacheCompile, SecondCompileHitsAndOtherWeightsRefit) {
     auto module_third = compile(b, settings, {}, &third);
     for (const EngineBuildInfo& e : third.engines) EXPECT_TRUE(e.cache_hit) << e.segment;
     CompilationSettings no_cache = refittable_settings(dir);
-    expect_same_outputs(*module_third, *compile(b, no_cache), io_path(path), 0.0, "hit with other weights");
+    expect_same_outputs(*module_third, *compile(b, no_cache), io_path(path), kOtherBuildTolerance,
+                        "hit with other weights");
   }
 }
 
