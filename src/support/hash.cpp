@@ -119,14 +119,49 @@ std::vector<uint8_t> Sha256::digest() {
   return out;
 }
 
-std::string Sha256::hex_digest() {
+std::string Sha256::hex_digest() { return to_hex(digest()); }
+
+std::string to_hex(const std::vector<uint8_t>& bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string text;
-  for (uint8_t byte : digest()) {
+  text.reserve(2 * bytes.size());
+  for (uint8_t byte : bytes) {
     text += kHex[byte >> 4];
     text += kHex[byte & 15];
   }
   return text;
+}
+
+std::vector<uint8_t> hmac_sha256(const std::vector<uint8_t>& key, const void* data, size_t size) {
+  // RFC 2104 with B = 64 (SHA-256's block size): K is hashed when longer than B, then zero-padded to B;
+  // tag = H((K ^ opad) || H((K ^ ipad) || data)).
+  constexpr size_t kBlock = 64;
+  uint8_t block_key[kBlock] = {};
+  if (key.size() > kBlock) {
+    Sha256 h;
+    h.update(key.data(), key.size());
+    std::vector<uint8_t> hashed = h.digest();
+    std::memcpy(block_key, hashed.data(), hashed.size());
+  } else if (!key.empty()) {
+    std::memcpy(block_key, key.data(), key.size());
+  }
+  uint8_t pad[kBlock];
+  for (size_t i = 0; i < kBlock; ++i) pad[i] = block_key[i] ^ 0x36;
+  Sha256 inner;
+  inner.update(pad, kBlock);
+  inner.update(data, size);
+  std::vector<uint8_t> inner_digest = inner.digest();
+  for (size_t i = 0; i < kBlock; ++i) pad[i] = block_key[i] ^ 0x5c;
+  Sha256 outer;
+  outer.update(pad, kBlock);
+  outer.update(inner_digest.data(), inner_digest.size());
+  return outer.digest();
+}
+
+bool constant_time_equal(const uint8_t* a, const uint8_t* b, size_t size) {
+  uint8_t diff = 0;
+  for (size_t i = 0; i < size; ++i) diff |= a[i] ^ b[i];
+  return diff == 0;
 }
 
 uint64_t fnv1a64(const void* data, size_t size, uint64_t seed) {

@@ -9,6 +9,8 @@
 namespace kiln {
 namespace {
 
+using test::bytes_of;
+
 std::string sha256_hex(const std::string& text) {
   Sha256 h;
   h.update(text);
@@ -24,6 +26,47 @@ TEST(Sha256, StandardVectors) {
   EXPECT_EQ(sha256_hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmno"
                        "pqrlmnopqrsmnopqrstnopqrstu"),
             "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+}
+
+std::vector<uint8_t> from_hex(const std::string& hex) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+std::string hmac_hex(const std::vector<uint8_t>& key, const std::vector<uint8_t>& data) {
+  return to_hex(hmac_sha256(key, data.data(), data.size()));
+}
+
+// RFC 4231 test cases 1-4, 6 and 7 (case 5 truncates the tag, which Kiln never does): short, text and long
+// keys, keys longer than the block size (hashed first) and data longer than a block.
+TEST(HmacSha256, Rfc4231Vectors) {
+  EXPECT_EQ(hmac_hex(std::vector<uint8_t>(20, 0x0b), bytes_of("Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  EXPECT_EQ(hmac_hex(bytes_of("Jefe"), bytes_of("what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_EQ(hmac_hex(std::vector<uint8_t>(20, 0xaa), std::vector<uint8_t>(50, 0xdd)),
+            "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+  EXPECT_EQ(hmac_hex(from_hex("0102030405060708090a0b0c0d0e0f10111213141516171819"),
+                     std::vector<uint8_t>(50, 0xcd)),
+            "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+  EXPECT_EQ(hmac_hex(std::vector<uint8_t>(131, 0xaa),
+                     bytes_of("Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  EXPECT_EQ(
+      hmac_hex(
+          std::vector<uint8_t>(131, 0xaa),
+          bytes_of("This is a test using a larger than block-size key and a larger than block-size data. "
+                   "The key needs to be hashed before being used by the HMAC algorithm.")),
+      "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+}
+
+TEST(HmacSha256, ConstantTimeEqual) {
+  std::vector<uint8_t> a = test::lcg_bytes(32, 1), b = a;
+  EXPECT_TRUE(constant_time_equal(a.data(), b.data(), a.size()));
+  b[31] ^= 1;
+  EXPECT_FALSE(constant_time_equal(a.data(), b.data(), a.size()));
 }
 
 TEST(Sha256, OneMillionA) {

@@ -28,6 +28,19 @@ class Sha256 {
   uint64_t total_bytes_ = 0;
 };
 
+/// HMAC-SHA256 (RFC 2104) of `data` under `key` (any length; keys longer than 64 bytes are hashed first): the
+/// 32-byte tag that authenticates cache entries (kiln/support/cache_dir.h's per-user key).
+std::vector<uint8_t> hmac_sha256(const std::vector<uint8_t>& key, const void* data, size_t size);
+inline std::vector<uint8_t> hmac_sha256(const std::vector<uint8_t>& key, std::string_view text) {
+  return hmac_sha256(key, text.data(), text.size());
+}
+
+/// Compares two byte strings in time that depends only on their lengths (for authentication tags).
+bool constant_time_equal(const uint8_t* a, const uint8_t* b, size_t size);
+
+/// Bytes as lowercase hex.
+std::string to_hex(const std::vector<uint8_t>& bytes);
+
 /// 64-bit FNV-1a, for fast in-memory keys (not for cache identities).
 uint64_t fnv1a64(const void* data, size_t size, uint64_t seed = 0xcbf29ce484222325ull);
 
