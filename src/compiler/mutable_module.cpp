@@ -9,6 +9,7 @@
 #include "kiln/runtime/module_archive.h"
 #include "kiln/support/error.h"
 #include "kiln/support/file.h"
+#include "kiln/support/json_limits.h"
 #include "kiln/support/logging.h"
 #include "kiln/support/npz.h"
 #include "kiln/support/zip.h"
@@ -161,7 +162,9 @@ MutableModule MutableModule::load(const std::string& path) {
   const std::string root = kRoot;
   KILN_CHECK(zip.contains(root + "archive_format") && zip.read_text(root + "archive_format") == "kiln_mutable",
              InvalidInput, "'", path, "' is not a saved MutableModule (no kiln_mutable/archive_format)");
-  nlohmann::json meta = nlohmann::json::parse(zip.read_text(root + "mutable.json"), nullptr, false);
+  const std::string meta_text = zip.read_text(root + "mutable.json");
+  check_json_depth(meta_text, "'" + path + "': mutable.json");
+  nlohmann::json meta = nlohmann::json::parse(meta_text, nullptr, false);
   KILN_CHECK(meta.is_object() && meta.value("format_version", 0) == kMutableFormatVersion, InvalidInput, "'", path,
              "': mutable.json is malformed or of another format version");
   try {

@@ -3,9 +3,16 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/support/json_limits.h"
+
 namespace kiln::frontend {
 
 nlohmann::json parse_json(const std::string& text, const JsonSource& source) {
+  try {
+    check_json_depth(text, source.entry);
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.message(), ErrorContext{source.archive, "", "", ""});
+  }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {

@@ -22,7 +22,8 @@ struct JsonSource {
   std::string entry;    // "models/model.json"
 };
 
-/// Parses `text` as JSON; a syntax error is a kiln::Error(InvalidInput) naming the archive and entry.
+/// Parses `text` as JSON; a syntax error or nesting deeper than kMaxJsonDepth is a kiln::Error(InvalidInput)
+/// naming the archive and entry.
 nlohmann::json parse_json(const std::string& text, const JsonSource& source);
 
 /// A read-only view of one JSON value with its path ("graph_module.graph.nodes[3].target").

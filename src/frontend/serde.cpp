@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "kiln/support/host_tensor.h"
+#include "kiln/support/limits.h"
 
 namespace kiln::frontend {
 
@@ -73,9 +74,9 @@ ir::MemoryFormat decode_memory_format(const JsonRef& code) {
 }
 
 namespace {
-// Sizes, strides and offsets beyond this are corrupt (no tensor has 2^40 elements along one dimension), and
-// rejecting them keeps later shape arithmetic free of int64 overflow.
-constexpr int64_t kMaxExtent = int64_t{1} << 40;
+// Sizes, strides and offsets beyond kMaxDimExtent are corrupt (no tensor has 2^40 elements along one
+// dimension), and rejecting them keeps later shape arithmetic free of int64 overflow.
+constexpr int64_t kMaxExtent = kMaxDimExtent;
 
 void check_extent(const ir::SymExpr& e, const JsonRef& where, const char* what) {
   if (auto v = e.as_int(); v && (*v < 0 || *v > kMaxExtent)) {

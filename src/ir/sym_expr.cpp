@@ -358,19 +358,18 @@ Q q_div(Q a, Q b) {
   return q_mul(a, q_make(b.d, b.n));
 }
 Q q_pow(Q a, int64_t e) {
+  // The exponent's magnitude as unsigned: -INT64_MIN does not fit in int64.
+  uint64_t m = e < 0 ? uint64_t{0} - static_cast<uint64_t>(e) : static_cast<uint64_t>(e);
   if (e < 0) {
     KILN_CHECK(a.n != 0, InvalidInput, "division by zero: 0 raised to a negative power");
     a = q_make(a.d, a.n);
-    KILN_CHECK(e != std::numeric_limits<int64_t>::min(), InvalidInput,
-               "integer overflow in symbolic exponent");
-    e = -e;
   }
   Q r{1, 1};
   Q base = a;
-  while (e > 0) {
-    if (e & 1) r = q_mul(r, base);
-    e >>= 1;
-    if (e > 0) base = q_mul(base, base);
+  while (m > 0) {
+    if (m & 1) r = q_mul(r, base);
+    m >>= 1;
+    if (m > 0) base = q_mul(base, base);
   }
   return r;
 }

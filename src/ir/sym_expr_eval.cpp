@@ -106,12 +106,18 @@ Iv iv_recip(Iv a) {
 
 Iv iv_pow(Iv a, int64_t n) {
   if (n == 0) return Iv{1, 1};
-  if (n < 0) return iv_recip(iv_pow(a, -n));
-  auto p = [n](LD x) { return std::pow(x, static_cast<LD>(n)); };
-  if (n % 2 == 1) return Iv{p(a.lo), p(a.hi)};
-  if (a.lo >= 0) return Iv{p(a.lo), p(a.hi)};
-  if (a.hi <= 0) return Iv{p(a.hi), p(a.lo)};
-  return Iv{0, p(std::max(-a.lo, a.hi))};
+  // The magnitude as unsigned: -INT64_MIN does not fit in int64.
+  const uint64_t m = n < 0 ? uint64_t{0} - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+  auto p = [m](LD x) { return std::pow(x, static_cast<LD>(m)); };
+  Iv r;
+  if (m % 2 == 1 || a.lo >= 0) {
+    r = Iv{p(a.lo), p(a.hi)};
+  } else if (a.hi <= 0) {
+    r = Iv{p(a.hi), p(a.lo)};
+  } else {
+    r = Iv{0, p(std::max(-a.lo, a.hi))};
+  }
+  return n < 0 ? iv_recip(r) : r;
 }
 
 Iv bound_iv(const SymExpr& e, const SymRanges& ranges, bool positive_default) {

@@ -10,6 +10,7 @@
 
 #include "kiln/ir/text.h"
 #include "kiln/runtime/module_archive.h"
+#include "kiln/support/json_limits.h"
 #include "kiln/support/error.h"
 
 namespace kiln::runtime {
@@ -126,7 +127,11 @@ ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::strin
   if (!zip.contains(root + "module.json")) bad_archive(label, "no module.json");
   json meta;
   try {
-    meta = json::parse(zip.read_text(root + "module.json"));
+    const std::string text = zip.read_text(root + "module.json");
+    if (json_nesting_depth(text) > kMaxJsonDepth) {
+      bad_archive(label, "module.json nests arrays/objects deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    }
+    meta = json::parse(text);
   } catch (const json::exception& e) {
     bad_archive(label, std::string("module.json is not JSON: ") + e.what());
   }

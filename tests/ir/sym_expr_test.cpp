@@ -241,3 +241,29 @@ TEST(SymExprText, RoundTrip) {
 
 }  // namespace
 }  // namespace kiln::ir
+
+namespace kiln::ir {
+namespace {
+
+// Hostile exponents from a model.json: INT64_MIN has no negation (bound() recursed forever before the fix,
+// SIGSEGV), and huge powers must saturate or fail cleanly, never wrap.
+TEST(SymExprHostile, Int64MinExponent) {
+  const std::string text = "Pow(Symbol('s77', positive=True, integer=True), Integer(-9223372036854775808))";
+  SymExpr e = SymExpr::parse_srepr(text);
+  SymRanges r{{"s77", {2, 1024}}};
+  SymRange b = e.bound(r);  // s77 ** -2^63 lies in (0, 1): the interval saturates to [0, 0], it terminates
+  EXPECT_EQ(b, (SymRange{0, 0}));
+  expect_invalid([&] { e.evaluate({{"s77", 2}}); }, "overflow");
+  // A constant base folds at construction: 2 ** INT64_MIN is not representable.
+  expect_invalid([] { SymExpr::parse_srepr("Pow(Integer(2), Integer(-9223372036854775808))"); }, "overflow");
+  // 1 ** INT64_MIN is 1.
+  EXPECT_EQ(SymExpr::parse_srepr("Pow(Integer(1), Integer(-9223372036854775808))").as_int(), 1);
+  // Huge positive exponents bound as unbounded, and overflow on evaluation.
+  SymExpr big = SymExpr::parse_srepr("Pow(Symbol('s77', positive=True, integer=True), Integer(9223372036854775807))");
+  EXPECT_EQ(big.bound(r).max, SymRange::kUnbounded);
+  expect_invalid([&] { big.evaluate({{"s77", 2}}); }, "overflow");
+  EXPECT_EQ(big.evaluate({{"s77", 1}}), 1);
+}
+
+}  // namespace
+}  // namespace kiln::ir
