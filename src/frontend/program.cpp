@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "frontend/archive.h"
+#include "frontend/dtype_check.h"
 #include "frontend/graph_builder.h"
 #include "frontend/json_reader.h"
 #include "frontend/weights.h"
@@ -51,6 +52,7 @@ Program load_archive(ZipReader zip, const std::string& label) {
 
   WeightStore weights(archive);
   build_program(root, weights, program);
+  check_declared_dtypes(*program.graph);
   return program;
 }
 
