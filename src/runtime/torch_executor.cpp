@@ -102,6 +102,25 @@ std::vector<ArgPlan> plan_arguments(const ir::Node& node, const c10::FunctionSch
 
 bool writes_argument(const c10::Argument& sa) { return sa.alias_info() != nullptr && sa.alias_info()->isWrite(); }
 
+// Values an op writes although its schema does not say so: batch norm in training mode updates running_mean and
+// running_var in place (aten::batch_norm declares them read-only). Copied per run like declared writes, so that
+// runs stay independent and concurrent runs never race on the module's buffers.
+std::vector<const ir::Value*> undeclared_writes(const ir::Node& node) {
+  const std::string packet = node.target().packet();
+  if (packet != "aten.batch_norm" && packet != "aten.native_batch_norm" && packet != "aten._native_batch_norm_legit") {
+    return {};
+  }
+  const ir::Argument* training = node.find_arg("training");
+  if (training == nullptr || training->kind() != ir::Argument::Kind::Bool || !training->as_bool()) return {};
+  std::vector<const ir::Value*> out;
+  for (const char* name : {"running_mean", "running_var"}) {
+    const ir::Argument* a = node.find_arg(name);
+    if (a == nullptr) continue;
+    for (const ir::Value* v : a->values()) out.push_back(v);
+  }
+  return out;
+}
+
 // Flattens results into one IValue per node output (ops returning Tensor[] give one output per element).
 void store_outputs(const Step& step, std::vector<c10::IValue>& results, RunState& state) {
   const auto& outputs = step.node->outputs();
@@ -203,6 +222,9 @@ TorchExecutor::TorchExecutor(const ir::Graph& graph, c10::optional<c10::Device> 
       impl_->steps.push_back(resolve(*node, device));
     } catch (const Error& e) {
       throw e.with_context(node_context(*node));
+    }
+    for (const ir::Value* v : undeclared_writes(*node)) {
+      if (v->role() != ir::ValueRole::NodeOutput) impl_->written.insert(v);
     }
     const Step& step = impl_->steps.back();
     if (!step.handle.has_value()) continue;

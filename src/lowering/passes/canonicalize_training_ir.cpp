@@ -83,11 +83,7 @@ bool rewrite_batch_norm(ir::Graph& graph, ir::Node* node, const PassContext& con
   ir::Value* mean = detail::tensor_arg(*node, "running_mean");
   ir::Value* var = detail::tensor_arg(*node, "running_var");
   if (mean == nullptr || var == nullptr) return false;  // no running statistics: batch statistics are needed
-  if (detail::is_op(*node, "aten.batch_norm.default")) {
-    if (!detail::bool_arg(*node, "training", false)) return false;
-    node->set_arg("training", Argument::bool_(false));
-    return true;
-  }
+  if (detail::is_op(*node, "aten.batch_norm.default")) return false;  // already the canonical form
   for (size_t i = 1; i < node->outputs().size(); ++i) {
     ir::Value* saved = node->output(i);
     if (graph.is_output(saved) || !graph.users(saved).empty()) return false;
@@ -121,9 +117,11 @@ bool run_canonicalize_training_ir(ir::Graph& graph, const PassContext& context) 
     } else if (detail::is_op_any(*node, {"aten.batch_norm.default",
                                          "aten._native_batch_norm_legit_no_training.default",
                                          "aten._native_batch_norm_legit.default", "aten.native_batch_norm.default"})) {
-      if (!detail::is_op(*node, "aten.batch_norm.default") &&
-          !detail::is_op(*node, "aten._native_batch_norm_legit_no_training.default") &&
-          detail::bool_arg(*node, "training", false) && !context.inference_mode) {
+      // Training-mode batch norm normalizes with the batch's statistics (and updates the running ones): it is
+      // no inference batch norm, whatever the mode. It stays as exported, and runs in PyTorch (the converter's
+      // validator refuses it) with the result torch gives.
+      if (!detail::is_op(*node, "aten._native_batch_norm_legit_no_training.default") &&
+          detail::bool_arg(*node, "training", false)) {
         continue;
       }
       changed |= rewrite_batch_norm(graph, node, context);
@@ -137,7 +135,8 @@ bool run_canonicalize_training_ir(ir::Graph& graph, const PassContext& context) 
 std::shared_ptr<Pass> make_canonicalize_training_ir_pass() {
   return std::make_shared<FunctionPass>(
       "canonicalize_training_ir", "Rewrites conv1d/2d/3d/conv_transpose* into convolution and the batch norm "
-      "forms into batch_norm(training=False) in inference.",
+      "forms with training=False into batch_norm(training=False) in inference (training-mode batch norm is kept: "
+      "it runs in PyTorch).",
       run_canonicalize_training_ir);
 }
 

@@ -1,4 +1,4 @@
-// Removes dropout in inference: every dropout form is the identity when not training.
+// Removes inactive dropout: every dropout form is the identity when train=False or p=0.
 
 #include "../rewrite.h"
 #include "kiln/lowering/passes.h"
@@ -6,7 +6,7 @@
 namespace kiln::lowering {
 namespace {
 
-bool run_remove_dropout(ir::Graph& graph, const PassContext& context) {
+bool run_remove_dropout(ir::Graph& graph, const PassContext& /*context*/) {
   bool changed = false;
   for (ir::Node* node : graph.nodes()) {
     const bool single = detail::is_op_any(
@@ -16,7 +16,9 @@ bool run_remove_dropout(ir::Graph& graph, const PassContext& context) {
     if (!single && !native) continue;
     const bool train = detail::bool_arg(*node, "train", true);
     const double p = detail::float_arg(*node, "p", 0.5);
-    if (train && !context.inference_mode && p != 0.0) continue;
+    // Active dropout (train=True, p > 0) zeroes random elements as the program asks, even for an inference
+    // compile: it stays, and runs in PyTorch (no converter).
+    if (train && p != 0.0) continue;
     ir::Value* input = detail::tensor_arg(*node, "input");
     if (input == nullptr) continue;
     if (native) {
@@ -33,7 +35,7 @@ bool run_remove_dropout(ir::Graph& graph, const PassContext& context) {
 }  // namespace
 
 std::shared_ptr<Pass> make_remove_dropout_pass() {
-  return std::make_shared<FunctionPass>("remove_dropout", "Removes dropout in inference (or when train=False).",
+  return std::make_shared<FunctionPass>("remove_dropout", "Removes inactive dropout (train=False or p=0), the identity.",
                                         run_remove_dropout);
 }
 
