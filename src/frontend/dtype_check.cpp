@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "kiln/ir/higher_order.h"
 #include "kiln/support/dtype_promotion.h"
 #include "kiln/support/error.h"
 
@@ -165,6 +166,10 @@ std::optional<DType> infer_output_dtype(const ir::Node& node) {
 void check_declared_dtypes(const ir::Graph& graph) {
   for (const ir::Node* node : graph.nodes()) {
     if (node->subgraph()) check_declared_dtypes(*node->subgraph());
+    for (const ir::Graph* nested : ir::nested_graphs(*node)) check_declared_dtypes(*nested);
+    // Autocast regions compute in the region's dtype whatever the inputs are; nodes with unreadable arguments
+    // are not checked either.
+    if (node->metadata().count(ir::kAutocastKey) || node->metadata().count(ir::kUnsupportedArgumentKey)) continue;
     std::optional<DType> computed = infer_output_dtype(*node);
     if (!computed) continue;
     const ir::Value* out = node->outputs()[0];

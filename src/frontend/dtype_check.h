@@ -16,7 +16,8 @@ namespace kiln::frontend {
 std::optional<DType> infer_output_dtype(const ir::Node& node);
 
 /// Throws kiln::Error(InvalidInput) naming the node, its output and both dtypes when a node's declared output
-/// dtype differs from infer_output_dtype (nodes of subgraphs included).
+/// dtype differs from infer_output_dtype (nodes of subgraphs and nested graphs included; nodes of autocast regions
+/// and nodes with unreadable arguments are not checked).
 void check_declared_dtypes(const ir::Graph& graph);
 
 }  // namespace kiln::frontend

@@ -10,8 +10,8 @@
 
 #include "kiln/ir/text.h"
 #include "kiln/runtime/module_archive.h"
-#include "kiln/support/json_limits.h"
 #include "kiln/support/error.h"
+#include "kiln/support/json_limits.h"
 
 namespace kiln::runtime {
 
