@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "kiln/support/cache_dir.h"
 #include "kiln/support/error.h"
 #include "kiln/support/file.h"
 #include "kiln/support/hash.h"
@@ -18,7 +19,10 @@ namespace fs = std::filesystem;
 
 constexpr char kMagic[] = "KILNCACHE";
 constexpr size_t kMagicSize = sizeof(kMagic) - 1;
-constexpr uint32_t kEntryVersion = 1;
+// 2: the entry ends with an HMAC-SHA256 of everything before it under the user's key (1: a plain SHA-256 of
+// the blob, which anyone could recompute after editing the entry).
+constexpr uint32_t kEntryVersion = 2;
+constexpr size_t kTagSize = 32;
 constexpr const char* kSuffix = ".kec";
 
 void check_hash(const std::string& hash) {
@@ -59,15 +63,9 @@ struct EntryReader {
   }
 };
 
-std::vector<uint8_t> digest_of(const uint8_t* data, size_t size) {
-  Sha256 sha;
-  sha.update(data, size);
-  return sha.digest();
-}
-
-// The blob of an entry file, or an explanation of why the file is not a valid entry for `hash`.
+// The blob of an entry file, or an explanation of why the file is not a valid entry for `hash` under `key`.
 std::optional<std::vector<uint8_t>> parse_entry(const std::vector<uint8_t>& bytes, const std::string& hash,
-                                                std::string& why) {
+                                                const std::vector<uint8_t>& key, std::string& why) {
   EntryReader r{bytes};
   if (!r.take(kMagicSize) || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) {
     why = "not a Kiln engine cache entry";
@@ -85,16 +83,17 @@ std::optional<std::vector<uint8_t>> parse_entry(const std::vector<uint8_t>& byte
     why = "the entry is stored under another hash";
     return std::nullopt;
   }
-  if (!r.u64(blob_size) || blob_size > bytes.size() - r.at || bytes.size() - r.at - blob_size != 32) {
+  if (!r.u64(blob_size) || blob_size > bytes.size() - r.at || bytes.size() - r.at - blob_size != kTagSize) {
     why = "truncated or oversized entry";
     return std::nullopt;
   }
-  const uint8_t* blob = bytes.data() + r.at;
-  std::vector<uint8_t> digest = digest_of(blob, blob_size);
-  if (std::memcmp(digest.data(), blob + blob_size, 32) != 0) {
-    why = "checksum mismatch (corrupted entry)";
+  const size_t signed_size = bytes.size() - kTagSize;
+  const std::vector<uint8_t> tag = hmac_sha256(key, bytes.data(), signed_size);
+  if (!constant_time_equal(tag.data(), bytes.data() + signed_size, kTagSize)) {
+    why = "authentication failed (corrupted, forged, or written under another user's key)";
     return std::nullopt;
   }
+  const uint8_t* blob = bytes.data() + r.at;
   return std::vector<uint8_t>(blob, blob + blob_size);
 }
 
@@ -125,10 +124,18 @@ std::vector<EntryFile> list_entries(const std::string& directory) {
 
 }  // namespace
 
-DiskEngineCache::DiskEngineCache(std::string directory, int64_t size_budget)
-    : directory_(std::move(directory)), size_budget_(size_budget) {
+DiskEngineCache::DiskEngineCache(std::string directory, int64_t size_budget, std::vector<uint8_t> key)
+    : directory_(std::move(directory)), size_budget_(size_budget), key_(std::move(key)) {
   KILN_CHECK(!directory_.empty(), InvalidInput, "engine cache: the directory is empty");
   KILN_CHECK(size_budget_ > 0, InvalidInput, "engine cache: size budget must be positive, got ", size_budget_);
+  // A cache that cannot be trusted is not used: the compile goes on without it.
+  try {
+    ensure_private_dir(directory_);
+    if (key_.empty()) key_ = user_cache_key();
+  } catch (const Error& e) {
+    KILN_WARN("engine cache: not used: ", e.message());
+    key_.clear();
+  }
 }
 
 std::string DiskEngineCache::entry_path(const std::string& hash) const {
@@ -138,23 +145,21 @@ std::string DiskEngineCache::entry_path(const std::string& hash) const {
 
 void DiskEngineCache::save(const std::string& hash, const std::vector<uint8_t>& blob) {
   const std::string path = entry_path(hash);
+  if (!usable()) return;
   std::vector<uint8_t> entry(kMagic, kMagic + kMagicSize);
   put_u32(entry, kEntryVersion);
   put_u32(entry, static_cast<uint32_t>(hash.size()));
   entry.insert(entry.end(), hash.begin(), hash.end());
   put_u64(entry, blob.size());
   entry.insert(entry.end(), blob.begin(), blob.end());
-  std::vector<uint8_t> digest = digest_of(blob.data(), blob.size());
-  entry.insert(entry.end(), digest.begin(), digest.end());
+  const std::vector<uint8_t> tag = hmac_sha256(key_, entry.data(), entry.size());
+  entry.insert(entry.end(), tag.begin(), tag.end());
   if (static_cast<int64_t>(entry.size()) > size_budget_) {
     KILN_WARN("engine cache: entry ", hash.substr(0, 12), " (", entry.size(), " bytes) exceeds the cache budget of ",
               size_budget_, " bytes; not cached");
     return;
   }
   try {
-    std::error_code ec;
-    fs::create_directories(directory_, ec);
-    KILN_CHECK(!ec, Io, "cannot create engine cache directory '", directory_, "': ", ec.message());
     write_file_atomic(path, entry);
   } catch (const Error& e) {
     KILN_WARN("engine cache: cannot save entry ", hash.substr(0, 12), ": ", e.what());
@@ -166,16 +171,18 @@ void DiskEngineCache::save(const std::string& hash, const std::vector<uint8_t>& 
 std::optional<std::vector<uint8_t>> DiskEngineCache::load(const std::string& hash) {
   const std::string path = entry_path(hash);
   std::error_code ec;
-  if (!fs::exists(path, ec)) return std::nullopt;
+  if (!usable() || !fs::exists(fs::symlink_status(path, ec))) return std::nullopt;
   std::vector<uint8_t> bytes;
   try {
     bytes = read_file_bytes(path);
   } catch (const Error& e) {
-    KILN_WARN("engine cache: cannot read entry ", hash.substr(0, 12), ": ", e.what());
+    // Not readable as an entry (a FIFO, a device, a directory...): a miss, and it goes.
+    KILN_WARN("engine cache: ignoring entry '", path, "': ", e.message());
+    fs::remove(path, ec);
     return std::nullopt;
   }
   std::string why;
-  std::optional<std::vector<uint8_t>> blob = parse_entry(bytes, hash, why);
+  std::optional<std::vector<uint8_t>> blob = parse_entry(bytes, hash, key_, why);
   if (!blob) {
     KILN_WARN("engine cache: ignoring entry '", path, "': ", why);
     fs::remove(path, ec);
@@ -213,14 +220,11 @@ void DiskEngineCache::evict_beyond_budget(const std::string& keep) {
 }
 
 std::string default_engine_cache_dir() {
-  if (const char* dir = std::getenv("KILN_CACHE_DIR"); dir != nullptr && *dir != '\0') return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return (fs::path(xdg) / "kiln" / "engines").string();
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return (fs::path(home) / ".cache" / "kiln" / "engines").string();
-  }
-  return "/tmp/kiln_engine_cache";
+  const std::string root = user_cache_dir();
+  KILN_CHECK(!root.empty(), Io,
+             "no cache directory for the engine cache: set KILN_CACHE_DIR, XDG_CACHE_HOME or HOME, or pass "
+             "--cache-dir");
+  return (fs::path(root) / "engines").string();
 }
 
 }  // namespace kiln::compiler

@@ -1,12 +1,16 @@
-// DiskEngineCache (atomic entries, LRU eviction, corrupted entries are misses, concurrent writers) and the engine
-// segment hash (ignores weight values; changes with shapes, dtypes, settings, structure and ranges).
+// DiskEngineCache (atomic entries, LRU eviction, corrupted entries are misses, concurrent writers) and the
+// engine segment hash (ignores weight values; changes with shapes, dtypes, settings, structure and ranges).
 
 #include "kiln/compiler/engine_cache.h"
 
-#include <filesystem>
-#include <fstream>
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -16,6 +20,7 @@
 #include "kiln/ir/text.h"
 #include "kiln/support/error.h"
 #include "kiln/support/file.h"
+#include "kiln/support/hash.h"
 
 namespace kiln::compiler {
 namespace {
@@ -32,6 +37,12 @@ std::string hash_of(int i) {
   std::string h(64, '0');
   const std::string digits = std::to_string(i);
   return h.replace(64 - digits.size(), digits.size(), digits);
+}
+
+std::vector<uint8_t> test_key(uint8_t seed) {
+  std::vector<uint8_t> key(32);
+  for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<uint8_t>(seed * 101 + i * 7);
+  return key;
 }
 
 std::vector<uint8_t> blob_of(size_t size, uint8_t seed) {
@@ -78,7 +89,8 @@ TEST(DiskEngineCache, CorruptedTruncatedAndForeignEntriesAreMisses) {
   }
   // A valid entry of another hash copied under this one is a miss too.
   cache.save(hash_of(2), blob);
-  fs::copy_file(cache.entry_path(hash_of(2)), cache.entry_path(hash_of(1)), fs::copy_options::overwrite_existing);
+  fs::copy_file(cache.entry_path(hash_of(2)), cache.entry_path(hash_of(1)),
+                fs::copy_options::overwrite_existing);
   EXPECT_FALSE(cache.load(hash_of(1)).has_value());
   EXPECT_TRUE(cache.load(hash_of(2)).has_value());
 }
@@ -89,7 +101,8 @@ TEST(DiskEngineCache, EvictsLeastRecentlyUsedBeyondBudget) {
   for (int i = 1; i <= 3; ++i) {
     cache.save(hash_of(i), blob_of(1000, static_cast<uint8_t>(i)));
     // Distinct modification times even on coarse-grained file systems.
-    fs::last_write_time(cache.entry_path(hash_of(i)), fs::file_time_type::clock::now() - std::chrono::hours(10 - i));
+    fs::last_write_time(cache.entry_path(hash_of(i)),
+                        fs::file_time_type::clock::now() - std::chrono::hours(10 - i));
   }
   ASSERT_TRUE(cache.load(hash_of(1)).has_value());  // 1 becomes the most recently used
   cache.save(hash_of(4), blob_of(1000, 4));
@@ -127,19 +140,104 @@ TEST(DiskEngineCache, ConcurrentWritersAndReadersSeeWholeEntries) {
 }
 
 TEST(DefaultEngineCacheDir, FollowsEnvironment) {
-  // ctest sets KILN_CACHE_DIR for every test (tests/CMake: the cache stays in the build tree): restored after.
+  // ctest sets KILN_CACHE_DIR for every test (tests/CMake: the cache stays in the build tree): restored
+  // after.
   const char* was = std::getenv("KILN_CACHE_DIR");
   const std::string saved = was ? was : "";
-  ::setenv("KILN_CACHE_DIR", "/tmp/kiln-test-cache-env", 1);
-  EXPECT_EQ(default_engine_cache_dir(), "/tmp/kiln-test-cache-env");
-  EXPECT_EQ(default_timing_cache_path(), "/tmp/kiln-test-cache-env/timing_cache.bin");
-  EXPECT_EQ(CompilationSettings{}.timing_cache_path, "/tmp/kiln-test-cache-env/timing_cache.bin");
+  const char* home_was = std::getenv("HOME");
+  const std::string home_saved = home_was ? home_was : "";
+  ::setenv("KILN_CACHE_DIR", "/x/kiln-test-cache-env", 1);
+  EXPECT_EQ(default_engine_cache_dir(), "/x/kiln-test-cache-env/engines");
   ::unsetenv("KILN_CACHE_DIR");
-  EXPECT_EQ(default_timing_cache_path(), "/tmp/kiln_engine_cache/timing_cache.bin");
-  ::setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
-  EXPECT_EQ(default_engine_cache_dir(), "/tmp/xdg/kiln/engines");
+  ::setenv("HOME", "/x/home", 1);
+  // Per user, never a world-writable /tmp default (any local user could plant entries).
+  EXPECT_EQ(default_engine_cache_dir(), "/x/home/.cache/kiln/engines");
+  ::setenv("XDG_CACHE_HOME", "/x/xdg", 1);
+  EXPECT_EQ(default_engine_cache_dir(), "/x/xdg/kiln/engines");
   ::unsetenv("XDG_CACHE_HOME");
+  if (home_was) ::setenv("HOME", home_saved.c_str(), 1);
   if (was) ::setenv("KILN_CACHE_DIR", saved.c_str(), 1);
+}
+
+// The fields of a saved entry: where its blob starts and how long it is (format in engine_cache.h).
+struct EntryLayout {
+  size_t blob_at = 0;
+  size_t blob_size = 0;
+};
+EntryLayout layout_of(const std::vector<uint8_t>& entry) {
+  uint32_t hash_size = 0;
+  std::memcpy(&hash_size, entry.data() + 13, 4);
+  EntryLayout l;
+  l.blob_at = 17 + hash_size + 8;
+  l.blob_size = entry.size() - l.blob_at - 32;
+  return l;
+}
+
+// An entry edited by someone who recomputed its checksum (a SHA-256 of the blob, or an HMAC under a key of
+// their own) is a miss with a warning and is deleted: the tag is an HMAC under the user's key, not a
+// checksum. (The compile-level attack: output_bindings of the entry's header reversed and the SHA-256
+// recomputed gave a hit with the outputs mis-wired.)
+TEST(DiskEngineCache, ForgedEntriesAreMissesAndRemoved) {
+  const std::vector<uint8_t> key = test_key(1);
+  DiskEngineCache cache(fresh_dir("forged"), 1 << 20, key);
+  ASSERT_TRUE(cache.usable());
+  const std::vector<uint8_t> blob = blob_of(300, 5);
+  cache.save(hash_of(1), blob);
+  ASSERT_EQ(cache.load(hash_of(1)), blob);
+  const std::vector<uint8_t> good = read_file_bytes(cache.entry_path(hash_of(1)));
+  const EntryLayout l = layout_of(good);
+  ASSERT_EQ(l.blob_size, blob.size());
+
+  std::vector<uint8_t> forged = good;
+  std::reverse(forged.begin() + l.blob_at, forged.begin() + l.blob_at + 100);
+  Sha256 sha;
+  sha.update(forged.data() + l.blob_at, l.blob_size);
+  std::vector<uint8_t> digest = sha.digest();
+  std::copy(digest.begin(), digest.end(), forged.end() - 32);
+  write_file_atomic(cache.entry_path(hash_of(1)), forged);
+  EXPECT_FALSE(cache.load(hash_of(1)).has_value()) << "a recomputed SHA-256 is not a valid tag";
+  EXPECT_FALSE(fs::exists(cache.entry_path(hash_of(1))));
+
+  std::vector<uint8_t> other_key = hmac_sha256(test_key(2), forged.data(), forged.size() - 32);
+  std::copy(other_key.begin(), other_key.end(), forged.end() - 32);
+  write_file_atomic(cache.entry_path(hash_of(1)), forged);
+  EXPECT_FALSE(cache.load(hash_of(1)).has_value()) << "a tag under another key is not valid";
+  EXPECT_FALSE(fs::exists(cache.entry_path(hash_of(1))));
+
+  // Another user's cache (another key) misses on this user's entries.
+  cache.save(hash_of(3), blob);
+  DiskEngineCache theirs(cache.directory(), 1 << 20, test_key(2));
+  EXPECT_FALSE(theirs.load(hash_of(3)).has_value());
+}
+
+// A FIFO, directory or device node in place of an entry is a miss with a warning (and is removed), never a
+// read that blocks or never ends.
+TEST(DiskEngineCache, NonRegularEntriesAreMisses) {
+  DiskEngineCache cache(fresh_dir("fifo"), 1 << 20, test_key(1));
+  ASSERT_EQ(::mkfifo(cache.entry_path(hash_of(1)).c_str(), 0600), 0);
+  EXPECT_FALSE(cache.load(hash_of(1)).has_value());
+  EXPECT_FALSE(fs::exists(fs::symlink_status(cache.entry_path(hash_of(1)))));
+  fs::create_directory(cache.entry_path(hash_of(2)));
+  EXPECT_FALSE(cache.load(hash_of(2)).has_value());
+  cache.save(hash_of(1), blob_of(10, 1));
+  EXPECT_EQ(cache.load(hash_of(1)), blob_of(10, 1));
+}
+
+// A directory other users can write is not used (a warning; no entry is read or written there).
+TEST(DiskEngineCache, SharedDirectoryIsNotUsed) {
+  const std::string dir = fresh_dir("shared");
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::all);
+  DiskEngineCache cache(dir, 1 << 20, test_key(1));
+  EXPECT_FALSE(cache.usable());
+  cache.save(hash_of(1), blob_of(10, 1));
+  EXPECT_FALSE(cache.load(hash_of(1)).has_value());
+  EXPECT_TRUE(fs::is_empty(dir));
+  // A fresh directory is created private.
+  const std::string fresh = fresh_dir("private");
+  DiskEngineCache created(fresh, 1 << 20, test_key(1));
+  EXPECT_TRUE(created.usable());
+  EXPECT_EQ(fs::status(fresh).permissions(), fs::perms::owner_all);
 }
 
 // A small segment: linear(x, w, b) then relu, with constants of the given dtype and sizes.
@@ -147,10 +245,14 @@ std::unique_ptr<ir::Graph> segment(const std::string& w_type, const std::string&
   return ir::parse_graph(
       "graph(%x: f32[s0, 8]) {\n"
       "  symbol s0 in [1, 64] hint 4\n"
-      "  %w: " + w_type + " = parameter(\"fc.weight\")\n"
+      "  %w: " +
+      w_type +
+      " = parameter(\"fc.weight\")\n"
       "  %b: f32[4] = parameter(\"fc.bias\")\n"
       "  %y: f32[s0, 4] = aten.linear.default(input=%x, weight=%w, bias=%b)\n"
-      "  %z: f32[s0, 4] = " + op + "(self=%y)\n"
+      "  %z: f32[s0, 4] = " +
+      op +
+      "(self=%y)\n"
       "  return (%z)\n"
       "}\n");
 }
