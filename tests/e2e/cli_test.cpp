@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -128,6 +130,52 @@ TEST(Cli, RunCompareAgainstAWrongReferenceFails) {
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("FAIL"), std::string::npos);
   fs::remove(wrong);
+}
+
+// Non-finite outputs (issue 16): an output with inf/NaN where the reference is finite, or finite where the
+// reference is inf, fails with cosine "nan" (before, a cosine over the finite elements read 1.000000); NaN where
+// the reference has NaN too is a match.
+TEST(Cli, RunCompareFailsOnNonFiniteMismatchesWithCosineNan) {
+  const fs::path dir = fs::temp_directory_path() / ("kiln_cli_nonfinite_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto io = read_npz(data("tiny_mlp/io_0.npz"));
+  // Row 1 of the input is inf: layer_norm makes that output row NaN, the other rows stay finite.
+  auto poisoned = io;
+  HostTensor& x = poisoned.at("input_0");
+  const int64_t cols = x.sizes()[1];
+  for (int64_t j = 0; j < cols; ++j) x.set_from_double(cols + j, std::numeric_limits<double>::infinity());
+  const std::string poisoned_npz = (dir / "poisoned.npz").string();
+  write_npz(poisoned_npz, poisoned);
+
+  // Kiln's output has NaN where the (original, finite) reference has numbers: FAIL, cosine nan.
+  Result nan_out = kiln("run " + data("tiny_mlp/model.pt2") + " --reference --inputs " + poisoned_npz +
+                        " --compare " + data("tiny_mlp/io_0.npz"));
+  EXPECT_EQ(nan_out.code, 1) << nan_out.out << nan_out.err;
+  EXPECT_NE(nan_out.out.find("cosine nan"), std::string::npos) << nan_out.out;
+  EXPECT_NE(nan_out.out.find("non-finite"), std::string::npos) << nan_out.out;
+
+  // The reference has inf where Kiln's output is finite: FAIL, cosine nan.
+  auto inf_ref = io;
+  inf_ref.at("output_0").set_from_double(3, std::numeric_limits<double>::infinity());
+  const std::string inf_ref_npz = (dir / "inf_ref.npz").string();
+  write_npz(inf_ref_npz, inf_ref);
+  Result inf_in_ref = kiln("run " + data("tiny_mlp/model.pt2") + " --reference --inputs " +
+                           data("tiny_mlp/io_0.npz") + " --compare " + inf_ref_npz);
+  EXPECT_EQ(inf_in_ref.code, 1) << inf_in_ref.out << inf_in_ref.err;
+  EXPECT_NE(inf_in_ref.out.find("cosine nan"), std::string::npos) << inf_in_ref.out;
+
+  // NaN at the same positions on both sides (torch's own output for the poisoned input): a match.
+  const std::string torch_out = (dir / "torch_out.npz").string();
+  Result ref = kiln("run " + data("tiny_mlp/model.pt2") + " --reference --inputs " + poisoned_npz + " --outputs " +
+                    torch_out);
+  ASSERT_EQ(ref.code, 0) << ref.out << ref.err;
+  auto written = read_npz(torch_out);
+  ASSERT_TRUE(std::isnan(written.at("output_0").get_as_double(written.at("output_0").sizes()[1])));
+  Result same = kiln("run " + data("tiny_mlp/model.pt2") + " --inputs " + poisoned_npz + " --compare " + torch_out +
+                     " --atol 1e-3 --rtol 0");
+  EXPECT_EQ(same.code, 0) << same.out << same.err;
+  EXPECT_EQ(same.out.find("cosine nan"), std::string::npos) << same.out;
+  fs::remove_all(dir);
 }
 
 TEST(Cli, ErrorsExitTwoWithOneLine) {

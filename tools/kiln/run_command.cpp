@@ -1,5 +1,6 @@
 // kiln run MODEL.(pt2|kiln) [--reference] --inputs IO.npz [--outputs OUT.npz] [--compare REF.npz] [--atol A] [--rtol R]
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -56,10 +57,17 @@ int compare_outputs(const ir::Graph& graph, const std::vector<size_t>& user_outp
     if (!c.shape_match) {
       std::cout << "shape mismatch, reference is " << expected.describe() << "  FAIL\n";
     } else {
+      std::string verdict = "ok";
+      if (!c.passed) {
+        verdict = "FAIL (" + std::to_string(c.mismatches) + " elements beyond tolerance";
+        if (c.non_finite_mismatches > 0) {
+          verdict += ", " + std::to_string(c.non_finite_mismatches) + " non-finite where the reference differs";
+        }
+        verdict += ")";
+      }
       std::cout << "max_abs_err " << format_double(c.max_abs_error) << "  max_rel_err "
-                << format_double(c.max_rel_error) << "  cosine " << std::to_string(c.cosine) << "  "
-                << (c.passed ? "ok" : "FAIL (" + std::to_string(c.mismatches) + " elements beyond tolerance)")
-                << "\n";
+                << format_double(c.max_rel_error) << "  cosine "
+                << (std::isnan(c.cosine) ? std::string("nan") : std::to_string(c.cosine)) << "  " << verdict << "\n";
     }
     if (!c.passed) ++failed;
   }
