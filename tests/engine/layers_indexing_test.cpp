@@ -4,8 +4,9 @@
 // integer/Bool data. Scatter data and updates are multiples of 1/16 in [-1, 1): every sum the tests make is
 // exact in fp16 and bf16, so the tolerance is check_layer's (fp32 1e-4; fp16/bf16 1e-2) and duplicates must
 // resolve exactly as the reference (last index element in row-major order wins; additions in that order).
-// NonZero is exact.
+// NonZero is exact; so is the gather after it (the exp of the gathered values: fp32 1e-4).
 
+#include <cmath>
 #include <cstring>
 
 #include "engine_test_util.h"
@@ -114,8 +115,8 @@ class CollectingAllocator : public OutputAllocator {
   }
   void notify_shape(const std::string&, const Dims& d) override { dims = d; }
   /// The output as a host tensor (after the stream's work is done).
-  HostTensor result() const {
-    HostTensor t(DType::Int64, dims);
+  HostTensor result(DType dtype = DType::Int64) const {
+    HostTensor t(dtype, dims);
     if (t.nbytes() == 0) return t;
     if (device_) {
       device_->copy(t.mutable_data(), data_, t.nbytes(), CopyKind::DeviceToHost, nullptr);
@@ -212,6 +213,64 @@ TEST(EngineLayers, NonZeroShapesAndDtypes) {
   check_nonzero("nonzero int64", random_tensor(DType::Int64, {4, 3, 5}, rng, -2, 3));
   check_nonzero("nonzero uint8", random_tensor(DType::UInt8, {50}, rng, 0, 3));
   check_nonzero("nonzero bool", random_tensor(DType::Bool, {7, 8}, rng, 0, 2));
+}
+
+// masked_select's pattern: the values at nonzero's indices, then a pointwise op, as the network's output. Every
+// tensor after the NonZero has a data-dependent length: the plan marks the output binding so (it needs an
+// allocator), keeps it in the arena at its largest size, and hands it to the allocator once its length is known.
+// Values are gathered and exp'd: tolerance check_layer's fp32 (the exp kernels are polynomial, within 1e-6).
+TEST(EngineLayers, LayersAfterNonZeroGiveADataDependentOutput) {
+  std::string backend = test_backend(), unavailable;
+  const Backend* device = nullptr;
+  if (backend != "cpu") {
+    device = shared_backend(backend, &unavailable);
+    if (!device) GTEST_SKIP() << "backend '" << backend << "' is not available here: " << unavailable;
+    if (device->host_accessible()) device = nullptr;
+  }
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {-1});
+  Tensor* positive =
+      net.add_elementwise("gt", x, net.add_constant("zero", HostTensor::from_floats({0.0f}, {1})), ElementwiseOp::Greater);
+  Tensor* nz = net.add_nonzero("nz", positive);
+  ShuffleParams flat;
+  flat.has_reshape = true;
+  flat.reshape = {-1};
+  Tensor* index = net.add_shuffle("flat", nz, flat);
+  Tensor* picked = net.add_gather("pick", x, index, GatherParams{GatherParams::Default, 0});
+  Tensor* y = net.add_unary("exp", picked, UnaryOp::Exp);
+  y->set_name("y");
+  net.mark_output(y);
+  BuilderConfig config;
+  config.backend = backend;
+  OptimizationProfile p;
+  p.set_dimensions("x", {1}, {16}, {64});
+  config.profiles = {p};
+  auto plan = build(net, config);
+  ASSERT_TRUE(plan->binding("y").data_dependent);
+  std::mt19937 rng(61);
+  for (int64_t n : {64, 7, 33}) {
+    SCOPED_TRACE(n);
+    HostTensor in = random_tensor(DType::Float32, {n}, rng);
+    DeviceBuffers dev{device, {}};
+    void* xp = const_cast<uint8_t*>(in.data());
+    if (device) {
+      xp = dev.add(in.nbytes());
+      device->copy(xp, in.data(), in.nbytes(), CopyKind::HostToDevice, nullptr);
+    }
+    ExecutionContext ctx(plan);
+    ctx.set_input_shape("x", in.sizes());
+    ctx.set_tensor_address("x", xp);
+    CollectingAllocator alloc(device);
+    ctx.set_output_allocator("y", &alloc);
+    ctx.execute();
+    if (device) device->synchronize(nullptr);
+    std::vector<double> want;
+    for (int64_t i = 0; i < n; ++i) {
+      if (in.get_as_double(i) > 0) want.push_back(std::exp(in.get_as_double(i)));
+    }
+    ASSERT_EQ(alloc.dims, (Dims{static_cast<int64_t>(want.size())}));
+    expect_close(alloc.result(DType::Float32), want, 1e-4, 1e-5, "exp(x[x > 0])");
+  }
 }
 
 }  // namespace

@@ -387,11 +387,13 @@ void ExecutionContext::State::run_layer(size_t li, const std::vector<ShapeIn>& i
   KernelArgs args = run_kernel(li);
   for (size_t o = 0; o < outs.size(); ++o) {
     int64_t id = l.outputs[o];
-    if (!outs[o].data_dependent) continue;
-    dims[id] = args.outputs[o].dims;
-    unknown[id] = false;
+    if (outs[o].data_dependent) {
+      dims[id] = args.outputs[o].dims;
+      unknown[id] = false;
+    }
+    // A data-dependent output (nonzero's, or a layer's after it) goes from the arena to its allocator's buffer.
     const PlanTensor& t = g->tensors[id];
-    if (!t.is_output) continue;
+    if (!t.is_output || !g->data_dependent[id]) continue;
     int64_t bytes = bytes_of(dims[id], t.dtype);
     auto it = allocators.find(t.name);
     void* dst = nullptr;

@@ -21,11 +21,10 @@ void Plan::Impl::derive() {
     const auto& t = tensors[id];
     bindings.push_back({t.name, t.dtype, t.dims, true, false});
   }
+  data_dependent = data_dependent_tensors(*this);
   for (int64_t id : outputs) {
     const auto& t = tensors[id];
-    bool dd = false;
-    if (t.producer >= 0) dd = layers[t.producer].layer.kind == LayerKind::NonZero;
-    bindings.push_back({t.name, t.dtype, t.dims, false, dd});
+    bindings.push_back({t.name, t.dtype, t.dims, false, static_cast<bool>(data_dependent[id])});
   }
   consumers.assign(tensors.size(), {});
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -162,6 +161,20 @@ bool is_reshape_view(const Layer& l) {
 }
 }  // namespace
 
+std::vector<bool> data_dependent_tensors(const Plan::Impl& plan) {
+  std::vector<bool> dd(plan.tensors.size(), false);
+  for (const PlanLayer& pl : plan.layers) {
+    const Layer& l = pl.layer;
+    bool from_dd = false;
+    for (int64_t id : l.inputs) from_dd = from_dd || dd[id];
+    for (int64_t id : l.outputs) {
+      const Dims& d = plan.tensors[id].dims;
+      dd[id] = l.kind == LayerKind::NonZero || (from_dd && !all_known(d));
+    }
+  }
+  return dd;
+}
+
 int64_t tensor_bytes(TensorFormat format, DType dtype, const Dims& dims) {
   return format_numel(format, dims) * static_cast<int64_t>(dtype_size(dtype));
 }
@@ -178,13 +191,15 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
   // host; 256 on a device (cudaMalloc's alignment, which cuBLASLt's and cuDNN's fastest kernels and 16-byte
   // vector loads of any dtype expect).
   const int64_t align = plan.backend == nullptr || plan.backend->host_accessible() ? 64 : 256;
+  const std::vector<bool> data_dependent = data_dependent_tensors(plan);
   for (size_t id = 0; id < nt; ++id) {
     const PlanTensor& t = plan.tensors[id];
     if (t.producer < 0) continue;
     const PlanLayer& pl = plan.layers[t.producer];
     if (pl.layer.kind == LayerKind::Constant) continue;
-    bool dd = pl.layer.kind == LayerKind::NonZero;
-    if (t.is_output && !dd) continue;  // written straight into the user's buffer
+    // Written straight into the user's buffer, except data-dependent outputs: the arena holds them until their
+    // size is known and an OutputAllocator gives their buffer.
+    if (t.is_output && !data_dependent[id]) continue;
     int64_t bytes = tensor_bytes(t.format, t.dtype, prof.max[id]);
     bytes = (bytes + align - 1) / align * align;
     prof.capacity[id] = bytes;

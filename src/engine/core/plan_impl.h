@@ -86,10 +86,12 @@ struct Plan::Impl {
   std::unique_ptr<Backend> backend;
   std::vector<BackendBuffer> device_constants;
   std::vector<std::vector<int64_t>> consumers;  // per tensor
+  // Per tensor: its dims are known only once a NonZero before it has run (see data_dependent_tensors).
+  std::vector<bool> data_dependent;
   uint64_t refit_generation = 0;  // incremented by every refit (contexts drop cached shape-tensor values)
   TacticStats tactic_stats;       // set by the build's tactic selection
 
-  /// Fills bindings and consumers from tensors/layers.
+  /// Fills bindings, consumers and data_dependent from tensors/layers.
   void derive();
   /// LayerInfo of layer i over profile 0.
   LayerInfo layer_info(int64_t i) const;
@@ -117,6 +119,11 @@ struct ConcreteShapes {
 };
 enum class DataDependentGuess { Unknown, Min, Max };
 ConcreteShapes infer_concrete(const Plan::Impl& plan, const std::vector<Dims>& input_dims, DataDependentGuess guess);
+
+/// Per tensor: true when its dims depend on data, i.e. it is a NonZero output, or it has a dynamic dim and is made
+/// from such a tensor (a gather at nonzero's indices). A data-dependent network output needs an OutputAllocator;
+/// inside the plan, such a tensor lives in the arena at its largest size (every element selected).
+std::vector<bool> data_dependent_tensors(const Plan::Impl& plan);
 
 /// Activation memory planning for one profile (fills offsets, capacity, arena_bytes, live_lower_bound).
 void plan_memory(const Plan::Impl& plan, PlanProfile& profile);
