@@ -7,11 +7,16 @@ namespace kiln::conversion {
 void register_activation_converters(ConverterRegistry& r);
 void register_elementwise_converters(ConverterRegistry& r);
 void register_unary_converters(ConverterRegistry& r);
+void register_special_converters(ConverterRegistry& r);
 void register_reduce_converters(ConverterRegistry& r);
+void register_norm_converters(ConverterRegistry& r);
 void register_normalization_converters(ConverterRegistry& r);
 void register_shuffle_converters(ConverterRegistry& r);
+void register_reorder_converters(ConverterRegistry& r);
 void register_indexing_converters(ConverterRegistry& r);
+void register_data_dependent_converters(ConverterRegistry& r);
 void register_linalg_converters(ConverterRegistry& r);
+void register_einsum_converters(ConverterRegistry& r);
 void register_spatial_converters(ConverterRegistry& r);
 void register_factory_converters(ConverterRegistry& r);
 void register_symbolic_converters(ConverterRegistry& r);
@@ -21,11 +26,16 @@ const std::vector<ConverterFamily>& converter_families() {
       {"activation", register_activation_converters},
       {"elementwise", register_elementwise_converters},
       {"unary", register_unary_converters},
+      {"special", register_special_converters},
       {"reduce", register_reduce_converters},
+      {"norm", register_norm_converters},
       {"normalization", register_normalization_converters},
       {"shuffle", register_shuffle_converters},
+      {"reorder", register_reorder_converters},
       {"indexing", register_indexing_converters},
+      {"data_dependent", register_data_dependent_converters},
       {"linalg", register_linalg_converters},
+      {"einsum", register_einsum_converters},
       {"spatial", register_spatial_converters},
       {"factories", register_factory_converters},
       {"symbolic", register_symbolic_converters},

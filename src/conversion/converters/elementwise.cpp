@@ -1,4 +1,4 @@
-// Binary arithmetic, comparisons, logical ops, where and clamp (tensor and scalar overloads).
+// Binary arithmetic, comparisons, logical ops, where, clamp / clamp_min / clamp_max (tensor and scalar forms).
 
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
@@ -185,8 +185,9 @@ void register_elementwise_converters(ConverterRegistry& r) {
   add(r, {"aten.logical_xor.default"}, logical<ElementwiseOp::Xor>, true);
   add(r, {"aten.logical_not.default"}, logical_not, true);
   add(r, {"aten.where.self", "aten.where.ScalarSelf", "aten.where.ScalarOther", "aten.where.Scalar"}, where_op, true);
-  add(r, {"aten.clamp.default"}, clamp_op, true, scalar_clamp_bounds);
-  add(r, {"aten.clamp.Tensor"}, clamp_tensor, true);
+  add(r, {"aten.clamp.default", "aten.clamp_min.default", "aten.clamp_max.default"}, clamp_op, true,
+      scalar_clamp_bounds);
+  add(r, {"aten.clamp.Tensor", "aten.clamp_min.Tensor", "aten.clamp_max.Tensor"}, clamp_tensor, true);
   add(r, {"aten.masked_fill.Scalar", "aten.masked_fill.Tensor"}, masked_fill, true);
   add(r, {"aten.square.default"}, square, true);
   add(r, {"aten.tril.default"}, triangle<true>, true, static_matrix_dims);

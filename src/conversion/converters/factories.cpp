@@ -1,4 +1,5 @@
-// Tensor factories: arange, full / zeros / ones, full_like / zeros_like / ones_like, scalar_tensor.
+// Tensor factories: arange, full / zeros / ones, full_like / zeros_like / ones_like / zero (the functional
+// zero_), scalar_tensor.
 
 #include <cmath>
 
@@ -94,7 +95,7 @@ Outputs full(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a) 
 
 Outputs full_like(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a) {
   const std::string& op = n.target().name;
-  const double value = op == "zeros_like" ? 0.0 : op == "ones_like" ? 1.0 : a.float_("fill_value");
+  const double value = op == "zeros_like" || op == "zero" ? 0.0 : op == "ones_like" ? 1.0 : a.float_("fill_value");
   return {fill(ctx, impl::dims_of(ctx, a.tensor(ctx, "self")), value, detail::out_dtype(n))};
 }
 
@@ -128,7 +129,8 @@ void register_factory_converters(ConverterRegistry& r) {
   using detail::add;
   add(r, {"aten.arange.start_step", "aten.arange.default", "aten.arange.start"}, arange, true, static_range);
   add(r, {"aten.full.default", "aten.zeros.default", "aten.ones.default"}, full, true);
-  add(r, {"aten.full_like.default", "aten.zeros_like.default", "aten.ones_like.default"}, full_like, true);
+  add(r, {"aten.full_like.default", "aten.zeros_like.default", "aten.ones_like.default", "aten.zero.default"},
+      full_like, true);
   add(r, {"aten.scalar_tensor.default"}, scalar_tensor, true);
 }
 

@@ -123,34 +123,6 @@ Outputs pad_mode(ConversionContext& ctx, const ir::Node& n, const ConverterArgs&
   return {impl::pad(ctx, a.tensor(ctx, "self"), a.ints(pads), m == M::Constant ? a.float_("value", 0.0) : 0.0, m)};
 }
 
-// Roll along each listed dim: two slices swapped and concatenated (static extents).
-Outputs roll(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) {
-  engine::Tensor* x = a.tensor(ctx, "self");
-  std::vector<int64_t> shifts = a.ints("shifts"), dims = a.ints("dims", std::vector<int64_t>{});
-  if (dims.empty()) {
-    // torch: no dims rolls the flattened tensor.
-    engine::Tensor* flat = impl::flatten(ctx, x, 0, -1);
-    const int64_t n = flat->dims()[0];
-    KILN_CHECK(n >= 0, Unsupported, ctx.current_node, ": roll of a dynamic tensor");
-    const int64_t s = ((shifts.at(0) % n) + n) % n;
-    engine::Tensor* rolled = s == 0 ? flat : impl::cat(ctx, {impl::slice(ctx, flat, 0, n - s, n, 1),
-                                                             impl::slice(ctx, flat, 0, 0, n - s, 1)}, 0);
-    std::vector<SymIntValue> shape;
-    for (int64_t d : x->dims()) shape.push_back(SymIntValue{d, nullptr});
-    return {impl::reshape(ctx, rolled, shape)};
-  }
-  KILN_CHECK(shifts.size() == dims.size(), InvalidInput, ctx.current_node, ": roll shifts/dims lengths differ");
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const int64_t d = impl::normalize_dim(dims[i], x->rank(), ctx.current_node);
-    const int64_t n = x->dims()[d];
-    KILN_CHECK(n > 0, Unsupported, ctx.current_node, ": roll along a dynamic dim");
-    const int64_t s = ((shifts[i] % n) + n) % n;
-    if (s == 0) continue;
-    x = impl::cat(ctx, {impl::slice(ctx, x, d, n - s, n, 1), impl::slice(ctx, x, d, 0, n - s, 1)}, d);
-  }
-  return {x};
-}
-
 // Repeat: broadcast each dim against a new leading axis, then merge (x [a, b], repeats [r, s] -> [r*a, s*b]).
 Outputs repeat(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) {
   engine::Tensor* x = a.tensor(ctx, "self");
@@ -206,7 +178,6 @@ void register_indexing_converters(ConverterRegistry& r) {
   add(r, {"aten.pad.default", "aten.reflection_pad1d.default", "aten.reflection_pad2d.default",
           "aten.replication_pad1d.default", "aten.replication_pad2d.default"},
       pad_mode, true);
-  add(r, {"aten.roll.default"}, roll, false);
   add(r, {"aten.repeat.default"}, repeat, true);
 }
 

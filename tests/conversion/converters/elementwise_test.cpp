@@ -114,6 +114,11 @@ CaseList elementwise_cases() {
       scalar_op("clamp", "aten.clamp.default(self=%x, min=-0.5, max=0.75)"),
       scalar_op("clamp_min_only", "aten.clamp.default(self=%x, min=0.1, max=None)"),
       binary("clamp_tensor", "aten.clamp.Tensor(self=%x, min=%z, max=None)", f, "f32[4, 5]"),
+      scalar_op("clamp_min", "aten.clamp_min.default(self=%x, min=0.25)"),
+      scalar_op("clamp_max", "aten.clamp_max.default(self=%x, max=-0.3)"),
+      scalar_op("clamp_min_int", "aten.clamp_min.default(self=%x, min=1)", "f32[s0, 4, 5]", {-3, 3}),
+      binary("clamp_min_tensor", "aten.clamp_min.Tensor(self=%x, min=%z)", f, "f32[4, 5]"),
+      binary("clamp_max_tensor", "aten.clamp_max.Tensor(self=%x, max=%z)", f, "f32[4, 5]"),
       binary("masked_fill_scalar", "aten.masked_fill.Scalar(self=%x, mask=%z, value=-3.5)", f, "bool[4, 5]"),
       [] {
         NamedCase c;

@@ -43,6 +43,7 @@ CaseList factory_cases() {
                             ", memory_format=None)\n" + kAdd),
       make("zeros_like", "  %f: f32[s0, 6] = aten.zeros_like.default(self=%x, *, " + opts +
                              ", memory_format=None)\n" + kAdd),
+      make("zero", "  %f: f32[s0, 6] = aten.zero.default(self=%x)\n" + kAdd),
       make("ones_like", "  %f: f32[s0, 6] = aten.ones_like.default(self=%x, *, " + opts + ", memory_format=None)\n" +
                             kAdd),
       // arange with a SymInt end (torch.arange(seq_len)); the length is computed from the shape at run time.

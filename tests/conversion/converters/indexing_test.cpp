@@ -88,10 +88,6 @@ CaseList indexing_cases() {
            "  %y: f32[2, 3, 9] = aten.replication_pad1d.default(self=%x, padding=[2, 1])\n  return (%y)\n"),
       make("replication_pad2d", "%x: f32[1, 2, 5, 6]",
            "  %y: f32[1, 2, 8, 7] = aten.replication_pad2d.default(self=%x, padding=[0, 1, 2, 1])\n  return (%y)\n"),
-      make("roll", "%x: f32[3, 5, 6]",
-           "  %y: f32[3, 5, 6] = aten.roll.default(self=%x, shifts=[2, -1], dims=[1, 2])\n  return (%y)\n"),
-      make("roll_flat", "%x: f32[3, 4]",
-           "  %y: f32[3, 4] = aten.roll.default(self=%x, shifts=[5], dims=[])\n  return (%y)\n"),
       make("repeat", x, "  %y: f32[s0, 10, 12, 2] = aten.repeat.default(self=%x, repeats=[1, 2, 2, 1])\n  return (%y)\n",
            runs),
   };

@@ -1,5 +1,6 @@
 // View/layout converters against libtorch eager: reshapes with static and symbolic target shapes (SymInts from
-// sym_size and SymInt arithmetic), permutes, squeezes, flatten/unflatten, expand, copies and casts,
+// sym_size and SymInt arithmetic), permutes and the transpose family (swapaxes, swapdims, movedim, moveaxis, t,
+// adjoint, mT, mH, matrix_H, numpy_T), squeezes, flatten/unflatten, expand, copies and casts,
 // pixel_shuffle. Data movement is exact; the harness tolerance is the default fp32 allclose(1e-4, 1e-5).
 
 #include <gtest/gtest.h>
@@ -48,6 +49,23 @@ CaseList shuffle_cases() {
       dyn("transpose", "  %y: f32[s0, 6, 4] = aten.transpose.int(self=%x, dim0=-1, dim1=1)\n  return (%y)\n",
           {2, 4, 6}, {3, 4, 6}),
       stat("t", "f32[3, 5]", "aten.t.default(self=%x)", "f32[5, 3]"),
+      stat("t_vector", "f32[5]", "aten.t.default(self=%x)", "f32[5]"),
+      dyn("swapaxes", "  %y: f32[6, 4, s0] = aten.swapaxes.default(self=%x, axis0=0, axis1=-1)\n  return (%y)\n",
+          {2, 4, 6}, {3, 4, 6}),
+      dyn("swapdims", "  %y: f32[s0, 6, 4] = aten.swapdims.default(self=%x, dim0=2, dim1=1)\n  return (%y)\n",
+          {2, 4, 6}, {3, 4, 6}),
+      dyn("movedim_int", "  %y: f32[4, 6, s0] = aten.movedim.int(self=%x, source=0, destination=-1)\n  return (%y)\n",
+          {2, 4, 6}, {3, 4, 6}),
+      stat("movedim_intlist", "f32[2, 3, 4, 5]", "aten.movedim.intlist(self=%x, source=[3, 0], destination=[0, 2])",
+           "f32[5, 3, 2, 4]"),
+      stat("moveaxis_int", "f32[2, 3, 4]", "aten.moveaxis.int(self=%x, source=-1, destination=0)", "f32[4, 2, 3]"),
+      stat("moveaxis_intlist", "f32[2, 3, 4, 5]", "aten.moveaxis.intlist(self=%x, source=[1, 2], destination=[3, 0])",
+           "f32[4, 2, 5, 3]"),
+      dyn("adjoint", "  %y: f32[s0, 6, 4] = aten.adjoint.default(self=%x)\n  return (%y)\n", {2, 4, 6}, {3, 4, 6}),
+      stat("mT", "f32[2, 3, 4]", "aten.mT.default(self=%x)", "f32[2, 4, 3]"),
+      stat("mH", "f32[3, 4]", "aten.mH.default(self=%x)", "f32[4, 3]"),
+      stat("matrix_H", "f32[3, 4]", "aten.matrix_H.default(self=%x)", "f32[4, 3]"),
+      stat("numpy_T", "f32[2, 3, 4]", "aten.numpy_T.default(self=%x)", "f32[4, 3, 2]"),
       dyn("unsqueeze", "  %y: f32[s0, 4, 1, 6] = aten.unsqueeze.default(self=%x, dim=2)\n  return (%y)\n",
           {2, 4, 6}, {3, 4, 6}),
       dyn("unsqueeze_last", "  %y: f32[s0, 4, 6, 1] = aten.unsqueeze.default(self=%x, dim=-1)\n  return (%y)\n",
