@@ -134,18 +134,26 @@ class CollectingAllocator : public OutputAllocator {
   std::vector<uint8_t> host_;
 };
 
+/// The backend `name` as a device whose memory the host cannot address (nullptr on cpu and host-accessible
+/// backends); returns why it cannot be created here, or "" when it can.
+std::string device_of(const std::string& name, const Backend** device) {
+  *device = nullptr;
+  if (name == "cpu") return "";
+  std::string unavailable;
+  *device = shared_backend(name, &unavailable);
+  if (*device == nullptr) return "backend '" + name + "' is not available here: " + unavailable;
+  if ((*device)->host_accessible()) *device = nullptr;
+  return "";
+}
+
 /// Builds nonzero(x) on the test backend at `precision` (a float x is cast to fp16/bf16 inside), runs it on
 /// `x` with an output allocator and compares with the row-major indices of x's non-zero elements.
 void check_nonzero(const std::string& what, const HostTensor& x,
                    TestPrecision precision = TestPrecision::FP32) {
   SCOPED_TRACE(what);
-  std::string backend = test_backend(), unavailable;
+  const std::string backend = test_backend();
   const Backend* device = nullptr;
-  if (backend != "cpu") {
-    device = shared_backend(backend, &unavailable);
-    if (!device) GTEST_SKIP() << "backend '" << backend << "' is not available here: " << unavailable;
-    if (device->host_accessible()) device = nullptr;
-  }
+  if (const std::string why = device_of(backend, &device); !why.empty()) GTEST_SKIP() << why;
   Network net;
   Tensor* in = net.add_input("x", x.dtype(), x.sizes());
   Tensor* nz = net.add_nonzero("nz", in);
@@ -220,13 +228,9 @@ TEST(EngineLayers, NonZeroShapesAndDtypes) {
 // allocator), keeps it in the arena at its largest size, and hands it to the allocator once its length is known.
 // Values are gathered and exp'd: tolerance check_layer's fp32 (the exp kernels are polynomial, within 1e-6).
 TEST(EngineLayers, LayersAfterNonZeroGiveADataDependentOutput) {
-  std::string backend = test_backend(), unavailable;
+  const std::string backend = test_backend();
   const Backend* device = nullptr;
-  if (backend != "cpu") {
-    device = shared_backend(backend, &unavailable);
-    if (!device) GTEST_SKIP() << "backend '" << backend << "' is not available here: " << unavailable;
-    if (device->host_accessible()) device = nullptr;
-  }
+  if (const std::string why = device_of(backend, &device); !why.empty()) GTEST_SKIP() << why;
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {-1});
   Tensor* positive =
