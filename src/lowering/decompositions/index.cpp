@@ -1,3 +1,6 @@
+// index.Tensor with one boolean mask over the leading dims (self[mask], e.g. hidden[attention_mask.bool()]) →
+// masked_select of self with the mask broadcast over the other (static) dims, reshaped to [count, others...].
+//
 // index.Tensor with several consecutive integer index tensors (self[i0, i1] — how transformers builds
 // attention masks) → one linear index into the indexed dims flattened: lin = (i0 mod n0) * n1 + (i1 mod n1)
 // ..., then a single-index index.Tensor, which the engines take. `mod` wraps negative indices as Python does.
@@ -33,7 +36,68 @@ SymIntArg sym_mul(ir::Graph& g, ir::Node* before, const SymIntArg& a, const SymI
 
 }  // namespace
 
+namespace {
+
+// self[mask] with one boolean mask over the leading dims of self (sizes equal to them, the other dims static):
+// masked_select of self with the mask broadcast over the trailing dims, reshaped to [count, trailing dims...].
+// The engines run masked_select through their output allocator.
+bool decompose_bool_mask_index(ir::Graph& g, ir::Node* n) {
+  ir::Value* self = tensor_arg(*n, "self");
+  const ir::Argument* indices_arg = n->find_arg("indices");
+  if (self == nullptr || indices_arg == nullptr) return false;
+  const std::vector<ir::Value*> indices = indices_arg->as_tensors();
+  if (indices.size() != 1 || indices[0] == nullptr || indices[0]->meta().dtype != DType::Bool) return false;
+  ir::Value* mask = indices[0];
+  const auto& sizes = self->meta().sizes;
+  const int64_t k = mask->meta().rank(), rank = self->meta().rank();
+  if (k == 0 || k > rank) return false;
+  for (int64_t d = 0; d < k; ++d) {
+    if (!(mask->meta().sizes[d] == sizes[d])) return false;
+  }
+  const ir::TensorMeta& out = n->output(0)->meta();
+  if (out.rank() != rank - k + 1) return false;
+  Builder b(g, n);
+  std::vector<ir::SymIntArg> expand_sizes;
+  SymExpr trailing = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d < k) {
+      expand_sizes.push_back(SymIntArg{nullptr, -1});
+      continue;
+    }
+    auto c = sizes[d].as_int();
+    if (!c) return false;
+    expand_sizes.push_back(SymIntArg{nullptr, *c});
+    trailing = SymExpr::make(SymExpr::Kind::Mul, {trailing, sizes[d]});
+  }
+  ir::Value* full_mask = mask;
+  if (k < rank) {
+    for (int64_t d = k; d < rank; ++d) full_mask = b.unsqueeze(full_mask, d);
+    full_mask = b.op("aten.expand.default",
+                     {named("self", Argument::tensor(full_mask)), named("size", sym_ints_argument(expand_sizes)),
+                      named("implicit", Argument::bool_(false), true)},
+                     with_dtype(self->meta(), DType::Bool), "expand");
+  }
+  ir::TensorMeta selected = out;
+  selected.sizes = {k < rank ? SymExpr::make(SymExpr::Kind::Mul, {out.sizes[0], trailing}) : out.sizes[0]};
+  selected.strides.clear();
+  ir::Value* picked = b.op("aten.masked_select.default",
+                           {named("self", Argument::tensor(self)), named("mask", Argument::tensor(full_mask))},
+                           selected, "masked_select");
+  if (k < rank) {
+    std::vector<ir::SymIntArg> shape = {SymIntArg{nullptr, -1}};
+    for (int64_t d = k; d < rank; ++d) shape.push_back(SymIntArg{nullptr, *sizes[d].as_int()});
+    picked = b.op("aten.reshape.default",
+                  {named("self", Argument::tensor(picked)), named("shape", sym_ints_argument(shape))}, out,
+                  "reshape");
+  }
+  replace_node(g, n, {picked});
+  return true;
+}
+
+}  // namespace
+
 bool decompose_index_tensor(ir::Graph& g, ir::Node* n) {
+  if (decompose_bool_mask_index(g, n)) return true;
   ir::Value* self = tensor_arg(*n, "self");
   const ir::Argument* indices_arg = n->find_arg("indices");
   if (self == nullptr || indices_arg == nullptr) return false;

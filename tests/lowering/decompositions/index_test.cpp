@@ -1,4 +1,5 @@
 #include <map>
+#include <random>
 
 #include "lowering/decompositions/decomposition_test_util.h"
 
@@ -62,6 +63,66 @@ TEST(DecomposeIndex, SeveralIndexTensorsBecomeOneLinearIndex) {
   %index: f32[2, 4, 3] = aten.index.Tensor(self=%reshape, indices=?[%add])
   return (%index)
 })");
+}
+
+// Runs both graphs through the libtorch reference on random data (masks about half true); the outputs (selected
+// elements, data-dependent shapes) must be equal.
+void expect_same_selection(const std::string& before, const std::string& after,
+                           const std::vector<ir::SymBindings>& bindings) {
+#ifdef KILN_LOWERING_HAVE_REFERENCE
+  auto original = ir::parse_graph(before);
+  auto lowered = ir::parse_graph(after);
+  uint32_t seed = 7;
+  for (const ir::SymBindings& b : bindings) {
+    std::mt19937 rng(seed++);
+    std::vector<HostTensor> inputs;
+    for (const ir::Value* v : original->inputs()) {
+      std::vector<int64_t> sizes;
+      for (const auto& s : v->meta().sizes) sizes.push_back(s.evaluate(b));
+      inputs.push_back(testing::random_tensor(v->meta().dtype, sizes, rng));
+    }
+    const auto want = runtime::run_reference(*original, inputs);
+    const auto got = runtime::run_reference(*lowered, inputs);
+    ASSERT_EQ(want.size(), got.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(want[i].sizes(), got[i].sizes());
+      testing::expect_allclose(want[i], got[i], 0, 0, "output " + std::to_string(i));
+    }
+  }
+#else
+  (void)before, (void)after, (void)bindings;
+#endif
+}
+
+// self[mask] (transformers' hidden[attention_mask.bool()]): a mask over the leading dims becomes masked_select
+// with the mask broadcast over the trailing dims, reshaped to [count, trailing...]; a mask over every dim is
+// masked_select itself. Selection of the same elements: exact.
+TEST(DecomposeIndex, BooleanMaskBecomesMaskedSelect) {
+  const char* leading = R"(graph(%x: f32[s0, 5, 3], %m: bool[s0, 5]) {
+  symbol s0 in [1, 8] hint 2
+  %y: f32[u0, 3] = aten.index.Tensor(self=%x, indices=?[%m])
+  return (%y)
+})";
+  const char* leading_after = R"(graph(%x: f32[s0, 5, 3], %m: bool[s0, 5]) {
+  symbol s0 in [1, 8] hint 2
+  %unsqueeze: bool[s0, 5, 1] = aten.unsqueeze.default(self=%m, dim=2)
+  %expand: bool[s0, 5, 3] = aten.expand.default(self=%unsqueeze, size=[-1, -1, 3], *, implicit=False)
+  %masked_select: f32[3*u0] = aten.masked_select.default(self=%x, mask=%expand)
+  %reshape: f32[u0, 3] = aten.reshape.default(self=%masked_select, shape=[-1, 3])
+  return (%reshape)
+})";
+  testing::expect_decomposition(leading, leading_after);
+  expect_same_selection(leading, leading_after, {{{"s0", 2}}, {{"s0", 6}}});
+  const char* full = R"(graph(%x: f32[4, 6], %m: bool[4, 6]) {
+  %y: f32[u0] = aten.index.Tensor(self=%x, indices=?[%m])
+  return (%y)
+})";
+  const char* full_after = R"(graph(%x: f32[4, 6], %m: bool[4, 6]) {
+  %masked_select: f32[u0] = aten.masked_select.default(self=%x, mask=%m)
+  return (%masked_select)
+})";
+  testing::expect_decomposition(full, full_after);
+  expect_same_selection(full, full_after, {{}});
 }
 
 TEST(DecomposeIndex, SeparatedIndicesAndMasksAreLeftAlone) {
