@@ -93,6 +93,8 @@ constexpr const char* kSchemas[] = {
   "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
   "aten::min(Tensor self) -> Tensor",
   "aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+  "aten::max.other(Tensor self, Tensor other) -> Tensor",
+  "aten::min.other(Tensor self, Tensor other) -> Tensor",
   "aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
   "aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
   "aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",

@@ -172,8 +172,8 @@ void register_elementwise_converters(ConverterRegistry& r) {
   add(r, {"aten.floor_divide.default"}, arith<ElementwiseOp::FloorDiv>, true);
   add(r, {"aten.remainder.Tensor", "aten.remainder.Scalar"}, arith<ElementwiseOp::Mod>, true);
   add(r, {"aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor"}, pow_, true);
-  add(r, {"aten.maximum.default"}, arith<ElementwiseOp::Max>, true);
-  add(r, {"aten.minimum.default"}, arith<ElementwiseOp::Min>, true);
+  add(r, {"aten.maximum.default", "aten.max.other"}, arith<ElementwiseOp::Max>, true);
+  add(r, {"aten.minimum.default", "aten.min.other"}, arith<ElementwiseOp::Min>, true);
   add(r, {"aten.eq.Tensor", "aten.eq.Scalar"}, compare<ElementwiseOp::Equal>, true);
   add(r, {"aten.ne.Tensor", "aten.ne.Scalar"}, compare<ElementwiseOp::NotEqual>, true);
   add(r, {"aten.lt.Tensor", "aten.lt.Scalar"}, compare<ElementwiseOp::Less>, true);

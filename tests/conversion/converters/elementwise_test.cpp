@@ -81,6 +81,8 @@ CaseList elementwise_cases() {
       binary("pow_tensor", "aten.pow.Tensor_Tensor(self=%x, exponent=%z)", f, "f32[4, 5]", {-2, 2}),
       binary("maximum", "aten.maximum.default(self=%x, other=%z)", f, "f32[4, 5]"),
       binary("minimum", "aten.minimum.default(self=%x, other=%z)", f, "f32[4, 5]"),
+      binary("max_other", "aten.max.other(self=%x, other=%z)", f, "f32[4, 5]"),
+      binary("min_other", "aten.min.other(self=%x, other=%z)", f, "f32[4, 5]"),
       binary("eq", "aten.eq.Tensor(self=%x, other=%z)", b, "f32[4, 5]"),
       scalar_op("eq_scalar", "aten.eq.Scalar(self=%x, other=0)", b),
       binary("ne", "aten.ne.Tensor(self=%x, other=%z)", b, "f32[4, 5]"),
