@@ -29,13 +29,15 @@ inline std::string read_file(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-inline Result kiln(const std::string& args) {
+/// Runs `kiln ARGS` through /bin/sh; `shell_prefix` goes before it (e.g. "ulimit -f 1; ").
+inline Result kiln(const std::string& args, const std::string& shell_prefix = "") {
   static int counter = 0;
   fs::path dir = fs::temp_directory_path() / ("kiln_cli_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
   fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
-  std::string command = std::string(KILN_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
+  std::string command =
+      shell_prefix + std::string(KILN_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
   int status = std::system(command.c_str());
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -6,12 +6,13 @@
 
 #include "commands.h"
 #include "compiled_model.h"
-#include "settings_options.h"
 #include "kiln/compiler/compile.h"
 #include "kiln/engine/plan.h"
 #include "kiln/runtime/module_archive.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
+#include "output_paths.h"
+#include "settings_options.h"
 
 namespace kiln::cli {
 namespace {
@@ -47,6 +48,8 @@ int run_compile(const CompileCommandOptions& o) {
   apply_precisions(settings, o.precisions);
   std::vector<compiler::InputSpec> specs;
   for (const std::string& text : o.inputs) specs.push_back(compiler::parse_input_spec(text));
+  check_outputs({{"-o", o.output}, {"--timing-cache", settings.timing_cache_path, true}},
+                {{"the model", o.model}});
 
   frontend::Program program = frontend::load_program(o.model);
   compiler::CompileReport report;

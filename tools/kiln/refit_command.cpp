@@ -4,10 +4,11 @@
 #include <memory>
 
 #include "commands.h"
-#include "settings_options.h"
 #include "kiln/compiler/refit.h"
 #include "kiln/runtime/module_archive.h"
 #include "kiln/support/logging.h"
+#include "output_paths.h"
+#include "settings_options.h"
 
 namespace kiln::cli {
 namespace {
@@ -22,6 +23,8 @@ struct RefitCommandOptions {
 int run_refit(const RefitCommandOptions& o) {
   compiler::CompilationSettings settings;
   apply_settings_flags(settings, *o.flags);
+  check_outputs({{"-o", o.output}, {"--timing-cache", settings.timing_cache_path, true}},
+                {{"the module", o.module}, {"the program", o.program}});
   std::shared_ptr<runtime::CompiledModule> module = runtime::load(o.module);
   frontend::Program program = frontend::load_program(o.program);
   std::shared_ptr<runtime::CompiledModule> refitted;

@@ -14,6 +14,7 @@
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 #include "kiln/support/npz.h"
+#include "output_paths.h"
 #include "program_info.h"
 
 namespace kiln::cli {
@@ -107,6 +108,8 @@ std::vector<HostTensor> pick_inputs(const std::vector<ir::Value*>& graph_inputs,
 }
 
 int run(const RunOptions& o) {
+  check_outputs({{"--outputs", o.outputs}},
+                {{"the model", o.model}, {"--inputs", o.inputs}, {"--compare", o.compare}});
   if (!o.reference) {
     // Compiled execution: a .kiln module, or a .pt2 compiled in memory with default settings.
     LoadedModel model = load_or_compile(o.model);
