@@ -94,6 +94,10 @@ HostTensor random_input(DType dtype, const std::vector<int64_t>& sizes, const In
     double v = dist(rng);
     if (dtype == DType::Bool) v = v >= 0 ? 1 : 0;  // the fill range sets the share of true values
     else if (!is_floating(dtype)) v = std::floor(v);
+    if (is_floating(dtype) && fill.nonfinite_every > 0 && i % fill.nonfinite_every == fill.nonfinite_at) {
+      static const double kNonFinite[3] = {NAN, INFINITY, -INFINITY};
+      v = kNonFinite[(i / fill.nonfinite_every) % 3];
+    }
     t.set_from_double(i, v);
   }
   return t;

@@ -38,6 +38,10 @@ namespace kiln::conversion::testing {
 struct InputFill {
   double lo = -2.0;
   double hi = 2.0;
+  /// When > 0 (floating inputs): every element whose index is `nonfinite_at` modulo this becomes NaN, +inf or
+  /// -inf in turn (the outputs are then compared with NaN equal to NaN and infinities exactly).
+  int64_t nonfinite_every = 0;
+  int64_t nonfinite_at = 0;
 };
 
 /// One converter test case.

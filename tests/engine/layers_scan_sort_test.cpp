@@ -41,8 +41,9 @@ std::vector<double> ref_cumulative(const HostTensor& x, const CumulativeParams& 
         double v = x.get_as_double(at);
         double next = p.op == CumulativeParams::Sum    ? acc + v
                       : p.op == CumulativeParams::Prod ? acc * v
-                      : p.op == CumulativeParams::Max  ? std::max(acc, v)
-                                                       : std::min(acc, v);
+                      // torch.cummax / cummin: a NaN propagates from where it appears.
+                      : p.op == CumulativeParams::Max  ? (std::isnan(v) || v > acc ? v : acc)
+                                                       : (std::isnan(v) || v < acc ? v : acc);
         y[at] = p.exclusive ? acc : next;
         acc = next;
       }
@@ -91,6 +92,19 @@ TEST(EngineLayers, CumulativeOpsShapesAxes) {
                          : random_grid_tensor(DType::Float32, dims, rng, -2, 2, 32);
       for (bool flag : {false, true})
         check_cumulative(x, CumulativeParams{op, axis, flag, flag}, kAllPrecisions);
+    }
+  }
+}
+
+// NaN inside rows (short rows: one thread each; long rows: chunked across a block) propagates through max and
+// min from where it appears, as torch.cummax does; the engine used to skip it (std::max(acc, NaN) is acc).
+TEST(EngineLayers, CumulativeMaxMinPropagateNaN) {
+  std::mt19937 rng(313);
+  for (const auto& [dims, axis] : std::vector<std::pair<Dims, int64_t>>{{{4, 7}, 1}, {{3, 1000}, 1}, {{6, 3}, 0}}) {
+    HostTensor x = random_grid_tensor(DType::Float32, dims, rng, -2, 2, 32);
+    for (int64_t i = 3; i < x.numel(); i += 17) x.set_from_double(i, NAN);
+    for (auto op : {CumulativeParams::Max, CumulativeParams::Min}) {
+      for (bool flag : {false, true}) check_cumulative(x, CumulativeParams{op, axis, flag, flag}, kAllPrecisions);
     }
   }
 }

@@ -165,8 +165,9 @@ void cumulative(const Layer& layer, KernelArgs& args) {
         double v = load(x, at);
         double next = p.op == CumulativeParams::Sum    ? acc + v
                       : p.op == CumulativeParams::Prod ? acc * v
-                      : p.op == CumulativeParams::Max  ? std::max(acc, v)
-                                                       : std::min(acc, v);
+                      // A NaN propagates through max and min from where it appears, as in torch.cummax.
+                      : p.op == CumulativeParams::Max  ? (std::isnan(v) || v > acc ? v : acc)
+                                                       : (std::isnan(v) || v < acc ? v : acc);
         store(y, at, p.exclusive ? acc : next);
         acc = next;
       }

@@ -8,7 +8,7 @@ namespace kiln::engine::ref {
 
 double apply_activation(const ActivationParams& p, double x) {
   switch (p.kind) {
-    case ActivationKind::Relu: return x > 0 ? x : 0.0;
+    case ActivationKind::Relu: return x < 0 ? 0.0 : x;  // NaN propagates, as torch.relu
     case ActivationKind::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
     case ActivationKind::Tanh: return std::tanh(x);
     case ActivationKind::GeluErf: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));

@@ -13,14 +13,14 @@ namespace {
 constexpr int kBlockThreads = 256;
 constexpr int64_t kMaxThreadRow = 256;  // rows up to this long: one thread per row
 
-/// The reference's step: acc + v, acc * v, std::max(acc, v), std::min(acc, v) (a NaN v leaves acc unchanged
-/// for max and min, as std::max/std::min do).
+/// The reference's step: acc + v, acc * v, max, min (a NaN propagates through max and min from where it
+/// appears, as in torch.cummax).
 __device__ __forceinline__ double combine(int op, double acc, double v) {
   switch (op) {
     case 0: return acc + v;
     case 1: return acc * v;
-    case 2: return acc < v ? v : acc;
-    default: return v < acc ? v : acc;
+    case 2: return isnan(v) || v > acc ? v : acc;
+    default: return isnan(v) || v < acc ? v : acc;
   }
 }
 

@@ -1,8 +1,10 @@
 // MatrixMultiply through cuBLASLt (tactic "cublaslt"): fp32 (strict fp32 compute, no TF32), fp16 and bf16
 // with fp32 accumulation; tactic "cublaslt_tf32" (fp32 only, offered when the build allows TF32) computes
-// fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; bias and a leading ReLU / tanh-GELU fused as epilogues; the
-// remaining post-ops (other activations, residual sums) in one in-place pass (post_ops.h). Batched operands
-// broadcast; a batch that is not a constant stride is run as one call per matrix (matmul_call.h).
+// fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; bias and a leading tanh-GELU fused as epilogues; the remaining
+// post-ops (other activations, residual sums) in one in-place pass (post_ops.h). ReLU is not given to
+// cuBLASLt's RELU epilogue: that computes max(x, 0), which maps NaN to 0 where torch.relu propagates it.
+// Batched operands broadcast; a batch that is not a constant stride is run as one call per matrix
+// (matmul_call.h).
 //
 // Algorithms: when the builder times tactics (LayerInfo::tune), the kernel asks cuBLASLt for up to
 // kTuneCandidates heuristic candidates for the call at the layer's opt shape (256-byte aligned buffers, as
@@ -167,10 +169,7 @@ class MatmulKernel : public Kernel {
     epilogue_ = bias_.data() ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
     if (!p_.post_ops.empty() && p_.post_ops[0].kind == PostOp::Activation) {
       auto k = p_.post_ops[0].activation.kind;
-      if (k == ActivationKind::Relu) {
-        epilogue_ = bias_.data() ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-        first_post = 1;
-      } else if (k == ActivationKind::GeluTanh) {
+      if (k == ActivationKind::GeluTanh) {
         epilogue_ = bias_.data() ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
         first_post = 1;
       }

@@ -103,7 +103,7 @@ KILN_INLINE T e_mod(T a, T b) {
 KILN_INLINE T e_mod_int(T a, T b) { return b == T(0) ? T(0) : e_mod(a, b); }
 KILN_INLINE T e_max(T a, T b) { return (k_isnan(a) || k_isnan(b)) ? KNAN : (a > b ? a : b); }
 KILN_INLINE T e_min(T a, T b) { return (k_isnan(a) || k_isnan(b)) ? KNAN : (a < b ? a : b); }
-KILN_INLINE T a_relu(T x, T, T) { return x > T(0) ? x : T(0); }
+KILN_INLINE T a_relu(T x, T, T) { return x < T(0) ? T(0) : x; }
 KILN_INLINE T a_sigmoid(T x, T, T) { return T(1) / (T(1) + KM(exp)(-x)); }
 KILN_INLINE T a_tanh(T x, T, T) { return KM(tanh)(x); }
 KILN_INLINE T a_gelu_erf(T x, T, T) { return T(0.5) * x * (T(1) + KM(erf)(x * T(0.70710678118654752))); }

@@ -67,7 +67,7 @@ __device__ __forceinline__ void each(T (&x)[N], F f) {
 template <typename T, int N>
 __device__ __forceinline__ void activation_n(int kind, T (&x)[N], T alpha, T beta) {
   switch (kind) {
-    case aRelu: each(x, [](T v) { return v > T(0) ? v : T(0); }); break;
+    case aRelu: each(x, [](T v) { return v < T(0) ? T(0) : v; }); break;  // NaN propagates
     case aSigmoid: each(x, [](T v) { return T(1) / (T(1) + exp(-v)); }); break;
     case aTanh: each(x, [](T v) { return tanh(v); }); break;
     case aGeluErf: each(x, [](T v) { return T(0.5) * v * (T(1) + erf(v * T(0.70710678118654752))); }); break;

@@ -42,7 +42,7 @@ void run_activation(const ActivationParams& p, const float* x, float* y, int64_t
   float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
   switch (p.kind) {
     case ActivationKind::Relu:
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0.0f;
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0 ? 0.0f : x[i];  // NaN propagates, as torch.relu
       return;
     case ActivationKind::Sigmoid:
       for (int64_t i = 0; i < n; ++i) y[i] = vec::sigmoid(x[i]);

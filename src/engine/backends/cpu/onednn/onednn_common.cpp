@@ -14,15 +14,37 @@ namespace {
 constexpr double kSeluAlpha = 1.6732632423543772;
 constexpr double kSeluScale = 1.0507009873554805;
 
-/// Appends the eltwise post-op(s) for `a`; returns false when oneDNN has no equivalent.
-bool append_activation(const ActivationParams& a, dnnl::post_ops* ops) {
+/// One oneDNN eltwise post-op.
+struct Eltwise {
+  dnnl::algorithm alg;
+  float alpha, beta;
+};
+
+// oneDNN 2.6's JIT eltwise relu (alpha 0) and clip compute max(x, lo) / min(x, hi) with the vmaxps/vminps
+// operand order that maps NaN to the bound, where torch propagates NaN. Its elu keeps NaN, and elu with alpha 0
+// is exactly relu for every other value (0 * (exp(x) - 1) is a zero), so relu is elu(0) followed by x*1 + 0,
+// which turns elu's -0 into torch's +0. A clip with a finite upper bound hi uses min(y, hi) = hi - relu(hi - y).
+constexpr Eltwise kEluZero{dnnl::algorithm::eltwise_elu, 0.0f, 0.0f};
+constexpr Eltwise kPlusZero{dnnl::algorithm::eltwise_linear, 1.0f, 0.0f};
+
+/// Appends the eltwise post-ops computing `a` with torch's NaN semantics; false when oneDNN has no such form.
+bool append_activation(const ActivationParams& a, std::vector<Eltwise>& steps) {
   using dnnl::algorithm;
   auto add = [&](algorithm alg, double alpha, double beta) {
-    if (ops) ops->append_eltwise(1.0f, alg, static_cast<float>(alpha), static_cast<float>(beta));
+    steps.push_back(Eltwise{alg, static_cast<float>(alpha), static_cast<float>(beta)});
+  };
+  auto upper_bound = [&](double hi) {
+    add(algorithm::eltwise_linear, -1.0, hi);
+    steps.push_back(kEluZero);
+    add(algorithm::eltwise_linear, -1.0, hi);
   };
   switch (a.kind) {
-    case ActivationKind::Relu: add(algorithm::eltwise_relu, 0, 0); return true;
-    case ActivationKind::LeakyRelu: add(algorithm::eltwise_relu, a.alpha, 0); return true;
+    case ActivationKind::Relu: steps.push_back(kEluZero), steps.push_back(kPlusZero); return true;
+    case ActivationKind::LeakyRelu:
+      // oneDNN's relu with a nonzero slope selects by x > 0 and keeps NaN; slope 0 is relu.
+      if (a.alpha == 0) return append_activation(ActivationParams{ActivationKind::Relu}, steps);
+      add(algorithm::eltwise_relu, a.alpha, 0);
+      return true;
     case ActivationKind::Sigmoid: add(algorithm::eltwise_logistic, 0, 0); return true;
     case ActivationKind::Tanh: add(algorithm::eltwise_tanh, 0, 0); return true;
     case ActivationKind::GeluErf: add(algorithm::eltwise_gelu_erf, 0, 0); return true;
@@ -34,17 +56,48 @@ bool append_activation(const ActivationParams& a, dnnl::post_ops* ops) {
       add(algorithm::eltwise_elu, kSeluAlpha, 0);
       add(algorithm::eltwise_linear, kSeluScale, 0);
       return true;
-    case ActivationKind::Clip: add(algorithm::eltwise_clip_v2, a.alpha, a.beta); return true;
-    case ActivationKind::Mish: add(algorithm::eltwise_mish, 0, 0); return true;
-    case ActivationKind::HardSigmoid:
-      // clip(alpha*x + beta, 0, 1) as linear then clip.
-      add(algorithm::eltwise_linear, a.alpha, a.beta);
-      add(algorithm::eltwise_clip_v2, 0.0, 1.0);
+    case ActivationKind::Clip: {
+      // Lower bound 0 or none: exact through elu(0); any other lower bound would need a second, different
+      // linear post-op (see post_ops_supported), so such clips stay out of oneDNN.
+      bool lower = !(std::isinf(a.alpha) && a.alpha < 0), upper = !(std::isinf(a.beta) && a.beta > 0);
+      if (lower && a.alpha != 0) return false;
+      if (lower) steps.push_back(kEluZero);
+      if (upper) upper_bound(a.beta);
+      else if (lower) steps.push_back(kPlusZero);
       return true;
+    }
+    case ActivationKind::Mish: add(algorithm::eltwise_mish, 0, 0); return true;
+    case ActivationKind::HardSigmoid:  // clip(alpha*x + beta, 0, 1): two different linear post-ops
     case ActivationKind::Softplus:
     case ActivationKind::Softsign: return false;
   }
   return false;
+}
+
+/// The eltwise post-ops of every activation in `post_ops` (Sum post-ops skipped); false with `why` when an
+/// activation has no oneDNN form, or when one algorithm would appear twice with different parameters:
+/// oneDNN 2.6's brgemm convolution and matmul kernels then apply the first one's alpha and beta to both.
+bool eltwise_steps(const std::vector<PostOp>& post_ops, std::vector<std::vector<Eltwise>>* per_op,
+                   std::string* why) {
+  std::vector<Eltwise> all;
+  for (const PostOp& op : post_ops) {
+    std::vector<Eltwise> steps;
+    if (op.kind == PostOp::Activation && !append_activation(op.activation, steps)) {
+      if (why) *why = std::string("activation ") + activation_kind_name(op.activation.kind) + " has no oneDNN post-op";
+      return false;
+    }
+    for (const Eltwise& e : steps) {
+      for (const Eltwise& seen : all) {
+        if (seen.alg == e.alg && (seen.alpha != e.alpha || seen.beta != e.beta)) {
+          if (why) *why = "one oneDNN eltwise algorithm twice with different parameters";
+          return false;
+        }
+      }
+      all.push_back(e);
+    }
+    if (per_op) per_op->push_back(std::move(steps));
+  }
+  return true;
 }
 
 }  // namespace
@@ -85,28 +138,22 @@ TensorFormat format_of(const dnnl::memory::desc& md, const Dims& dims) {
 bool post_ops_supported(const std::vector<PostOp>& post_ops, std::string* why) {
   int sums = 0;
   for (const PostOp& op : post_ops) {
-    if (op.kind == PostOp::Sum) {
-      if (++sums > 1) {
-        if (why) *why = "more than one residual post-op";
-        return false;
-      }
-    } else if (!append_activation(op.activation, nullptr)) {
-      if (why) *why = std::string("activation ") + activation_kind_name(op.activation.kind) + " has no oneDNN post-op";
+    if (op.kind == PostOp::Sum && ++sums > 1) {
+      if (why) *why = "more than one residual post-op";
       return false;
     }
   }
-  return true;
+  return eltwise_steps(post_ops, nullptr, why);
 }
 
 dnnl::primitive_attr make_attr(const std::vector<PostOp>& post_ops) {
+  std::vector<std::vector<Eltwise>> steps;
+  std::string why;
+  KILN_CHECK(eltwise_steps(post_ops, &steps, &why), Internal, "oneDNN: unsupported post-ops: ", why);
   dnnl::post_ops ops;
-  for (const PostOp& op : post_ops) {
-    if (op.kind == PostOp::Sum) {
-      ops.append_sum(static_cast<float>(op.scale));
-    } else {
-      KILN_CHECK(append_activation(op.activation, &ops), Internal, "oneDNN: unsupported post-op activation ",
-                 activation_kind_name(op.activation.kind));
-    }
+  for (size_t i = 0; i < post_ops.size(); ++i) {
+    if (post_ops[i].kind == PostOp::Sum) ops.append_sum(static_cast<float>(post_ops[i].scale));
+    for (const Eltwise& e : steps[i]) ops.append_eltwise(1.0f, e.alg, e.alpha, e.beta);
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
