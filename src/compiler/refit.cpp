@@ -1,49 +1,68 @@
 #include "kiln/compiler/refit.h"
 
 #include <map>
+#include <sstream>
 
 #include "compiler/plan_refit.h"
 #include "kiln/compiler/compile.h"
+#include "kiln/compiler/engine_hash.h"
+#include "kiln/ir/text.h"
+#include "kiln/partitioning/segments.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 
 namespace kiln::compiler {
 namespace {
 
-bool is_segment(const ir::Node& node) {
-  return node.target().ns == "kiln" && node.target().name == "engine_segment" && node.subgraph() != nullptr;
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
 }
 
-// Operator counts of a graph with engine segments flattened (what lowering produced, however partitioned).
-void count_ops(const ir::Graph& graph, std::map<std::string, int64_t>& counts) {
-  for (const ir::Node* node : graph.nodes()) {
-    if (is_segment(*node)) {
-      count_ops(*node->subgraph(), counts);
-    } else {
-      ++counts[node->target().to_string()];
-    }
-  }
+/// Where the canonical texts (engine_hash.h) of `module` and `fresh` first differ: that line of each graph's
+/// printed text, which carries the real value names (both print one line per input, constant and node, so the
+/// line numbers agree up to the first difference); "" when the canonical texts are equal.
+std::string first_difference(const ir::Graph& module, const ir::Graph& fresh) {
+  const std::vector<std::string> a = lines(canonical_segment_text(module)), b = lines(canonical_segment_text(fresh));
+  if (a == b) return "";
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  const std::vector<std::string> ra = lines(ir::print_graph(module)), rb = lines(ir::print_graph(fresh));
+  auto line = [i](const std::vector<std::string>& text) {
+    if (i >= text.size()) return std::string("(nothing)");
+    std::string l = text[i];
+    l.erase(0, l.find_first_not_of(' '));
+    return "'" + l + "'";
+  };
+  return "the new program has " + line(rb) + " where the compiled module has " + line(ra);
 }
 
-void check_same_structure(const ir::Graph& module_graph, const ir::Graph& lowered) {
-  std::map<std::string, int64_t> before, after;
-  count_ops(module_graph, before);
-  count_ops(lowered, after);
-  for (auto& [op, n] : after) before.try_emplace(op, 0);
-  for (const auto& [op, n] : before) {
-    const int64_t m = after.count(op) ? after.at(op) : 0;
-    KILN_CHECK(n == m, InvalidInput, "refit: the new program's structure differs: ", op, " appears ", m,
-               " times in it after lowering, ", n, " times in the compiled module");
+// The new program, lowered and partitioned as the module is, must equal the module's graph in everything the
+// engine cache hashes (engine_hash.h: targets, arguments, structure, dtypes, shapes, constants' refit names),
+// engine segment by engine segment, and in its PyTorch-run nodes: an operator histogram let a changed dim, eps,
+// dropped bias or swapped weight through, refitting an engine that then computed the old program's function.
+void check_same_graph(const ir::Graph& module_graph, const ir::Graph& lowered) {
+  std::unique_ptr<ir::Graph> fresh;
+  try {
+    fresh = partitioning::partition_like(lowered, module_graph);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::InvalidInput, "refit: the new program's structure differs: " + e.message());
   }
-  KILN_CHECK(module_graph.inputs().size() == lowered.inputs().size(), InvalidInput, "refit: the new program has ",
-             lowered.inputs().size(), " inputs, the compiled module ", module_graph.inputs().size());
-  for (size_t i = 0; i < lowered.inputs().size(); ++i) {
-    const ir::Value* a = module_graph.inputs()[i];
-    const ir::Value* b = lowered.inputs()[i];
-    KILN_CHECK(a->kind() != ir::ValueKind::Tensor || a->meta().to_string() == b->meta().to_string(), InvalidInput,
-               "refit: input ", i, " is ", b->meta().to_string(), " in the new program, ", a->meta().to_string(),
-               " in the compiled module");
+  std::vector<const ir::Node*> engines;
+  for (const ir::Node* n : fresh->nodes()) {
+    if (partitioning::is_engine_segment(*n)) engines.push_back(n);
   }
+  size_t k = 0;
+  for (const ir::Node* n : module_graph.nodes()) {
+    if (!partitioning::is_engine_segment(*n)) continue;
+    const std::string diff = first_difference(*n->subgraph(), *engines.at(k++)->subgraph());
+    KILN_CHECK(diff.empty(), InvalidInput, "refit: the new program's structure differs in engine segment '",
+               n->name(), "': ", diff);
+  }
+  const std::string diff = first_difference(module_graph, *fresh);
+  KILN_CHECK(diff.empty(), InvalidInput, "refit: the new program's structure differs: ", diff);
 }
 
 // Gives every constant of `graph` (and of its segments) the data of the constant of the same refit name in `source`.
@@ -72,7 +91,7 @@ std::shared_ptr<runtime::CompiledModule> refit_module_weights(const runtime::Com
   s.backend = module.backend();
   std::unique_ptr<ir::Graph> lowered = new_program.graph->clone();
   lower(*lowered, s);
-  check_same_structure(module.graph(), *lowered);
+  check_same_graph(module.graph(), *lowered);
   const auto source = detail::constants_by_refit_name(*lowered);
 
   std::unique_ptr<ir::Graph> graph = module.graph().clone();

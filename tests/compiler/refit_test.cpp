@@ -4,6 +4,7 @@
 #include "kiln/compiler/refit.h"
 
 #include <filesystem>
+#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -109,6 +110,60 @@ TEST(RefitModuleWeights, RejectsAnotherArchitectureNamingTheDifference) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("structure differs"), std::string::npos) << e.what();
   }
+}
+
+ir::Node* first_node(ir::Graph& g, const std::string& op) {
+  for (ir::Node* n : g.nodes()) {
+    if (n->target().name == op) return n;
+  }
+  ADD_FAILURE() << "no " << op << " node";
+  return nullptr;
+}
+
+// Refit of `fixture`'s module with the same program after `edit` must be refused with an InvalidInput error
+// containing `needle`: the operator histogram let such programs through, and the refitted engines then computed
+// the module's function, not the new program's.
+void expect_refused(const std::string& fixture, const std::function<void(ir::Graph&)>& edit,
+                    const std::string& needle) {
+  SCOPED_TRACE(fixture + ": " + needle);
+  CompilationSettings settings = refittable_settings(fresh_dir("edit"));
+  auto module = compile(frontend::load_program(testing_util::fixture(fixture)), settings);
+  frontend::Program other = frontend::load_program(testing_util::fixture(fixture));
+  edit(*other.graph);
+  try {
+    refit_module_weights(*module, other, settings);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find("structure differs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(RefitModuleWeights, RejectsChangedAttributesAndWiring) {
+  expect_refused("tiny_convnet", [](ir::Graph& g) { first_node(g, "log_softmax")->set_arg("dim", ir::Argument::int_(0)); },
+                 "dim=0");
+  expect_refused("tiny_mlp", [](ir::Graph& g) { first_node(g, "layer_norm")->set_arg("eps", ir::Argument::float_(0.125)); },
+                 "eps=0.125");
+  expect_refused("tiny_mlp", [](ir::Graph& g) { first_node(g, "linear")->set_arg("bias", ir::Argument::none()); }, "");
+  // A convolution reading another parameter of the same shape.
+  expect_refused("tiny_resnet", [](ir::Graph& g) {
+    std::vector<ir::Node*> convs;
+    for (ir::Node* n : g.nodes()) {
+      if (n->target().name == "conv2d") convs.push_back(n);
+    }
+    for (ir::Node* a : convs) {
+      for (ir::Node* b : convs) {
+        ir::Value* wa = a->arg("weight").values().at(0);
+        ir::Value* wb = b->arg("weight").values().at(0);
+        if (wa != wb && wa->meta().to_string() == wb->meta().to_string()) {
+          a->set_arg("weight", ir::Argument::tensor(wb));
+          return;
+        }
+      }
+    }
+    ADD_FAILURE() << "no two convolutions with weights of one shape";
+  }, "");
 }
 
 TEST(RefitModuleWeights, RejectsImmutableEngines) {

@@ -13,10 +13,13 @@
 
 namespace kiln::compiler {
 
-/// A new module computing `module`'s graph with `new_program`'s weights; `module` is left unchanged. Throws
-/// kiln::Error(InvalidInput) naming the first difference when the structures differ (an operator count, a
-/// constant's name, dtype or shape), when an engine is not refittable, or when a constant that an engine holds
-/// compiled in (not refittable) changed. `settings` are those the module was compiled with (lowering depends on
+/// A new module computing `module`'s graph with `new_program`'s weights; `module` is left unchanged. The new
+/// program, lowered and partitioned as the module is, must equal the module's graph in everything the engine
+/// cache hashes (engine_hash.h): every node's target and arguments (a dim, an eps), the data flow (which constant
+/// a node reads, a bias present or not), dtypes, shapes and constant names, engine segment by engine segment and
+/// in the PyTorch-run nodes. Throws kiln::Error(InvalidInput) naming the first difference (the segment and the
+/// differing line of each graph's text) when they differ, when an engine is not refittable, or when a constant
+/// that an engine holds compiled in (not refittable) changed. `settings` are those the module was compiled with (lowering depends on
 /// which converters they allow); the backend is the module's.
 std::shared_ptr<runtime::CompiledModule> refit_module_weights(const runtime::CompiledModule& module,
                                                               const frontend::Program& new_program,

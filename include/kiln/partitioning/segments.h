@@ -53,6 +53,13 @@ std::vector<SegmentInfo> describe_segments(const ir::Graph& graph);
 /// and computes the same function. Used to check partitions and by resource partitioning.
 std::unique_ptr<ir::Graph> flatten_partitions(const ir::Graph& graph);
 
+/// Partitions the flat `graph` exactly as `partitioned` is partitioned, matching nodes by name: the nodes named
+/// as the nodes of each engine segment of `partitioned` form that segment (same backend, same position), every
+/// other node runs in PyTorch. Refit uses it to compare a new program with a compiled module segment by
+/// segment. Throws kiln::Error(InvalidInput) naming the first node one graph has and the other lacks, or when
+/// the segments' order does not fit `graph`'s data dependencies.
+std::unique_ptr<ir::Graph> partition_like(const ir::Graph& graph, const ir::Graph& partitioned);
+
 /// Bytes of a constant value's data (or of its static meta when the data is absent).
 int64_t constant_bytes(const ir::Value& constant);
 
