@@ -5,6 +5,7 @@
 
 #include "kiln/conversion/conversion_context.h"
 #include "kiln/conversion/converter_args.h"
+#include "kiln/frontend/op_checks.h"
 #include "kiln/conversion/impl/common.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
@@ -127,6 +128,8 @@ InterpreterResult Interpreter::run() {
     ConverterArgs args(*node, tensors);
     std::vector<engine::Tensor*> outs;
     try {
+      // The converters rely on these (dims in range, positive strides, dtypes agreeing, ...): op_checks.h.
+      frontend::check_node_arguments(*node);
       outs = match.converter_implementation(ctx, *node, args);
     } catch (const Error& e) {
       throw Error(e.kind(), "converting node '" + node->name() + "' (" + node->target().to_string() + "): " + e.message(),

@@ -21,6 +21,7 @@
 #include "frontend/higher_order.h"
 #include "kiln/ir/higher_order.h"
 #include "frontend/serde.h"
+#include "kiln/frontend/op_checks.h"
 #include "kiln/frontend/op_schema.h"
 
 namespace kiln::frontend {
@@ -475,6 +476,7 @@ class Builder {
     if (!unsupported.empty()) node->mutable_metadata()[ir::kUnsupportedArgumentKey] = unsupported;
     try {
       fill_default_arguments(*node);
+      check_node_arguments(*node);
     } catch (const Error& e) {
       throw e.with_context(ErrorContext{label(), node_name, target.to_string(), ""});
     }

@@ -6,6 +6,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/version.h>
 
+#include "kiln/frontend/op_checks.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 #include "kiln/ir/higher_order.h"
@@ -138,9 +139,58 @@ void store_outputs(const Step& step, std::vector<c10::IValue>& results, RunState
       flat.push_back(std::move(r));
     }
   }
-  KILN_CHECK(flat.size() >= outputs.size(), Internal, "the operator returned ", flat.size(), " values for ",
-             outputs.size(), " node outputs");
+  // The program's declaration, not Kiln, is wrong when the op returns fewer values than the node declares.
+  KILN_CHECK(flat.size() >= outputs.size(), InvalidInput, "the node declares ", outputs.size(), " outputs but ",
+             step.op_text, " returned ", flat.size(), " values");
   for (size_t i = 0; i < outputs.size(); ++i) state.set(outputs[i], std::move(flat[i]));
+}
+
+/// Whether `v` has the kind libtorch's schema type `t` needs (its boxed kernels assert on, or crash with, any
+/// other); true for types this does not know.
+bool fits_schema_type(const c10::IValue& v, const c10::TypePtr& t) {
+  switch (t->kind()) {
+    case c10::TypeKind::OptionalType:
+      return v.isNone() || fits_schema_type(v, t->expectRef<c10::OptionalType>().getElementType());
+    case c10::TypeKind::FloatType: return v.isDouble();
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::SymIntType: return v.isInt();
+    case c10::TypeKind::BoolType: return v.isBool();
+    case c10::TypeKind::StringType: return v.isString();
+    case c10::TypeKind::TensorType: return v.isTensor();
+    case c10::TypeKind::NumberType: return v.isInt() || v.isDouble() || v.isBool();
+    case c10::TypeKind::ListType: {
+      switch (t->expectRef<c10::ListType>().getElementType()->kind()) {
+        case c10::TypeKind::IntType:
+        case c10::TypeKind::SymIntType: return v.isIntList();
+        case c10::TypeKind::FloatType: return v.isDoubleList();
+        case c10::TypeKind::BoolType: return v.isBoolList();
+        case c10::TypeKind::TensorType: return v.isTensorList();
+        default: return v.isList();
+      }
+    }
+    default: return true;
+  }
+}
+
+/// A libtorch exception as a Kiln error on `node`: its own internal asserts ("INTERNAL ASSERT FAILED ... please
+/// report a bug to PyTorch") mean the arguments reached a path libtorch does not handle, Unsupported; an
+/// allocation failure is Unsupported (out of memory); anything else is libtorch refusing the arguments, InvalidInput.
+Error torch_failure(const std::exception& e, const ir::Node& node) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+    return Error(ErrorKind::Unsupported, "out of memory in libtorch running " + node.target().to_string(),
+                 node_context(node));
+  }
+  std::string message = torch_error_message(e);
+  const size_t assert_at = message.find("INTERNAL ASSERT FAILED");
+  if (assert_at == std::string::npos) return Error(ErrorKind::InvalidInput, "libtorch: " + message, node_context(node));
+  for (const char* noise : {", please report a bug to PyTorch.", "please report a bug to PyTorch."}) {
+    const size_t at = message.find(noise);
+    if (at != std::string::npos) message.erase(at, std::string(noise).size());
+  }
+  return Error(ErrorKind::Unsupported,
+               "libtorch cannot run " + node.target().to_string() + " with these arguments (its internal check: " +
+                   message + ")",
+               node_context(node));
 }
 
 int64_t to_int_input(const c10::IValue& v, const ir::Value& input) {
@@ -176,6 +226,8 @@ Step resolve(const ir::Node& node, c10::optional<c10::Device> device) {
   auto unreadable = node.metadata().find(ir::kUnsupportedArgumentKey);
   KILN_CHECK(unreadable == node.metadata().end(), Unsupported, "cannot run '", step.op_text, "': ",
              unreadable == node.metadata().end() ? "" : unreadable->second);
+  // Arguments libtorch would refuse, or crash on (a SIGFPE for groups = 2^62), never reach it: op_checks.h.
+  frontend::check_node_arguments(node);
   if (ir::is_higher_order(node.target())) {
     step.higher_order = make_higher_order_runner(node, device);
     return step;
@@ -323,7 +375,10 @@ std::vector<c10::IValue> TorchExecutor::run(const std::vector<c10::IValue>& inpu
         stack.reserve(step.args.size());
         for (const ArgPlan& p : step.args) {
           c10::IValue v = p.arg != nullptr ? argument_to_ivalue(*p.arg, state) : p.fallback;
-          stack.push_back(coerce_to_schema_type(std::move(v), p.type, p.name, p.list_size));
+          v = coerce_to_schema_type(std::move(v), p.type, p.name, p.list_size);
+          KILN_CHECK(fits_schema_type(v, p.type), InvalidInput, "argument '", p.name, "' is a ", v.tagKind(),
+                     ", libtorch's schema expects ", p.type->annotation_str());
+          stack.push_back(std::move(v));
         }
         step.handle->callBoxed(stack);
         results = std::move(stack);
@@ -332,7 +387,7 @@ std::vector<c10::IValue> TorchExecutor::run(const std::vector<c10::IValue>& inpu
     } catch (const Error& e) {
       throw e.with_context(node_context(*step.node));
     } catch (const std::exception& e) {
-      throw Error(ErrorKind::InvalidInput, "libtorch: " + torch_error_message(e), node_context(*step.node));
+      throw torch_failure(e, *step.node);
     }
   }
   std::vector<c10::IValue> outputs;

@@ -308,8 +308,10 @@ TEST(TorchExecutor, UnknownOpIsUnsupportedAndNamesTheNode) {
 }
 
 TEST(TorchExecutor, LibtorchErrorsBecomeOneLineKilnErrors) {
+  // The element count is only known at run time, so the argument checks cannot refuse the view beforehand.
   ir::Graph g;
-  ir::Value* x = g.add_input("x", ValueKind::Tensor, meta_of({2, 3}));
+  ir::Value* x = g.add_input("x", ValueKind::Tensor, meta_of({SymExpr::symbol("s0"), 3}));
+  g.symbol_ranges()["s0"] = ir::SymRange{1, 16};
   ir::Node* view = add(g, "aten.view.default", {{"self", Argument::tensor(x)}, {"size", Argument::ints({4})}},
                        {OutputSpec{"bad_view"}});
   g.set_outputs({view->output()});
@@ -320,6 +322,49 @@ TEST(TorchExecutor, LibtorchErrorsBecomeOneLineKilnErrors) {
   } catch (const Error& e) {
     EXPECT_EQ(e.context().node, "bad_view");
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+
+// Issue 23: aten.conv2d with groups = 2^62 crashed libtorch with SIGFPE (run --reference, and a compiled module
+// whose engine build fell back to PyTorch). The argument checks refuse it before libtorch sees it.
+TEST(TorchExecutor, ArgumentsThatWouldCrashLibtorchAreRefusedFirst) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", ValueKind::Tensor, meta_of({1, 4, 8, 8}));
+  ir::Value* w = g.add_input("w", ValueKind::Tensor, meta_of({4, 1, 3, 3}));
+  ir::Node* conv = add(g, "aten.conv2d.default",
+                       {{"input", Argument::tensor(x)}, {"weight", Argument::tensor(w)}, {"bias", Argument::none()},
+                        {"stride", Argument::ints({1, 1})}, {"padding", Argument::ints({1, 1})},
+                        {"dilation", Argument::ints({1, 1})}, {"groups", Argument::int_(int64_t{1} << 62)}},
+                       {OutputSpec{"conv"}});
+  g.set_outputs({conv->output()});
+  try {
+    TorchExecutor executor(g);
+    executor.run({random_tensor({1, 4, 8, 8}, 60), random_tensor({4, 1, 3, 3}, 61)});
+    FAIL() << "expected kiln::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidInput) << e.what();
+    EXPECT_EQ(e.context().node, "conv");
+    EXPECT_NE(std::string(e.what()).find("groups"), std::string::npos) << e.what();
+  }
+}
+
+// An argument of the wrong kind for an op Kiln's schema table lacks reaches libtorch's own schema: refused there
+// by name (libtorch's boxed kernels assert on it: "INTERNAL ASSERT FAILED ... please report a bug to PyTorch").
+TEST(TorchExecutor, ArgumentKindsMustFitLibtorchsSchema) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", ValueKind::Tensor, meta_of({2, 3}));
+  ir::Node* node = add(g, "aten.softshrink.default", {{"self", Argument::tensor(x)}, {"lambd", Argument::string("half")}},
+                       {OutputSpec{"shrunk"}});
+  g.set_outputs({node->output()});
+  try {
+    TorchExecutor executor(g);
+    executor.run({random_tensor({2, 3}, 62)});
+    FAIL() << "expected kiln::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidInput) << e.what();
+    EXPECT_EQ(e.context().node, "shrunk");
+    EXPECT_NE(std::string(e.what()).find("'lambd'"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("INTERNAL ASSERT"), std::string::npos) << e.what();
   }
 }
 

@@ -33,6 +33,31 @@ inline bool is_weight_or_none(const ir::Node& n, const std::string& name) {
   return a->as_tensor()->role() == ir::ValueRole::Constant;
 }
 
+/// Bound on the window arguments (stride, padding, dilation, output padding, kernel size, groups) that
+/// convolution and pooling layers take: larger values are legal in torch (a stride of 2^31) but far outside what
+/// the engine's kernels are built and tested for, so such nodes run in PyTorch (their validators say no).
+inline constexpr int64_t kMaxWindowArgument = int64_t{1} << 24;
+
+/// True when every static entry of the node's window arguments lies within kMaxWindowArgument.
+inline bool window_args_within_bounds(const ir::Node& n) {
+  for (const char* name : {"stride", "padding", "dilation", "output_padding", "kernel_size", "groups"}) {
+    const ir::Argument* a = n.find_arg(name);
+    if (a == nullptr || a->is_none()) continue;
+    std::vector<int64_t> values;
+    if (a->kind() == ir::Argument::Kind::Int) values.push_back(a->as_int());
+    if (a->kind() == ir::Argument::Kind::Ints) values = a->as_ints();
+    if (a->kind() == ir::Argument::Kind::SymInts || a->kind() == ir::Argument::Kind::SymInt) {
+      for (const ir::SymIntArg& s : a->as_sym_ints()) {
+        if (!s.is_value()) values.push_back(s.constant);
+      }
+    }
+    for (int64_t v : values) {
+      if (v > kMaxWindowArgument || v < -kMaxWindowArgument) return false;
+    }
+  }
+  return true;
+}
+
 /// The output dtype the program states for output i (Float32 when not a tensor).
 inline DType out_dtype(const ir::Node& n, size_t i = 0) {
   return n.outputs().size() > i && n.outputs()[i]->is_tensor() ? n.outputs()[i]->meta().dtype : DType::Float32;

@@ -29,7 +29,7 @@ bool frozen_conv_weights(const ir::Node& n, const compiler::CompilationSettings&
   const ir::Argument* pad = n.find_arg("padding");
   if (pad && pad->kind() == ir::Argument::Kind::String) return false;  // "same"/"valid" stay in torch
   const int64_t k = w->as_tensor()->meta().rank() - 2;
-  return k >= 1 && k <= 3;
+  return k >= 1 && k <= 3 && detail::window_args_within_bounds(n);
 }
 
 int64_t spatial_of(const ir::Node& n) {
@@ -55,7 +55,11 @@ Outputs avg_pool(ConversionContext& ctx, const ir::Node& n, const ConverterArgs&
 
 bool no_divisor_override(const ir::Node& n, const compiler::CompilationSettings&) {
   const ir::Argument* d = n.find_arg("divisor_override");
-  return d == nullptr || d->is_none();
+  return (d == nullptr || d->is_none()) && detail::window_args_within_bounds(n);
+}
+
+bool pool_args_within_bounds(const ir::Node& n, const compiler::CompilationSettings&) {
+  return detail::window_args_within_bounds(n);
 }
 
 // The indices output of the *_with_indices forms is not produced.
@@ -132,9 +136,12 @@ void register_spatial_converters(ConverterRegistry& r) {
   add(r, {"aten.convolution.default", "aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default",
           "aten.conv_transpose1d.input", "aten.conv_transpose2d.input", "aten.conv_transpose3d.input"},
       convolution, true, frozen_conv_weights);
-  add(r, {"aten.max_pool1d.default", "aten.max_pool2d.default", "aten.max_pool3d.default"}, max_pool, true);
+  add(r, {"aten.max_pool1d.default", "aten.max_pool2d.default", "aten.max_pool3d.default"}, max_pool, true,
+      pool_args_within_bounds);
   add(r, {"aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default"}, max_pool, true,
-      indices_unused);
+      [](const ir::Node& n, const compiler::CompilationSettings& s) {
+        return indices_unused(n, s) && pool_args_within_bounds(n, s);
+      });
   add(r, {"aten.avg_pool1d.default", "aten.avg_pool2d.default", "aten.avg_pool3d.default"}, avg_pool, true,
       no_divisor_override);
   add(r, {"aten.adaptive_avg_pool1d.default", "aten.adaptive_avg_pool2d.default", "aten._adaptive_avg_pool2d.default",
