@@ -6,10 +6,25 @@
 #include <cctype>
 #include <charconv>
 
+#include "kiln/conversion/registry.h"
+#include "kiln/frontend/op_schema.h"
 #include "kiln/support/error.h"
 
 namespace kiln::partitioning {
 namespace {
+
+/// Whether `spelling` (an overload or a packet, as torch_executed_ops takes) names an operator Kiln knows: one in
+/// the op-schema table or with a registered converter.
+bool is_known_op(const std::string& spelling) {
+  const std::set<std::string> one = {spelling};
+  for (const frontend::OpSchema& schema : frontend::known_op_schemas()) {
+    if (conversion::op_in_set(schema.op, one)) return true;
+  }
+  for (const ir::OpName& op : conversion::converters().unique_targets()) {
+    if (conversion::op_in_set(op, one)) return true;
+  }
+  return false;
+}
 
 std::string normalize_key(std::string_view key) {
   while (!key.empty() && key.front() == '-') key.remove_prefix(1);
@@ -61,14 +76,19 @@ bool apply_settings_flag(compiler::CompilationSettings& settings, std::string_vi
     settings.min_block_size = parse_int(k, value, false);
   } else if (k == "torch-executed-ops") {
     std::string_view rest = value;
+    std::string unknown;
     while (!rest.empty()) {
       const size_t comma = rest.find(',');
       std::string op(rest.substr(0, comma));
       op.erase(std::remove_if(op.begin(), op.end(), [](unsigned char c) { return std::isspace(c); }), op.end());
+      if (!op.empty() && !is_known_op(op)) unknown += (unknown.empty() ? "'" : ", '") + op + "'";
       if (!op.empty()) settings.torch_executed_ops.insert(op);
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
+    // A misspelt name would otherwise match nothing and silently force nothing into PyTorch.
+    KILN_CHECK(unknown.empty(), InvalidInput, "--torch-executed-ops: unknown operator ", unknown,
+               " (neither in Kiln's op schema table nor converted; `kiln converters` lists the converted ones)");
   } else if (k == "require-full-compilation") {
     settings.require_full_compilation = parse_switch(k, value);
   } else if (k == "assume-dynamic-shape-support") {

@@ -1,5 +1,7 @@
 #include "kiln/support/error.h"
 
+#include "kiln/support/printable.h"
+
 namespace kiln {
 
 const char* to_string(ErrorKind kind) {
@@ -30,19 +32,12 @@ std::string ErrorContext::to_string() const {
 }
 
 namespace {
-// Errors are one line: newlines in messages (e.g. from a library) are folded into spaces.
-std::string one_line(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return text;
-}
-
 std::string format(ErrorKind kind, const std::string& message, const ErrorContext& context) {
   std::string where = context.to_string();
   std::string text = std::string("[") + to_string(kind) + "] " + message;
   if (!where.empty()) text += " (" + where + ")";
-  return one_line(text);
+  // One line, control bytes (from archives, libraries) escaped: printable.h.
+  return printable(text);
 }
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "kiln/support/host_tensor.h"
 
 #include <cstring>
+#include <new>
 #include <limits>
 
 #include "kiln/support/error.h"
@@ -23,7 +24,13 @@ HostTensor::HostTensor(DType dtype, std::vector<int64_t> sizes) : dtype_(dtype),
   int64_t n = checked_numel(sizes_);
   KILN_CHECK(static_cast<uint64_t>(n) <= (uint64_t{1} << 40) / dtype_size(dtype_), InvalidInput,
              "tensor of ", n, " elements is too large");
-  bytes_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(n) * dtype_size(dtype_));
+  const size_t bytes = static_cast<size_t>(n) * dtype_size(dtype_);
+  try {
+    bytes_ = std::make_shared<std::vector<uint8_t>>(bytes);
+  } catch (const std::bad_alloc&) {
+    // Unsupported: this machine cannot hold it (errors have no kind of their own for memory).
+    KILN_FAIL(Unsupported, "out of memory allocating ", bytes, " bytes for a ", describe(), " tensor");
+  }
 }
 
 HostTensor::HostTensor(DType dtype, std::vector<int64_t> sizes, std::shared_ptr<const std::vector<uint8_t>> bytes)

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <string_view>
 
+#include "kiln/support/printable.h"
+
 namespace kiln {
 namespace {
 
@@ -46,7 +48,7 @@ void log_message(LogLevel level, const std::string& message) {
   if (!log_enabled(level)) return;
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
-  std::fprintf(stderr, "%s%s\n", prefix(level), message.c_str());
+  std::fprintf(stderr, "%s%s\n", prefix(level), printable(message, false).c_str());
 }
 
 PhaseTimer::PhaseTimer(std::string phase) : phase_(std::move(phase)), start_(std::chrono::steady_clock::now()) {}

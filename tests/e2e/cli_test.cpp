@@ -85,6 +85,26 @@ TEST(Cli, CoverageHonoursTorchExecutedOps) {
   for (const auto& u : c["unsupported"]) EXPECT_EQ(u["op"], "aten.gelu.default");
 }
 
+// Issue 23: an unknown subcommand used to give "A subcommand is required", a misspelt --torch-executed-ops name
+// was accepted and forced nothing into PyTorch, and control bytes from the command line or an archive reached
+// the terminal raw.
+TEST(Cli, NamesUnknownSubcommandsAndOperators) {
+  Result sub = kiln("frobnicate");
+  EXPECT_EQ(sub.code, 2);
+  EXPECT_NE(sub.err.find("unknown subcommand 'frobnicate'"), std::string::npos) << sub.err;
+  EXPECT_EQ(lines(sub.err), 1u) << sub.err;
+
+  Result escape = kiln("\"$(printf 'frob\\033[31m')\"");
+  EXPECT_EQ(escape.code, 2);
+  EXPECT_EQ(escape.err.find('\x1b'), std::string::npos) << escape.err;
+  EXPECT_NE(escape.err.find("frob\\x1b[31m"), std::string::npos) << escape.err;
+
+  Result ops = kiln("inspect " + data("tiny_mlp/model.pt2") +
+                    " --coverage --torch-executed-ops aten.gelu,aten.rleu.default,aten.gelu.default,nosuch.op");
+  EXPECT_EQ(ops.code, 2);
+  EXPECT_NE(ops.err.find("unknown operator 'aten.rleu.default', 'nosuch.op'"), std::string::npos) << ops.err;
+}
+
 TEST(Cli, PassesAndConvertersList) {
   Result passes = kiln("passes");
   ASSERT_EQ(passes.code, 0) << passes.err;

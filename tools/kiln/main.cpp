@@ -3,23 +3,29 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <new>
+#include <string_view>
 
 #include "commands.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
+#include "kiln/support/printable.h"
 
 namespace {
 
-std::string one_line(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return text;
+int fail(const std::string& message) {
+  std::cerr << "kiln: error: " << kiln::printable(message) << std::endl;
+  return kiln::cli::kExitError;
 }
 
-int fail(const std::string& message) {
-  std::cerr << "kiln: error: " << one_line(message) << std::endl;
-  return kiln::cli::kExitError;
+/// The first argument that is not an option: the subcommand (kiln's own options take no values), or "" when none.
+std::string_view subcommand_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") return i + 1 < argc ? std::string_view(argv[i + 1]) : std::string_view();
+    if (!a.empty() && a[0] != '-') return a;
+  }
+  return {};
 }
 
 }  // namespace
@@ -49,6 +55,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // CLI11 reports an unknown subcommand as "A subcommand is required": name the word instead.
+    const std::string_view word = subcommand_word(argc, argv);
+    bool known = false;
+    for (const kiln::cli::Command& command : kiln::cli::commands()) known = known || word == command.name;
+    if (!word.empty() && !known) return fail("unknown subcommand '" + std::string(word) + "' (see kiln --help)");
     return fail(std::string(e.what()) + " (see kiln --help)");
   }
 
@@ -67,6 +78,8 @@ int main(int argc, char** argv) {
     return fail("no subcommand given (see kiln --help)");
   } catch (const kiln::Error& e) {
     return fail(e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(kiln::Error(kiln::ErrorKind::Unsupported, "out of memory (an allocation failed)").what());
   } catch (const std::exception& e) {
     return fail(e.what());
   } catch (...) {
