@@ -4,6 +4,7 @@
 
 #include "frontend/op_checks_util.h"
 #include "kiln/frontend/op_schema.h"
+#include "kiln/ir/higher_order.h"
 
 namespace kiln::frontend {
 namespace checks {
@@ -142,7 +143,10 @@ bool kind_fits(K k, std::string type) {
 
 void check_node_arguments(const ir::Node& node) {
   const checks::NodeView v(node);
-  if (const OpSchema* schema = find_op_schema(node.target())) {
+  // Arguments the frontend could not represent keep their JSON as a string (kUnsupportedArgumentKey): their
+  // kind says nothing, and such a node fails at run time with that reason.
+  const bool unrepresented = node.metadata().count(ir::kUnsupportedArgumentKey) != 0;
+  if (const OpSchema* schema = unrepresented ? nullptr : find_op_schema(node.target())) {
     if (!schema->returns_list() && node.outputs().size() > schema->num_returns()) {
       throw Error(ErrorKind::InvalidInput,
                   "the node declares " + std::to_string(node.outputs().size()) + " outputs but " +
