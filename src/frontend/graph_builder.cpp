@@ -476,7 +476,6 @@ class Builder {
     if (!unsupported.empty()) node->mutable_metadata()[ir::kUnsupportedArgumentKey] = unsupported;
     try {
       fill_default_arguments(*node);
-      check_node_arguments(*node);
     } catch (const Error& e) {
       throw e.with_context(ErrorContext{label(), node_name, target.to_string(), ""});
     }

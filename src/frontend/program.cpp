@@ -8,6 +8,7 @@
 #include "frontend/graph_builder.h"
 #include "frontend/json_reader.h"
 #include "frontend/weights.h"
+#include "kiln/frontend/op_checks.h"
 #include "kiln/support/error.h"
 #include "kiln/support/zip.h"
 
@@ -53,6 +54,9 @@ Program load_archive(ZipReader zip, const std::string& label) {
   WeightStore weights(archive);
   build_program(root, weights, program);
   check_declared_dtypes(*program.graph);
+  // After the dtype check: a declared dtype that disagrees with its op is named there, at its node, rather than
+  // as a dtype mismatch at a consumer.
+  for (const ir::Node* node : program.graph->nodes()) check_node_arguments(*node);
   return program;
 }
 
