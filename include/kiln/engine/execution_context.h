@@ -1,6 +1,8 @@
 #pragma once
 // engine::ExecutionContext: runs a Plan (TensorRT's IExecutionContext). Each context owns its activation
-// arena and kernel states; several contexts of one plan may execute at once on different threads.
+// arena and kernel states; several contexts of one plan may execute at once on different threads. The arena
+// is sized for the shapes actually run (planned again for each new set of input dims, grown on demand, never
+// for the profile's max up front: a range up to 2^28 must not reserve its max at creation).
 
 #include <cstdint>
 #include <memory>
@@ -46,6 +48,10 @@ class ExecutionContext {
   /// except for a data-dependent output (nonzero), whose count must reach the host. The context's arena
   /// is in use until the stream's work is done: do not execute the same context on two streams at once.
   void execute(void* stream = nullptr);
+
+  /// Bytes of activation memory (the arena) the context holds now: 0 before the first execute(), then the
+  /// largest plan of the input dims run so far.
+  size_t arena_bytes() const;
 
   /// Turns CUDA-graph replay on or off for this context (off by default; Torch-TensorRT's cudagraphs mode).
   /// When on and the plan's backend can record graphs (cuda), an execute() whose input dims, bound addresses

@@ -8,6 +8,7 @@
 #include "engine/core/plan_impl.h"
 #include "engine/core/tactics.h"
 #include "kiln/support/error.h"
+#include "kiln/support/limits.h"
 #include "kiln/support/logging.h"
 
 namespace kiln::engine {
@@ -437,6 +438,17 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
     plan_memory(*g, g->profiles[p]);
     KILN_INFO("engine: memory plan (profile ", p, "): arena ", g->profiles[p].arena_bytes, " bytes, largest live set ",
               g->profiles[p].live_lower_bound, " bytes");
+    // What the plan loader rejects, the builder never writes: fail here, naming the reason.
+    KILN_CHECK(g->profiles[p].arena_bytes <= kMaxArenaBytes, InvalidInput, "optimization profile ", p,
+               ": the activation memory for the max shapes would be ", g->profiles[p].arena_bytes,
+               " bytes, over the limit of ", kMaxArenaBytes, " (docs/limits.md); narrow the input ranges");
+    for (size_t t = 0; t < g->tensors.size(); ++t) {
+      for (int64_t d : g->profiles[p].max[t]) {
+        KILN_CHECK(d <= kMaxDimExtent, InvalidInput, "optimization profile ", p, ": tensor '", g->tensors[t].name,
+                   "' reaches the dim ", d, " at the max shapes, over the limit of ", kMaxDimExtent,
+                   " (docs/limits.md); narrow the input ranges");
+      }
+    }
   }
   for (size_t i = 0; i < g->layers.size(); ++i) {
     const auto& ws = g->layers[i].layer.weights;

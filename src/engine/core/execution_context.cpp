@@ -7,6 +7,7 @@
 #include "engine/core/layer_timer.h"
 #include "engine/core/plan_impl.h"
 #include "engine/core/shape_inference.h"
+#include "engine/core/zero_volume.h"
 #include "engine/reference/reference.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
@@ -53,6 +54,13 @@ struct ExecutionContext::State {
   std::map<std::string, void*> addresses;
   std::map<std::string, OutputAllocator*> allocators;
   Block arena, workspace;
+  // The activation memory plan for the input dims of the current run (offsets, capacity): made for the shapes
+  // actually run, not the profile's max, so a wide range (a symbol up to 2^28) costs nothing up front. The
+  // arena grows when a run needs more (never shrinks), and is only allocated at the first execute.
+  PlanProfile memory;
+  std::vector<Dims> memory_inputs;  // the input dims `memory` was planned for
+  bool memory_planned = false;
+  uint64_t arena_size = 0;
   std::vector<std::unique_ptr<KernelState>> states;
   std::vector<const Kernel*> state_owner;  // the kernel each state was made by
   uint64_t states_generation = 0;          // the plan's refit generation the states were made at
@@ -85,7 +93,7 @@ struct ExecutionContext::State {
       if (!g->backend->host_accessible()) return g->device_constants[t.producer].data;
       return const_cast<uint8_t*>(g->layers[t.producer].layer.weights[0].value.data());
     }
-    int64_t off = g->profiles[profile].offsets[id];
+    int64_t off = memory.offsets[id];
     if (off >= 0) return static_cast<uint8_t*>(arena.data) + off;
     if (t.is_output) return user(t.name);
     return nullptr;  // zero-byte tensor
@@ -99,12 +107,40 @@ struct ExecutionContext::State {
   }
 
   void check_capacity(int64_t id) {
-    int64_t off = g->profiles[profile].offsets[id];
+    int64_t off = memory.offsets[id];
     if (off < 0) return;
     int64_t need = tensor_bytes(g->tensors[id].format, g->tensors[id].dtype, dims[id]);
-    KILN_CHECK(need <= g->profiles[profile].capacity[id], InvalidInput, "tensor '", g->tensors[id].name, "' with dims ",
-               dims_str(dims[id]), " needs ", need, " bytes but the memory plan of profile ", profile, " reserved ",
-               g->profiles[profile].capacity[id], " (the input shapes lead outside the profile's range)");
+    KILN_CHECK(need <= memory.capacity[id], InvalidInput, "tensor '", g->tensors[id].name, "' with dims ",
+               dims_str(dims[id]), " needs ", need, " bytes but the memory plan for these input shapes reserved ",
+               memory.capacity[id], " (a data-dependent size exceeded its bound)");
+  }
+
+  /// Plans activation memory for the current input dims (once per distinct dims) and grows the arena to it.
+  void plan_arena() {
+    std::vector<Dims> in;
+    for (const auto& d : input_dims) in.push_back(*d);
+    if (memory_planned && in == memory_inputs) return;
+    const PlanProfile& prof = g->profiles[profile];
+    PlanProfile m;
+    // Data-dependent sizes (nonzero) at their bound; what stays unknown keeps the profile's max.
+    ConcreteShapes shapes = infer_concrete(*g, in, DataDependentGuess::Max);
+    m.max = std::move(shapes.dims);
+    for (size_t id = 0; id < m.max.size(); ++id) {
+      const Dims& d = m.max[id];
+      if (d.size() != prof.max[id].size() || std::any_of(d.begin(), d.end(), [](int64_t x) { return x < 0; })) {
+        m.max[id] = prof.max[id];
+      }
+    }
+    plan_memory(*g, m);
+    if (m.arena_bytes > arena_size) {
+      arena = Block();  // free the smaller arena before allocating the larger one
+      arena_size = 0;
+      arena = Block(g->backend.get(), m.arena_bytes);
+      arena_size = m.arena_bytes;
+    }
+    memory = std::move(m);
+    memory_inputs = std::move(in);
+    memory_planned = true;
   }
 
   /// Infers shapes (and evaluates host layers); with `execute`, also runs the kernels.
@@ -141,7 +177,7 @@ ExecutionContext::ExecutionContext(std::shared_ptr<const Plan> plan, int profile
     const Dims& d = s.g->tensors[s.g->inputs[i]].dims;
     if (std::all_of(d.begin(), d.end(), [](int64_t x) { return x >= 0; })) s.input_dims[i] = d;
   }
-  s.arena = Block(s.g->backend.get(), s.g->profiles[profile].arena_bytes);
+  s.memory = s.g->profiles[profile];  // the max-shape plan until the first execute plans for its shapes
   s.workspace = Block(s.g->backend.get(), s.g->workspace_bytes);
   s.states.resize(s.g->layers.size());
   s.state_owner.assign(s.g->layers.size(), nullptr);
@@ -160,6 +196,8 @@ void ExecutionContext::set_cuda_graphs(bool enabled) {
 bool ExecutionContext::cuda_graphs() const { return state_->graphs; }
 
 ExecutionContext::GraphStats ExecutionContext::graph_stats() const { return state_->stats; }
+
+size_t ExecutionContext::arena_bytes() const { return state_->arena_size; }
 
 void ExecutionContext::set_profiling(bool enabled) {
   State& s = *state_;
@@ -311,6 +349,7 @@ void ExecutionContext::State::run(bool execute) {
     return;
   }
   shapes_cached = false;
+  if (execute) plan_arena();
   dims.assign(nt, Dims{});
   values.assign(nt, std::nullopt);
   for (size_t i = 0; i < g->inputs.size(); ++i) dims[g->inputs[i]] = *input_dims[i];
@@ -402,7 +441,7 @@ void ExecutionContext::State::run_layer(size_t li, const std::vector<ShapeIn>& i
       KILN_CHECK(dst != nullptr || bytes == 0, InvalidInput, "output allocator returned no memory for '",
                  t.name, "'");
       it->second->notify_shape(t.name, dims[id]);
-    } else {
+    } else if (bytes > 0) {
       dst = user(t.name);
     }
     if (bytes) {
@@ -441,6 +480,24 @@ void ExecutionContext::State::rerun_layer(size_t li) {
 KernelArgs ExecutionContext::State::run_kernel(size_t li) {
   const PlanLayer& pl = g->layers[li];
   const Layer& l = pl.layer;
+  KernelArgs args;
+  // An empty tensor has no bytes: its binding may be null (an empty user buffer), and nothing reads it.
+  auto data_of = [&](int64_t id) { return is_empty_dims(dims[id]) ? nullptr : address(id); };
+  for (size_t k = 0; k < l.inputs.size(); ++k) {
+    const PlanTensor& t = g->tensors[l.inputs[k]];
+    args.inputs.push_back({data_of(l.inputs[k]), t.dtype, dims[l.inputs[k]], t.format});
+    args.input_values.push_back(values[l.inputs[k]] ? &*values[l.inputs[k]] : nullptr);
+  }
+  for (int64_t id : l.outputs) {
+    check_capacity(id);
+    args.outputs.push_back({data_of(id), g->tensors[id].dtype, dims[id], g->tensors[id].format});
+  }
+  args.stream = stream;
+  if (any_empty(args.inputs) || any_empty(args.outputs)) {
+    // Kernel libraries divide by dims: empty tensors never reach a kernel (zero_volume.h).
+    run_zero_volume(*g->backend, l, args);
+    return args;
+  }
   const Kernel* kernel = g->kernels[li].get();
   KILN_CHECK(kernel != nullptr, Internal, "layer '", l.name, "' has no kernel");
   if (states_generation != g->refit_generation) {
@@ -458,21 +515,10 @@ KernelArgs ExecutionContext::State::run_kernel(size_t li) {
     }
     state_owner[li] = kernel;
   }
-  KernelArgs args;
-  for (size_t k = 0; k < l.inputs.size(); ++k) {
-    const PlanTensor& t = g->tensors[l.inputs[k]];
-    args.inputs.push_back({address(l.inputs[k]), t.dtype, dims[l.inputs[k]], t.format});
-    args.input_values.push_back(values[l.inputs[k]] ? &*values[l.inputs[k]] : nullptr);
-  }
-  for (int64_t id : l.outputs) {
-    check_capacity(id);
-    args.outputs.push_back({address(id), g->tensors[id].dtype, dims[id], g->tensors[id].format});
-  }
   args.workspace = workspace.data;
   args.workspace_size = g->workspace_bytes;
   args.pool = g->backend->thread_pool();
   args.state = states[li].get();
-  args.stream = stream;
   try {
     kernel->execute(args);
   } catch (const Error&) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "kiln/support/checked_math.h"
+
 namespace kiln::engine {
 namespace {
 template <typename T, size_t N>
@@ -50,7 +52,7 @@ int64_t format_numel(TensorFormat format, const std::vector<int64_t>& dims) {
       int64_t b = block_of(format);
       d = (d + b - 1) / b * b;
     }
-    n *= d;
+    n = checked_mul(n, d, "the elements of a tensor");
   }
   return n;
 }

@@ -3,7 +3,9 @@
 
 #include "engine/core/plan_impl.h"
 #include "engine/core/shape_inference.h"
+#include "engine/core/zero_volume.h"
 #include "engine/reference/reference.h"
+#include "kiln/support/checked_math.h"
 #include "kiln/support/error.h"
 #include "kiln/support/hash.h"
 
@@ -48,6 +50,16 @@ LayerInfo Plan::Impl::layer_info(int64_t i) const {
   };
   for (int64_t id : layers[i].layer.inputs) info.inputs.push_back(make(id));
   for (int64_t id : layers[i].layer.outputs) info.outputs.push_back(make(id));
+  // Kernels prepare themselves (oneDNN primitives, cuBLASLt plans) at the opt shape, and kernel libraries
+  // divide by dims: where the opt shape empties a tensor of the layer, they prepare for the max shape instead
+  // (zero_volume.h; layers empty even at the max shape get no kernel).
+  auto empty_opt = [](const TensorInfo& t) { return is_empty_dims(t.opt); };
+  if (std::any_of(info.inputs.begin(), info.inputs.end(), empty_opt) ||
+      std::any_of(info.outputs.begin(), info.outputs.end(), empty_opt)) {
+    for (auto* list : {&info.inputs, &info.outputs}) {
+      for (TensorInfo& t : *list) t.opt = t.max;
+    }
+  }
   if (!layers[i].kernel_data.empty()) info.plan_data = &layers[i].kernel_data;
   return info;
 }
@@ -81,7 +93,7 @@ void Plan::Impl::create_kernels(int64_t only) {
   for (size_t i = 0; i < layers.size(); ++i) {
     if (only >= 0 && static_cast<int64_t>(i) != only) continue;
     kernels[i].reset();
-    if (!is_kernel_layer(static_cast<int64_t>(i))) continue;
+    if (!is_kernel_layer(static_cast<int64_t>(i)) || always_empty(*this, static_cast<int64_t>(i))) continue;
     bool missing = false;
     for (const auto& e : refit) {
       if (e.layer == static_cast<int64_t>(i) && !layers[i].layer.weights[e.slot].defined()) missing = true;
@@ -176,7 +188,7 @@ std::vector<bool> data_dependent_tensors(const Plan::Impl& plan) {
 }
 
 int64_t tensor_bytes(TensorFormat format, DType dtype, const Dims& dims) {
-  return format_numel(format, dims) * static_cast<int64_t>(dtype_size(dtype));
+  return checked_mul(format_numel(format, dims), static_cast<int64_t>(dtype_size(dtype)), "the bytes of a tensor");
 }
 
 void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
@@ -201,7 +213,7 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
     // size is known and an OutputAllocator gives their buffer.
     if (t.is_output && !data_dependent[id]) continue;
     int64_t bytes = tensor_bytes(t.format, t.dtype, prof.max[id]);
-    bytes = (bytes + align - 1) / align * align;
+    bytes = checked_mul(checked_ceildiv(bytes, align, "an arena buffer"), align, "an arena buffer");
     prof.capacity[id] = bytes;
     int64_t last = t.producer;
     for (int64_t c : plan.consumers[id]) last = std::max(last, c);
@@ -297,7 +309,7 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
     }
     if (best < 0) best = cursor;
     prof.offsets[b.id] = best;
-    arena = std::max<uint64_t>(arena, static_cast<uint64_t>(best + b.size));
+    arena = std::max<uint64_t>(arena, static_cast<uint64_t>(checked_add(best, b.size, "the arena size")));
     placed.push_back(oi);
   }
   for (size_t id = 0; id < nt; ++id) {

@@ -9,6 +9,7 @@
 #include "engine/core/shape_inference.h"
 #include "kiln/support/error.h"
 #include "kiln/support/hash.h"
+#include "kiln/support/limits.h"
 #include "kiln/support/logging.h"
 
 namespace kiln::engine {
@@ -116,7 +117,7 @@ class Reader {
     Dims d(n);
     for (auto& x : d) {
       x = i64(what);
-      KILN_CHECK(x >= -1 && x <= (int64_t{1} << 40), InvalidInput, "plan file: bad dim ", x, " in ", what);
+      KILN_CHECK(x >= -1 && x <= kMaxDimExtent, InvalidInput, "plan file: bad dim ", x, " in ", what);
     }
     return d;
   }
@@ -457,7 +458,7 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     }
     p.arena_bytes = r.u64("arena bytes");
     p.live_lower_bound = r.u64("live bytes");
-    KILN_CHECK(p.arena_bytes <= (uint64_t{1} << 40), InvalidInput, "plan file: arena too large");
+    KILN_CHECK(p.arena_bytes <= kMaxArenaBytes, InvalidInput, "plan file: arena too large");
     for (size_t t = 0; t < nt; ++t) {
       size_t rank = g->tensors[t].dims.size();
       KILN_CHECK(p.min[t].size() == rank && p.opt[t].size() == rank && p.max[t].size() == rank, InvalidInput,

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <set>
 
+#include "kiln/support/checked_math.h"
 #include "kiln/support/error.h"
+#include "kiln/support/limits.h"
 
 namespace kiln::engine {
 namespace {
@@ -48,11 +50,14 @@ Dims conv_like_out(const Dims& in, const std::vector<int64_t>& k, const std::vec
   for (size_t i = 0; i < k.size(); ++i) {
     int64_t x = in[i];
     if (x < 0) { out.push_back(kUnknown); continue; }
-    int64_t span = x + pre[i] + post[i] - dil[i] * (k[i] - 1) - 1;
+    const char* what = "a window's output size";
+    int64_t span = checked_sub(checked_add(checked_add(x, pre[i], what), post[i], what),
+                               checked_add(checked_mul(dil[i], checked_sub(k[i], 1, what), what), 1, what), what);
     KILN_CHECK(span >= 0, InvalidInput, "window ", k[i], " (dilation ", dil[i], ") larger than padded input ", x,
                " in spatial dim ", i);
-    int64_t o = (ceil_mode ? (span + stride[i] - 1) / stride[i] : span / stride[i]) + 1;
-    if (ceil_mode && (o - 1) * stride[i] >= x + pre[i]) --o;
+    int64_t o = checked_add(ceil_mode ? checked_ceildiv(span, stride[i], what) : checked_floordiv(span, stride[i], what),
+                            1, what);
+    if (ceil_mode && checked_mul(o - 1, stride[i], what) >= checked_add(x, pre[i], what)) --o;
     out.push_back(o);
   }
   return out;
@@ -110,11 +115,11 @@ std::vector<ShapeOut> infer_convolution(const Layer& layer, const std::vector<Sh
     KILN_CHECK(out_c % p.groups == 0, InvalidInput, "output channels ", out_c, " not divisible by groups ", p.groups);
   } else {
     KILN_CHECK(w.sizes()[0] % p.groups == 0, InvalidInput, "input channels not divisible by groups");
-    out_c = w.sizes()[1] * p.groups;
+    out_c = checked_mul(w.sizes()[1], p.groups, "deconvolution output channels");
     in_c_per_group = w.sizes()[0] / p.groups;
   }
-  KILN_CHECK(x[1] < 0 || x[1] == in_c_per_group * p.groups, InvalidInput, "input 0 has ", x[1],
-             " channels but the kernel expects ", in_c_per_group * p.groups);
+  const int64_t in_c = checked_mul(in_c_per_group, p.groups, "convolution input channels");
+  KILN_CHECK(x[1] < 0 || x[1] == in_c, InvalidInput, "input 0 has ", x[1], " channels but the kernel expects ", in_c);
   if (layer.weights.size() > 1 && layer.weights[1].defined()) {
     KILN_CHECK(layer.weights[1].value.numel() == out_c, InvalidInput, "bias has ", layer.weights[1].value.numel(),
                " elements, expected ", out_c);
@@ -129,8 +134,11 @@ std::vector<ShapeOut> infer_convolution(const Layer& layer, const std::vector<Sh
     for (size_t i = 0; i < ns; ++i) {
       int64_t xi = x[2 + i];
       if (xi < 0) { out.push_back(kUnknown); continue; }
-      int64_t o = (xi - 1) * p.stride[i] - p.pre_padding[i] - p.post_padding[i] + p.dilation[i] * (k[i] - 1) +
-                  p.output_padding[i] + 1;
+      const char* what = "a deconvolution's output size";
+      int64_t o = checked_mul(checked_sub(xi, 1, what), p.stride[i], what);
+      o = checked_sub(checked_sub(o, p.pre_padding[i], what), p.post_padding[i], what);
+      o = checked_add(o, checked_mul(p.dilation[i], checked_sub(k[i], 1, what), what), what);
+      o = checked_add(checked_add(o, p.output_padding[i], what), 1, what);
       KILN_CHECK(o > 0, InvalidInput, "deconvolution output size ", o, " <= 0 in spatial dim ", i);
       out.push_back(o);
     }
@@ -291,11 +299,11 @@ std::vector<ShapeOut> infer_shuffle(const Layer& layer, const std::vector<ShapeI
           KILN_CHECK(s > 0, InvalidInput, "reshape dim ", s, " is invalid");
         }
         out.push_back(s);
-        if (s >= 0) prod *= s;
+        if (s >= 0) prod = checked_mul(prod, s, "a reshape's elements");
       }
       bool in_known = known(d);
       int64_t total = 1;
-      for (int64_t x : d) total *= (x < 0 ? 1 : x);
+      for (int64_t x : d) total = checked_mul(total, x < 0 ? 1 : x, "a reshape's elements");
       if (infer_at >= 0 && in_known && prod_known) {
         KILN_CHECK(prod > 0 && total % prod == 0, InvalidInput, "cannot reshape ", dims_str(d), " to ",
                    dims_str(spec));
@@ -350,7 +358,7 @@ std::vector<ShapeOut> infer_slice(const Layer& layer, const std::vector<ShapeIn>
     int64_t s = p.size[d];
     out.push_back(s);
     if (dyn || in[0].dims[d] < 0 || s <= 0) continue;
-    int64_t last = p.start[d] + (s - 1) * p.stride[d];
+    int64_t last = checked_add(p.start[d], checked_mul(s - 1, p.stride[d], "a slice's end"), "a slice's end");
     KILN_CHECK(p.stride[d] != 0, InvalidInput, "slice stride 0 in dim ", d);
     KILN_CHECK(p.start[d] >= 0 && p.start[d] < in[0].dims[d] && last >= 0 && last < in[0].dims[d], InvalidInput,
                "slice start ", p.start[d], " size ", s, " stride ", p.stride[d], " out of range for dim ", d,
@@ -449,7 +457,14 @@ std::vector<ShapeOut> infer_resize(const Layer& layer, const std::vector<ShapeIn
     KILN_CHECK(p.scales.size() == ns, InvalidInput, "resize needs output_size or ", ns, " scales");
     for (size_t i = 0; i < ns; ++i) {
       KILN_CHECK(p.scales[i] > 0, InvalidInput, "resize scale must be > 0");
-      out.push_back(x[2 + i] < 0 ? kUnknown : static_cast<int64_t>(std::floor(x[2 + i] * p.scales[i])));
+      if (x[2 + i] < 0) {
+        out.push_back(kUnknown);
+        continue;
+      }
+      const double o = std::floor(static_cast<double>(x[2 + i]) * p.scales[i]);
+      KILN_CHECK(o <= static_cast<double>(kMaxDimExtent), InvalidInput, "resize scale ", p.scales[i], " makes dim ",
+                 2 + i, " larger than ", kMaxDimExtent, " (docs/limits.md)");
+      out.push_back(static_cast<int64_t>(o));
     }
   }
   return {{in[0].dtype, out}};
@@ -564,10 +579,8 @@ std::vector<ShapeOut> infer_attention(const Layer& layer, const std::vector<Shap
     for (size_t d = 0; d < out.size(); ++d) {
       KILN_CHECK(out[d] < 0 || out[d] == p.out_view.dims[d], InvalidInput, "attention output view dims differ from the output's");
     }
-    int64_t n = 1;
-    for (int64_t x : p.out_dims) n *= x;
-    int64_t m = 1;
-    for (int64_t x : p.out_view.dims) m *= x;
+    const int64_t n = checked_product(p.out_dims, "attention output elements");
+    const int64_t m = checked_product(p.out_view.dims, "attention output view elements");
     KILN_CHECK(n == m && attention_view_is_permutation(p.out_view), InvalidInput,
                "attention output view must write every element of its tensor once");
     return {{in[0].dtype, p.out_dims}};
@@ -691,7 +704,7 @@ std::vector<ShapeOut> infer_shapes(const Layer& layer, const std::vector<ShapeIn
         if (!layer.weights[i].defined()) continue;
         int64_t need = 1;
         bool k = known(wshape);
-        for (int64_t s : wshape) need *= s;
+        if (k) need = checked_product(wshape, "normalization weight elements");
         KILN_CHECK(!k || layer.weights[i].value.numel() == need, InvalidInput, i ? "bias" : "scale", " has ",
                    layer.weights[i].value.numel(), " elements, expected ", need);
       }

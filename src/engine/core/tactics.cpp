@@ -12,6 +12,7 @@
 #include "engine/core/device_graph.h"
 #include "engine/core/tactic_choice.h"
 #include "engine/core/timing_cache.h"
+#include "engine/core/zero_volume.h"
 #include "engine/reference/common.h"
 #include "kiln/support/error.h"
 #include "kiln/support/hash.h"
@@ -421,7 +422,23 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   g.kernels.clear();
   g.kernels.resize(g.layers.size());
   g.workspace_bytes = 0;
-  std::optional<ConcreteShapes> opt;
+  std::optional<ConcreteShapes> opt;  // the tensors' dims at the opt shape, inferred on first use
+  auto opt_shapes = [&]() -> const ConcreteShapes& {
+    if (!opt) {
+      std::vector<Dims> in;
+      for (int64_t id : g.inputs) in.push_back(g.profiles[0].profile.get(g.tensors[id].name).opt);
+      opt = infer_concrete(g, in, DataDependentGuess::Max);
+    }
+    return *opt;
+  };
+  auto opt_empty = [&](const Layer& l) {
+    for (const auto* ids : {&l.inputs, &l.outputs}) {
+      for (int64_t id : *ids) {
+        if (is_empty_dims(opt_shapes().dims[id])) return true;
+      }
+    }
+    return false;
+  };
   // The format each tensor will be written in, as far as tactics are chosen (layers go in order): a
   // candidate that wants another format for an input is timed together with the reformat it will need.
   std::vector<TensorFormat> produced(g.tensors.size(), TensorFormat::Plain);
@@ -429,6 +446,12 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     if (!g.is_kernel_layer(static_cast<int64_t>(i))) continue;
     const Layer& l = g.layers[i].layer;
     const std::string what = "engine: layer '" + l.name + "' (" + layer_kind_name(l.kind) + "): tactic '";
+    if (always_empty(g, static_cast<int64_t>(i))) {
+      g.layers[i].tactic = kEmptyTactic;
+      KILN_INFO("engine: layer '", l.name, "' (", layer_kind_name(l.kind),
+                "): no kernel (an empty tensor at every shape)");
+      continue;
+    }
     LayerInfo info = g.layer_info(static_cast<int64_t>(i));
     info.tune = config.timing_iterations > 0;
     std::string input_formats;  // part of the timing-cache key: the choice depends on them
@@ -480,16 +503,12 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       names.insert(names.end(), order.begin(), order.end());
       kernel = first_that_builds(g, config, info, names, chosen);
       KILN_INFO(what, chosen, "' from timing cache");
-    } else if (optimized.size() >= 2 && config.timing_iterations > 0) {
-      if (!opt) {
-        std::vector<Dims> in;
-        for (int64_t id : g.inputs) in.push_back(g.profiles[0].profile.get(g.tensors[id].name).opt);
-        opt = infer_concrete(g, in, DataDependentGuess::Max);
-      }
+    } else if (optimized.size() >= 2 && config.timing_iterations > 0 && !opt_empty(l)) {
+      // (Kernels never run on empty tensors, zero_volume.h: a layer empty at the opt shape is not timed.)
       // A layer timed again puts its previous choice first in the preference order: a re-timing within noise
       // keeps it (and confirms a close call), so choices do not flip on noise from one build to the next.
       std::string report;
-      LayerTiming timing(g, config, static_cast<int64_t>(i), info, *opt, produced);
+      LayerTiming timing(g, config, static_cast<int64_t>(i), info, opt_shapes(), produced);
       timing.time(optimized, previous ? previous->tactic : std::string(), report);
       const std::vector<CandidateFigures> figures = timing.figures();
       const TacticChoice choice = choose_tactic(figures, timing.conditions());
@@ -525,9 +544,10 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       kernel = first_that_builds(g, config, info, order, chosen);
       ++g.tactic_stats.untimed;
       KILN_INFO(what, chosen, "' (",
-                chosen == kReferenceTactic ? "reference kernel: no optimized kernel applies or builds"
-                : optimized.size() <= 1    ? "only optimized candidate"
-                                           : "timing off",
+                chosen == kReferenceTactic     ? "reference kernel: no optimized kernel applies or builds"
+                : optimized.size() <= 1        ? "only optimized candidate"
+                : config.timing_iterations > 0 ? "not timed: an empty tensor at the opt shape"
+                                               : "timing off",
                 ")");
     }
     if (std::none_of(optimized.begin(), optimized.end(), [&](const Tactic& t) { return t.name == chosen; })) {
