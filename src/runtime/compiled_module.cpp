@@ -519,6 +519,11 @@ std::vector<engine::LayerProfileRecord> CompiledModule::layer_profile() const {
 void CompiledModule::set_output_kinds(std::vector<std::string> kinds) {
   KILN_CHECK(kinds.empty() || kinds.size() == impl_->graph->outputs().size(), InvalidInput, "CompiledModule: ",
              kinds.size(), " output kinds for ", impl_->graph->outputs().size(), " outputs");
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    KILN_CHECK(kinds[i] == "user_output" || kinds[i] == "other", InvalidInput, "CompiledModule: output ", i, " ('",
+               impl_->graph->outputs()[i]->name(), "') has the unknown output kind '", kinds[i],
+               "' (expected 'user_output' or 'other')");
+  }
   impl_->output_kinds = std::move(kinds);
 }
 

@@ -48,6 +48,12 @@ std::string format_double(double v) {
 int compare_outputs(const ir::Graph& graph, const std::vector<size_t>& user_outputs,
                     const std::vector<HostTensor>& results, const RunOptions& o) {
   std::map<std::string, HostTensor> reference = read_npz(o.compare);
+  if (user_outputs.empty()) {
+    // A comparison of nothing proves nothing: the program returns only buffer mutations, a loss, ...
+    std::cout << "comparison FAILED: the program has no user outputs to compare (its " << graph.outputs().size()
+              << " outputs are buffer/input mutations or other non-user outputs)" << std::endl;
+    return kExitComparisonFailed;
+  }
   int failed = 0;
   for (size_t k = 0; k < user_outputs.size(); ++k) {
     const ir::Value* value = graph.outputs()[user_outputs[k]];
