@@ -16,4 +16,8 @@ inline constexpr size_t kMaxJsonDepth = 512;
 /// 2^40. No real tensor comes near it, and products of a few such extents stay checkable in int64.
 inline constexpr int64_t kMaxDimExtent = int64_t{1} << 40;
 
+/// The largest activation arena an engine plan may reserve for its profile's max shapes (1 TiB). A build over
+/// it fails (narrow the input ranges); a plan file claiming more is rejected at load.
+inline constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 40;
+
 }  // namespace kiln
