@@ -152,7 +152,7 @@ std::vector<std::pair<std::string, std::string>> settings_flags_help() {
        "engine cache size budget (K/M/G suffixes; default 5G), least recently used evicted"},
       {"--no-cache", "no engine cache and no timing cache: build every engine from scratch"},
       {"--timing-cache FILE",
-       "timing cache file (default $KILN_CACHE_DIR/timing_cache.bin, else /tmp/kiln_engine_cache/timing_cache.bin; empty: none)"},
+       "timing cache file (default <user cache dir>/timing_cache.bin: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln; empty: none)"},
       {"--refittable", "build refittable engines (immutable_weights=false), for kiln refit"},
       {"--use-cuda-graphs",
        "run engines through CUDA graphs, replayed while input shapes and buffers repeat (cuda)"},

@@ -148,12 +148,16 @@ TEST(DefaultEngineCacheDir, FollowsEnvironment) {
   const std::string home_saved = home_was ? home_was : "";
   ::setenv("KILN_CACHE_DIR", "/x/kiln-test-cache-env", 1);
   EXPECT_EQ(default_engine_cache_dir(), "/x/kiln-test-cache-env/engines");
+  EXPECT_EQ(default_timing_cache_path(), "/x/kiln-test-cache-env/timing_cache.bin");
   ::unsetenv("KILN_CACHE_DIR");
   ::setenv("HOME", "/x/home", 1);
-  // Per user, never a world-writable /tmp default (any local user could plant entries).
+  // Per user, never a world-writable /tmp default (any local user could plant entries, or a FIFO that hangs
+  // every compile: the timing cache's default was /tmp/kiln_engine_cache/timing_cache.bin).
   EXPECT_EQ(default_engine_cache_dir(), "/x/home/.cache/kiln/engines");
+  EXPECT_EQ(default_timing_cache_path(), "/x/home/.cache/kiln/timing_cache.bin");
   ::setenv("XDG_CACHE_HOME", "/x/xdg", 1);
   EXPECT_EQ(default_engine_cache_dir(), "/x/xdg/kiln/engines");
+  EXPECT_EQ(default_timing_cache_path(), "/x/xdg/kiln/timing_cache.bin");
   ::unsetenv("XDG_CACHE_HOME");
   if (home_was) ::setenv("HOME", home_saved.c_str(), 1);
   if (was) ::setenv("KILN_CACHE_DIR", saved.c_str(), 1);

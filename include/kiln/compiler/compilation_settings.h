@@ -12,18 +12,19 @@
 #include <set>
 #include <string>
 
+#include "kiln/support/cache_dir.h"
 #include "kiln/support/dtype.h"
 
 namespace kiln::compiler {
 
-/// The default timing cache file: $KILN_CACHE_DIR/timing_cache.bin when KILN_CACHE_DIR is set, else
-/// /tmp/kiln_engine_cache/timing_cache.bin (where Torch-TensorRT keeps its own). The test suite points
-/// KILN_CACHE_DIR into the build tree: choices timed while tests run side by side on a loaded machine must not
-/// land in the cache later compiles on that machine read.
+/// The default timing cache file: <user cache dir>/timing_cache.bin, the user cache dir being
+/// $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln (kiln/support/cache_dir.h); "" (no timing
+/// cache) when none can be named. Never a shared directory such as /tmp, where any local user could plant a
+/// FIFO that hangs every compile. The test suite points KILN_CACHE_DIR into the build tree: choices timed while
+/// tests run side by side on a loaded machine must not land in the cache later compiles on that machine read.
 inline std::string default_timing_cache_path() {
-  const char* dir = std::getenv("KILN_CACHE_DIR");
-  if (dir != nullptr && *dir != '\0') return std::string(dir) + "/timing_cache.bin";
-  return "/tmp/kiln_engine_cache/timing_cache.bin";
+  const std::string dir = user_cache_dir();
+  return dir.empty() ? std::string() : dir + "/timing_cache.bin";
 }
 
 struct CompilationSettings {
