@@ -139,6 +139,36 @@ TEST(EngineBuilder, FusesPointwiseChain) {
   expect_close(run(plan, {{"x", xi}, {"y", yi}})[0], want, 1e-5, 1e-6, "fused chain");
 }
 
+// A chain reading more constants than a fused program may (kMaxFusedPointwiseSources; erfinv's
+// polynomial has ~20) is fused in parts: the CUDA backend refused the one fused layer it used to become.
+TEST(EngineBuilder, LongPointwiseChainsAreFusedWithinTheSourceLimit) {
+  std::mt19937 rng(55);
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {4, 8});
+  Tensor* a = x;
+  const int kSteps = 20;
+  for (int k = 0; k < kSteps; ++k) {
+    Tensor* c = net.add_constant("c" + std::to_string(k), HostTensor::from_floats({0.25f * (k + 1)}, {1}));
+    a = net.add_elementwise((k % 2 ? "mul" : "add") + std::to_string(k), a, c,
+                            k % 2 ? ElementwiseOp::Mul : ElementwiseOp::Add);
+  }
+  net.mark_output(a);
+  auto plan = build(net);
+  auto layers = plan->layers();
+  EXPECT_GE(count_kind(layers, LayerKind::FusedPointwise), 3);  // 20 weights, at most 8 per fused layer
+  EXPECT_EQ(count_kind(layers, LayerKind::Elementwise) + count_kind(layers, LayerKind::FusedPointwise),
+            static_cast<int>(layers.size()) - count_kind(layers, LayerKind::Constant));
+  HostTensor xi = random_tensor(DType::Float32, {4, 8}, rng);
+  std::vector<double> want;
+  for (int64_t i = 0; i < 32; ++i) {
+    double v = xi.get_as_double(i);
+    for (int k = 0; k < kSteps; ++k) v = k % 2 ? v * (0.25 * (k + 1)) : v + 0.25 * (k + 1);
+    want.push_back(v);
+  }
+  // 20 fp32 roundings of values up to ~1e9: 1e-5 relative.
+  expect_close(run(plan, {{"x", xi}})[0], want, 1e-5, 1e-6, "chain in parts");
+}
+
 TEST(EngineBuilder, EliminatesShufflesFoldsConstantsRemovesDeadLayers) {
   std::mt19937 rng(54);
   Network net;

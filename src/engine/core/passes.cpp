@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "engine/core/shape_inference.h"
 #include "engine/reference/common.h"
 #include "engine/reference/reference.h"
+#include "kiln/engine/pointwise_limits.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 
@@ -352,13 +354,36 @@ int fuse_pointwise(Plan::Impl& g) {
   for (size_t s = 0; s < g.layers.size(); ++s) {
     if (taken[s] || g.layers[s].layer.outputs.empty() || !pointwise_fusable(g, g.layers[s].layer)) continue;
     std::vector<int64_t> chain = {static_cast<int64_t>(s)};
+    // The sources (distinct outside inputs plus small constants, one weight per use) the fused program reads;
+    // the chain stops before it would exceed kiln/engine/pointwise_limits.h (a longer one is fused in parts).
+    std::set<int64_t> chain_inputs;
+    size_t chain_weights = 0;
+    auto add_sources = [&](const Layer& l, std::set<int64_t>& ins, size_t& weights) {
+      for (int64_t in : l.inputs) {
+        const int64_t p = g.tensors[in].producer;
+        if (p >= 0 && std::find(chain.begin(), chain.end(), p) != chain.end()) continue;  // a temporary
+        if (is_const(g, in) && const_weights(g, in).value.numel() <= kPointwiseWeightLimit) {
+          ++weights;
+        } else {
+          ins.insert(in);
+        }
+      }
+    };
+    add_sources(g.layers[s].layer, chain_inputs, chain_weights);
     for (;;) {
       int64_t out = g.layers[chain.back()].layer.outputs[0];
       int64_t c = sole_consumer(g, out);
       if (c < 0 || !pointwise_fusable(g, g.layers[c].layer) ||
-          g.tensors[g.layers[c].layer.outputs[0]].dtype != g.tensors[out].dtype)
+          g.tensors[g.layers[c].layer.outputs[0]].dtype != g.tensors[out].dtype ||
+          chain.size() >= kMaxFusedPointwiseInstrs)
         break;
+      std::set<int64_t> ins = chain_inputs;
+      size_t weights = chain_weights;
+      add_sources(g.layers[c].layer, ins, weights);
+      if (ins.size() + weights > kMaxFusedPointwiseSources) break;
       chain.push_back(c);
+      chain_inputs = std::move(ins);
+      chain_weights = weights;
     }
     if (chain.size() < 2) continue;
     FusedPointwiseParams fp;

@@ -3,6 +3,7 @@
 #include "engine/backends/cuda/pointwise_program.h"
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "kiln/engine/pointwise_limits.h"
 
 namespace kiln::engine::cuda {
 
@@ -86,6 +87,10 @@ PwLayerProgram pointwise_program(const LayerInfo& info) {
   }
   return p;
 }
+
+static_assert(kMaxFusedPointwiseSources <= static_cast<size_t>(kMaxPwSources) &&
+                  kMaxFusedPointwiseInstrs <= static_cast<size_t>(kMaxPwInstrs),
+              "the builder's fused pointwise programs must fit the kernels' argument blocks");
 
 bool pointwise_applies(const LayerInfo& layer, std::string* why) {
   if (!ranks_fit(layer, why)) return false;
