@@ -1,6 +1,7 @@
 // SymExpr text: the sympy srepr parser (what torch.export writes) and the infix printer/parser.
 
 #include <cctype>
+#include <limits>
 #include <string>
 
 #include "kiln/ir/sym_expr.h"
@@ -467,6 +468,9 @@ void print(const SymExpr& e, int ctx, std::string& out) {
       }
       for (size_t i = 0; i < terms.size(); ++i) {
         if (i == 0) {
+          print(terms[i], kPrecAdd + 1, body);
+        } else if (terms[i].kind() == K::Integer && terms[i].numerator() == std::numeric_limits<int64_t>::min()) {
+          body += " + ";  // INT64_MIN has no negation in int64: printed as a negative literal, which parses back
           print(terms[i], kPrecAdd + 1, body);
         } else if (is_negative_term(terms[i])) {
           body += " - ";

@@ -231,6 +231,10 @@ TEST(SymExprText, RoundTrip) {
   const SymExpr lowest(std::numeric_limits<int64_t>::min());
   EXPECT_EQ(SymExpr::parse(lowest.to_string()), lowest);
   EXPECT_EQ(SymExpr::parse("s0 - 9223372036854775807"), s0 - std::numeric_limits<int64_t>::max());
+  // ... also as a term of a sum: "oi - 9223372036854775808" does not parse, "oi + -9223372036854775808" does
+  // (found by fuzz/sym_expr in CI: "-9223372036854775808-oi").
+  const SymExpr sum = SymExpr::parse("-9223372036854775808-oi");
+  EXPECT_EQ(SymExpr::parse(sum.to_string()), sum);
   EXPECT_THROW(SymExpr::parse("-9223372036854775808**2"), Error);
   EXPECT_THROW(SymExpr::parse("9223372036854775808"), Error);
   EXPECT_EQ(SymExpr::parse("s0*(s1 + 1)"), SymExpr::make(K::Mul, {s0, s1 + 1}));
