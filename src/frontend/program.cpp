@@ -33,6 +33,20 @@ namespace {
 // The supported serialization schema major version (torch/_export/serde/schema.py SCHEMA_VERSION).
 constexpr int64_t kSchemaMajor = 8;
 
+// The root module's in_spec / out_spec (graph_module.module_call_graph[fqn == ""].signature), when present.
+void read_call_spec(const JsonRef& root, Program& program) {
+  const std::optional<JsonRef> calls = root.at("graph_module").find("module_call_graph");
+  if (!calls || calls->is_null()) return;
+  for (const JsonRef& call : calls->elements()) {
+    if (call.at("fqn").as_string() != "") continue;
+    const std::optional<JsonRef> signature = call.find("signature");
+    if (!signature || signature->is_null()) return;
+    program.in_spec = signature->at("in_spec").as_string();
+    program.out_spec = signature->at("out_spec").as_string();
+    return;
+  }
+}
+
 Program load_archive(ZipReader zip, const std::string& label) {
   Pt2Archive archive(std::move(zip));
   Program program;
@@ -53,6 +67,7 @@ Program load_archive(ZipReader zip, const std::string& label) {
 
   WeightStore weights(archive);
   build_program(root, weights, program);
+  read_call_spec(root, program);
   check_declared_dtypes(*program.graph);
   // After the dtype check: a declared dtype that disagrees with its op is named there, at its node, rather than
   // as a dtype mismatch at a consumer.

@@ -168,6 +168,7 @@ struct CompiledModule::Impl {
   std::vector<EngineSegment> engines;
   std::string backend;
   std::vector<std::string> output_kinds;
+  CallSpec call_spec;
   bool use_cuda_graphs = false;
   bool profiling = false;
   std::vector<ModuleStep> steps;
@@ -487,6 +488,9 @@ const std::shared_ptr<const ir::Graph>& CompiledModule::shared_graph() const { r
 const std::vector<EngineSegment>& CompiledModule::engines() const { return impl_->engines; }
 const std::string& CompiledModule::backend() const { return impl_->backend; }
 const std::vector<std::string>& CompiledModule::output_kinds() const { return impl_->output_kinds; }
+
+const CallSpec& CompiledModule::call_spec() const { return impl_->call_spec; }
+void CompiledModule::set_call_spec(CallSpec spec) { impl_->call_spec = std::move(spec); }
 
 bool CompiledModule::use_cuda_graphs() const { return impl_->use_cuda_graphs; }
 

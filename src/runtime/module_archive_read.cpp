@@ -176,6 +176,11 @@ ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::strin
       bad_archive(label, "module.json \"use_cuda_graphs\" must be true or false");
     contents.use_cuda_graphs = meta.at("use_cuda_graphs").get<bool>();
   }
+  // Optional too (modules compiled from programs without a call spec, or before Kiln kept it: none).
+  if (meta.contains("in_spec"))
+    contents.call_spec.in_spec = string_field(meta, "in_spec", "module.json", label);
+  if (meta.contains("out_spec"))
+    contents.call_spec.out_spec = string_field(meta, "out_spec", "module.json", label);
   return contents;
 }
 

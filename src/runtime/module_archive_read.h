@@ -24,6 +24,7 @@ struct ModuleArchiveContents {
   std::vector<EngineSegment> engines;
   std::string backend;
   std::vector<std::string> output_kinds;
+  CallSpec call_spec;
   bool use_cuda_graphs = false;
 };
 

@@ -195,6 +195,24 @@ TEST(Compile, CudaGraphsSettingReachesTheModuleAndItsArchive) {
   expect_matches_io(*loaded, fixture("tiny_mlp", "io_1.npz"));
 }
 
+// The program's call spec (what the Python package calls and returns with) reaches the module and its
+// archive; a module without one saves and loads without one.
+TEST(Compile, CallSpecReachesTheModuleAndItsArchive) {
+  frontend::Program program = frontend::load_program(fixture("tiny_mlp"));
+  ASSERT_FALSE(program.in_spec.empty());
+  CompilationSettings settings;
+  settings.min_block_size = 1000;  // no engines needed here
+  auto module = compile(program, settings);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(module->call_spec().in_spec, program.in_spec);
+  EXPECT_EQ(module->call_spec().out_spec, program.out_spec);
+  auto loaded = runtime::load_from_bytes(runtime::save_to_bytes(*module), "spec");
+  EXPECT_EQ(loaded->call_spec().in_spec, program.in_spec);
+  EXPECT_EQ(loaded->call_spec().out_spec, program.out_spec);
+  module->set_call_spec({});
+  EXPECT_TRUE(runtime::load_from_bytes(runtime::save_to_bytes(*module), "none")->call_spec().in_spec.empty());
+}
+
 TEST(CompilationSettingsJson, RoundTripsTf32AndCudaGraphs) {
   CompilationSettings s;
   s.allow_tf32 = true;

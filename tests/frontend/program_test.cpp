@@ -242,6 +242,17 @@ TEST(LoadProgramTest, TinyMlp) {
   EXPECT_EQ(none, 1);
 }
 
+// The root call's pytree specs come through as torch.export wrote them (tiny_mlp: forward(x) -> tensor).
+TEST(LoadProgramTest, KeepsTheCallSpec) {
+  Program p = load_program(fixture_path("tiny_mlp"));
+  const nlohmann::json in = nlohmann::json::parse(p.in_spec);
+  ASSERT_EQ(in.size(), 2u);
+  EXPECT_EQ(in[0], 1);  // the treespec protocol
+  EXPECT_EQ(in[1]["type"], "builtins.tuple");
+  EXPECT_EQ(in[1]["children_spec"][0]["children_spec"].size(), 1u);  // one positional argument
+  EXPECT_EQ(nlohmann::json::parse(p.out_spec)[1]["type"], nullptr);  // one tensor returned
+}
+
 TEST(LoadProgramTest, MissingFileIsAnError) {
   EXPECT_THROW(load_program("/nonexistent/dir/model.pt2"), Error);
 }

@@ -16,6 +16,13 @@ enum class OutputKind { UserOutput, BufferMutation, UserInputMutation, LossOutpu
 struct Program {
   std::unique_ptr<ir::Graph> graph;  // inputs() are the user inputs in order; weights are graph constants
   std::vector<OutputKind> output_kinds;  // one per graph output
+  /// How the program's caller passes inputs and gets outputs: torch.export's serialized pytree specs
+  /// (torch.utils._pytree.treespec_dumps form) of the (args, kwargs) pair and of the result, from the root
+  /// entry of the module call graph; empty when the archive has none. Kiln does not interpret them: the user
+  /// inputs are the leaves of in_spec in order, the user outputs those of out_spec; the Python package
+  /// flattens and rebuilds with them.
+  std::string in_spec;
+  std::string out_spec;
   std::string source_path;
   std::string torch_version;
   int schema_major = 0;

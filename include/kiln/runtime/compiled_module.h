@@ -42,6 +42,14 @@ struct ModuleSummary {
   size_t torch_nodes = 0;
 };
 
+/// How the caller of the exported program passes inputs and gets outputs (frontend::Program::in_spec /
+/// out_spec): torch.export's serialized pytree specs, empty when unknown. The runtime only keeps and saves
+/// them; the Python package flattens the caller's arguments and rebuilds the result with them.
+struct CallSpec {
+  std::string in_spec;
+  std::string out_spec;
+};
+
 class CompiledModule {
  public:
   /// Prepares the module: every engine segment node of `graph` must have exactly one entry in `engines` (matched by
@@ -84,6 +92,9 @@ class CompiledModule {
   /// the CLI to pick the user outputs; saved in the .kiln archive.
   const std::vector<std::string>& output_kinds() const;
   void set_output_kinds(std::vector<std::string> kinds);
+  /// The program's call spec (saved in the .kiln archive).
+  const CallSpec& call_spec() const;
+  void set_call_spec(CallSpec spec);
   /// Whether engines run through CUDA graphs (engine::ExecutionContext::set_cuda_graphs on every context the module
   /// creates; compiler setting use_cuda_graphs; saved in the .kiln archive). Ignored on the cpu backend. Setting it
   /// drops the pooled contexts, so call it before execute() or between calls, not during one.

@@ -5,7 +5,8 @@
 //   kiln_module/archive_format        "kiln"
 //   kiln_module/archive_version       kModuleFormatVersion as text
 //   kiln_module/module.json           {"format_version", "kiln_version", "backend", "graph": entry,
-//                                      "output_kinds": [...], "engines": [{"node", "plan": entry,
+//                                      "output_kinds": [...], optional "use_cuda_graphs", optional
+//                                      "in_spec" / "out_spec" (CallSpec), "engines": [{"node", "plan": entry,
 //                                      "input_bindings": [...], "output_bindings": [...]}],
 //                                      "constants": [{"graph": "" or segment node, "value", "entry", "dtype",
 //                                      "sizes"}]}
