@@ -38,39 +38,6 @@ std::string range_text(const ir::SymRange& r) {
          "]";
 }
 
-nlohmann::json tensor_json(const TensorInfo& t) {
-  nlohmann::json shape = nlohmann::json::array();
-  for (size_t i = 0; i < t.shape.size(); ++i) {
-    if (t.static_shape[i].has_value()) {
-      shape.push_back(*t.static_shape[i]);
-    } else {
-      shape.push_back(t.shape[i]);
-    }
-  }
-  nlohmann::json j = {{"name", t.name}, {"dtype", t.dtype.empty() ? t.kind : t.dtype}, {"shape", shape}};
-  return j;
-}
-
-nlohmann::json info_json(const ProgramInfo& info) {
-  nlohmann::json j;
-  j["inputs"] = nlohmann::json::array();
-  for (const TensorInfo& t : info.inputs) j["inputs"].push_back(tensor_json(t));
-  j["outputs"] = nlohmann::json::array();
-  for (const TensorInfo& t : info.outputs) j["outputs"].push_back(tensor_json(t));
-  j["parameters"] = info.parameters;
-  j["parameter_bytes"] = info.parameter_bytes;
-  j["symbols"] = nlohmann::json::object();
-  for (const auto& [name, range] : info.symbols) {
-    // An unbounded maximum is null.
-    j["symbols"][name] = {{"min", range.min},
-                          {"max", range.max == ir::SymRange::kUnbounded ? nlohmann::json(nullptr)
-                                                                         : nlohmann::json(range.max)}};
-  }
-  j["ops"] = nlohmann::json::object();
-  for (const auto& [op, count] : info.ops) j["ops"][op] = count;
-  return j;
-}
-
 void print_text(const frontend::Program& program, const ProgramInfo& info, std::ostream& out) {
   out << "model: " << program.source_path;
   if (!program.torch_version.empty()) out << " (torch " << program.torch_version << ")";
@@ -112,7 +79,7 @@ Action setup_inspect(CLI::App& app) {
     std::optional<partitioning::CoverageReport> coverage;
     if (options->coverage) coverage = partitioning::make_coverage_report(*program.graph, settings);
     if (options->json) {
-      nlohmann::json j = info_json(info);
+      nlohmann::json j = program_info_json(info);
       if (options->graph) j["graph"] = ir::print_graph(*program.graph);
       if (coverage) j["coverage"] = nlohmann::json::parse(partitioning::coverage_to_json(*coverage));
       std::cout << j.dump(2) << std::endl;

@@ -16,7 +16,40 @@ TensorInfo tensor_info(const ir::Value& v) {
   return info;
 }
 
+nlohmann::json tensor_json(const TensorInfo& t) {
+  nlohmann::json shape = nlohmann::json::array();
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (t.static_shape[i].has_value()) {
+      shape.push_back(*t.static_shape[i]);
+    } else {
+      shape.push_back(t.shape[i]);
+    }
+  }
+  nlohmann::json j = {{"name", t.name}, {"dtype", t.dtype.empty() ? t.kind : t.dtype}, {"shape", shape}};
+  return j;
+}
+
 }  // namespace
+
+nlohmann::json program_info_json(const ProgramInfo& info) {
+  nlohmann::json j;
+  j["inputs"] = nlohmann::json::array();
+  for (const TensorInfo& t : info.inputs) j["inputs"].push_back(tensor_json(t));
+  j["outputs"] = nlohmann::json::array();
+  for (const TensorInfo& t : info.outputs) j["outputs"].push_back(tensor_json(t));
+  j["parameters"] = info.parameters;
+  j["parameter_bytes"] = info.parameter_bytes;
+  j["symbols"] = nlohmann::json::object();
+  for (const auto& [name, range] : info.symbols) {
+    // An unbounded maximum is null.
+    j["symbols"][name] = {
+        {"min", range.min},
+        {"max", range.max == ir::SymRange::kUnbounded ? nlohmann::json(nullptr) : nlohmann::json(range.max)}};
+  }
+  j["ops"] = nlohmann::json::object();
+  for (const auto& [op, count] : info.ops) j["ops"][op] = count;
+  return j;
+}
 
 std::vector<size_t> user_output_indices(const frontend::Program& program) {
   std::vector<size_t> indices;

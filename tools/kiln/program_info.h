@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kiln/frontend/program.h"
 
 namespace kiln::cli {
@@ -32,6 +34,11 @@ struct ProgramInfo {
 
 /// Summarizes a program.
 ProgramInfo describe_program(const frontend::Program& program);
+
+/// The summary as `kiln inspect --json` prints it (and kiln.inspect returns it in Python): {"inputs",
+/// "outputs" (each {"name", "dtype", "shape"}, a dim an integer or a symbolic expression), "parameters",
+/// "parameter_bytes", "symbols": {name: {"min", "max" (null: unbounded)}}, "ops": {op: count}}.
+nlohmann::json program_info_json(const ProgramInfo& info);
 
 /// The graph outputs that are user outputs (what io_N.npz's output_K refer to).
 std::vector<size_t> user_output_indices(const frontend::Program& program);

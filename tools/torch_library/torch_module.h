@@ -1,6 +1,7 @@
 #pragma once
-// Kiln from Python: a TorchScript custom class over runtime::CompiledModule, registered by libkiln_torch.so as
-// torch.classes.kiln.CompiledModule (as Torch-TensorRT registers its engine class):
+// Kiln from Python: a TorchScript custom class over runtime::CompiledModule, registered by libkiln_torch.so
+// as torch.classes.kiln.CompiledModule (as Torch-TensorRT registers its engine class). The Python package
+// `kiln` (python/kiln, docs/python.md) wraps it in an nn.Module; used directly:
 //
 //   torch.classes.load_library("build/tools/torch_library/libkiln_torch.so")
 //   module = torch.classes.kiln.CompiledModule("model.kiln")
@@ -25,6 +26,7 @@ class TorchModule : public torch::CustomClassHolder {
  public:
   /// Loads a .kiln archive. Throws kiln::Error naming the file on anything malformed.
   explicit TorchModule(const std::string& path);
+  explicit TorchModule(std::shared_ptr<runtime::CompiledModule> module);
   /// Runs the module; returns its user outputs (the outputs the exported program returns to its caller).
   std::vector<at::Tensor> forward(const std::vector<at::Tensor>& inputs) const;
   /// "cpu" or "cuda:N".
@@ -35,6 +37,13 @@ class TorchModule : public torch::CustomClassHolder {
   /// drops recorded graphs; call it between forwards, not during one.
   bool use_cuda_graphs() const;
   void set_use_cuda_graphs(bool enabled);
+  /// The program's serialized pytree specs of (args, kwargs) and of the result ("" when unknown).
+  std::string in_spec() const;
+  std::string out_spec() const;
+  /// Writes the module as a .kiln archive (atomically: a failed save leaves no file).
+  void save(const std::string& path) const;
+  /// The .kiln archive's bytes as a 1-d uint8 tensor (for pickling); load_module_bytes reads them back.
+  at::Tensor to_bytes() const;
 
  private:
   std::shared_ptr<runtime::CompiledModule> module_;
