@@ -8,6 +8,7 @@ packages=(
   libtorch-dev libopenblas-dev libdnnl-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev zlib1g-dev
   python3-numpy
+  python3-torch python3-pytest
   clang-14 libclang-rt-14-dev
 )
 

@@ -1,0 +1,76 @@
+"""torch.compile(model, backend="kiln"): each FX graph TorchDynamo captures is exported and compiled by Kiln (torch
+>= 2.5). Graph breaks are TorchDynamo's: the code between graphs runs in Python as usual; a guard failure captures
+the graph again and calls this backend again. A graph Kiln cannot take (an export or compile error, a symbolic
+size among its inputs) runs as TorchDynamo captured it, with a warning on the "kiln" logger; `stats` counts both."""
+
+import logging
+from typing import Any, Callable, List, Optional
+
+import torch
+
+from ._compile import compile as kiln_compile
+
+logger = logging.getLogger("kiln")
+
+#: Graphs this process compiled with Kiln / left to PyTorch (reasons in the log).
+stats = {"compiled": 0, "fallback": 0}
+
+
+class _WithFrozenParameters(torch.nn.Module):
+    """The captured graph with the parameters TorchDynamo passes as inputs (it lifts nn.Module parameters into graph
+    inputs) held as parameters again, so that the export sees weights and Kiln builds them into its engines."""
+
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs: List[Any], parameter_positions: List[int]):
+        super().__init__()
+        self.gm = gm
+        self.count = len(example_inputs)
+        self.positions = parameter_positions
+        for k, i in enumerate(parameter_positions):
+            self.register_parameter("p%d" % k, example_inputs[i])
+
+    def forward(self, *user_inputs: Any) -> Any:
+        args, it = [], iter(user_inputs)
+        params = {i: getattr(self, "p%d" % k) for k, i in enumerate(self.positions)}
+        for i in range(self.count):
+            args.append(params[i] if i in params else next(it))
+        return self.gm(*args)
+
+
+def backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: Optional[dict] = None) -> Callable:
+    """The dynamo backend. options (torch.compile(..., options={...})): kiln.compile's keyword arguments (precision,
+    backend, any setting)."""
+    options = dict(options or {})
+    if not all(isinstance(x, torch.Tensor) for x in example_inputs):
+        return _fallback(gm, "symbolic sizes among the graph's inputs (compile with dynamic=False)")
+    positions = [i for i, x in enumerate(example_inputs) if isinstance(x, torch.nn.Parameter)]
+    user_positions = [i for i in range(len(example_inputs)) if i not in positions]
+    user_examples = [example_inputs[i] for i in user_positions]
+    try:
+        with torch.no_grad():
+            program = torch.export.export(_WithFrozenParameters(gm, list(example_inputs), positions),
+                                          tuple(user_examples))
+            module = kiln_compile(program, user_examples, **options)
+    except Exception as e:  # export or Kiln: the graph runs as captured
+        return _fallback(gm, "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+    stats["compiled"] += 1
+    logger.info("torch.compile: graph of %d nodes compiled by Kiln: %s", len(gm.graph.nodes), module.summary())
+
+    def run(*args: Any) -> Any:
+        return module(*[args[i] for i in user_positions])
+
+    run.kiln_module = module
+    return run
+
+
+def _fallback(gm: torch.fx.GraphModule, reason: str) -> Callable:
+    stats["fallback"] += 1
+    logger.warning("torch.compile: graph of %d nodes left to PyTorch: %s", len(gm.graph.nodes), reason)
+    return gm.forward
+
+
+def register() -> None:
+    """Registers "kiln" with TorchDynamo (also reachable without importing kiln through the package's
+    torch_dynamo_backends entry point)."""
+    from torch._dynamo import list_backends, register_backend
+    if "kiln" not in list_backends(exclude_tags=()):
+        register_backend(name="kiln")(backend)
