@@ -145,7 +145,10 @@ def _export(model: torch.nn.Module, inputs: Sequence[Any], kwarg_inputs: Optiona
     if any_dynamic:
         dynamic_shapes = tuple(dynamic) if not kwargs else {**dict(zip(_arg_names(model, len(args)), dynamic)),
                                                              **{k: None for k in kwargs}}
-    return torch.export.export(model, tuple(args), kwargs=kwargs or None, dynamic_shapes=dynamic_shapes)
+    # Non-strict export (tracing with torch's own ops rather than TorchDynamo), as bench/zoo exports: it takes
+    # more of the models users have (transformers' among them).
+    return torch.export.export(model, tuple(args), kwargs=kwargs or None, dynamic_shapes=dynamic_shapes,
+                               strict=False)
 
 
 def _arg_names(model: torch.nn.Module, n: int) -> list:
