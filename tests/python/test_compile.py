@@ -109,3 +109,15 @@ def test_nn_module_needs_torch_export_or_compiles():
     else:
         km = kiln.compile(model, inputs=[x])
         assert_matches(km(x), model(x))
+
+
+def test_input_dtype_and_shape_errors():
+    path = data_path("tiny_mlp", "model.pt2")
+    with pytest.raises(kiln.KilnError, match=r"input 'x': dtype f16 given but the program takes f32"):
+        kiln.compile(path, inputs=[kiln.Input(shape=(4, 32), dtype=torch.float16)])
+    with pytest.raises(kiln.KilnError, match=r"no input named 'y'"):
+        kiln.compile(path, inputs=[kiln.Input(shape=(4, 32), name="y")])
+    with pytest.raises(kiln.KilnError, match=r"min <= opt <= max"):
+        kiln.Input(min_shape=(4, 32), opt_shape=(2, 32), max_shape=(8, 32))
+    with pytest.raises(kiln.KilnError, match=r"different ranks"):
+        kiln.Input(min_shape=(4,), max_shape=(8, 32))
