@@ -19,7 +19,7 @@ if [ -z "${KILN_SKIP_BUILD:-}" ]; then
     "${extra[@]}" >"$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 2; }
 fi
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-KILN_BUILD_DIR=build-device python3 -m pip install --no-build-isolation --no-deps . >"$out/pip.log" 2>&1 \
+PIP_BREAK_SYSTEM_PACKAGES=1 KILN_BUILD_DIR=build-device python3 -m pip install --no-build-isolation --no-deps . >"$out/pip.log" 2>&1 \
   || { tail -30 "$out/pip.log"; exit 2; }
 tail -1 "$out/pip.log"
 cd /tmp  # the installed package, not python/ of the source tree

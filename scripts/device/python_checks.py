@@ -75,7 +75,9 @@ a = km(x)
 model = torch.load(work + "/model.pt", weights_only=False)
 b = model(x)
 print("fresh-process diffs %.3g %.3g" % ((a - ref).abs().max().item(), (b - ref).abs().max().item()))
-sys.exit(0 if torch.equal(a, ref) and torch.equal(b, ref) else 1)
+# The same plans (tactics saved in the .kiln) on the same inputs; 1e-3 leaves room for kernels that accumulate in
+# another order from one run to the next.
+sys.exit(0 if torch.allclose(a, ref, rtol=1e-3, atol=1e-3) and torch.allclose(b, ref, rtol=1e-3, atol=1e-3) else 1)
 """
 
 
