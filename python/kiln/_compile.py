@@ -145,10 +145,12 @@ def _export(model: torch.nn.Module, inputs: Sequence[Any], kwarg_inputs: Optiona
     if any_dynamic:
         dynamic_shapes = tuple(dynamic) if not kwargs else {**dict(zip(_arg_names(model, len(args)), dynamic)),
                                                              **{k: None for k in kwargs}}
-    # Non-strict export (tracing with torch's own ops rather than TorchDynamo), as bench/zoo exports: it takes
-    # more of the models users have (transformers' among them).
-    return torch.export.export(model, tuple(args), kwargs=kwargs or None, dynamic_shapes=dynamic_shapes,
-                               strict=False)
+    # Non-strict export (tracing with torch's own ops rather than TorchDynamo) with grad mode on, as bench/zoo
+    # exports: it takes more of the models users have (transformers' among them), in the training-IR form Kiln is
+    # tested on most.
+    with torch.enable_grad():
+        return torch.export.export(model, tuple(args), kwargs=kwargs or None, dynamic_shapes=dynamic_shapes,
+                                   strict=False)
 
 
 def _arg_names(model: torch.nn.Module, n: int) -> list:

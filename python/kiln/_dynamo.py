@@ -84,7 +84,9 @@ def backend(gm: torch.fx.GraphModule, example_inputs: List[Any], options: Option
     user_positions = [i for i in range(len(example_inputs)) if i not in positions]
     user_examples = [example_inputs[i] for i in user_positions]
     try:
-        with _outside_dynamo(), torch.no_grad():
+        # Grad mode on, as bench/zoo exports (the training-IR form Kiln is tested on most), whatever mode the
+        # model is called in.
+        with _outside_dynamo(), torch.enable_grad():
             program = torch.export.export(_WithFrozenWeights(gm, list(example_inputs), positions),
                                           tuple(user_examples), strict=False)
             module = kiln_compile(program, user_examples, **options)
