@@ -37,8 +37,8 @@ std::string char_device(const fs::path& dir, const std::string& name, int minor)
   return ::mknod(path.c_str(), S_IFCHR | 0666, ::makedev(1, minor)) == 0 ? path : "";
 }
 
-// A FIFO or a device as the model or the inputs is a one-line error naming what it is, never a read that
-// blocks (a FIFO without a writer) or runs until memory is exhausted (/dev/zero).
+// A FIFO or a device as the model, the inputs or the timing cache is a one-line error naming what it is,
+// never a read that blocks (a FIFO without a writer) or runs until memory is exhausted (/dev/zero).
 TEST(CliFiles, NonRegularInputsAreOneLineErrors) {
   fs::path dir = work_dir("inputs");
   const std::string fifo = (dir / "model.pt2").string();
@@ -49,7 +49,9 @@ TEST(CliFiles, NonRegularInputsAreOneLineErrors) {
            {"compile /dev/zero -o " + out, "a character device"},
            {"compile " + dir.string() + " -o " + out, "a directory"},
            {"run " + kModel + " --inputs " + fifo, "a FIFO"},
-           {"run " + kModel + " --inputs /dev/zero", "a character device"}}) {
+           {"run " + kModel + " --inputs /dev/zero", "a character device"},
+           {"compile " + kModel + " -o " + out + " --timing-cache " + fifo, "a FIFO"},
+           {"compile " + kModel + " -o " + out + " --timing-cache /dev/zero", "a character device"}}) {
     Result r = kiln(args);
     EXPECT_EQ(r.code, 2) << args << ": " << r.out;
     EXPECT_EQ(lines(r.err), 1u) << args << ": " << r.err;

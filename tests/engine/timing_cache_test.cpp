@@ -5,7 +5,8 @@
 #include "kiln/engine/timing_cache.h"
 
 #include <cstdio>
-#include <fstream>
+
+#include "engine/core/timing_cache.h"
 
 #include "engine_test_util.h"
 #include "kiln/engine/plan.h"
@@ -93,14 +94,14 @@ std::string tactic_of(const Plan& plan, LayerKind kind) {
 }
 
 void rewrite_cache(const std::string& path, const std::function<void(TimingEntry&)>& edit) {
-  std::string text;
+  TimingCache cache(path);
   for (const TimingCacheRecord& r : read_timing_cache(path)) {
     ASSERT_TRUE(r.entry.has_value()) << r.text;
     TimingEntry e = *r.entry;
     edit(e);
-    text += r.key + "\t" + format_timing_entry(e) + "\n";
+    cache.put(r.key, format_timing_entry(e));
   }
-  std::ofstream(path) << text;
+  cache.save();
 }
 
 TEST(TimingCacheBuild, TrustedEntriesAreReusedOthersRetimed) {

@@ -43,5 +43,15 @@ TEST(FileLock, RefusesNonRegularLockFiles) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("elsewhere")));
 }
 
+// A lock another process never lets go of (a stopped compile, a user who holds it on purpose) costs a bounded
+// wait, then an error, never a hang.
+TEST(FileLock, GivesUpAfterItsWait) {
+  test::TempDir dir;
+  const std::string path = dir.file("x.lock");
+  FileLock held(path);
+  test::expect_error([&] { FileLock again(path, std::chrono::milliseconds(0)); }, ErrorKind::Io,
+                     {"x.lock", "another process has held it"});
+}
+
 }  // namespace
 }  // namespace kiln

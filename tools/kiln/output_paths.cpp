@@ -17,7 +17,10 @@ void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<Name
     }
     // What write_file_atomic would refuse (kiln/support/file.h), refused before the command does its work.
     struct stat st {};
-    if (!out.cache && ::lstat(out.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+    if (::lstat(out.path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) continue;
+    KILN_CHECK(!out.cache, Io, "refusing to use '", out.path, "' as ", out.what, ": it is ",
+               file_kind(st.st_mode), ", not a regular file");
+    if (!S_ISCHR(st.st_mode)) {
       KILN_FAIL(Io, "refusing to write '", out.path, "': it is ", file_kind(st.st_mode),
                 S_ISLNK(st.st_mode) ? " (Kiln replaces only regular files; name the link's target)"
                                     : ", not a regular file");

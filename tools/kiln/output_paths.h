@@ -12,14 +12,15 @@ namespace kiln::cli {
 struct NamedPath {
   std::string what;
   std::string path;
-  /// A cache file (the timing cache): a non-regular file there is the cache's business (a warning, no cache),
-  /// not an error of the command; only the check against the inputs applies.
+  /// A cache file (the timing cache), read and written: it must be a regular file or absent (a character
+  /// device, which other outputs may name, is refused too: /dev/zero would be read without end).
   bool cache = false;
 };
 
 /// Throws kiln::Error when an output (empty paths are skipped) names the same file as an input (same device
 /// and inode: `kiln compile X.pt2 -o X.pt2`, a hard link, a symbolic link to it), or (caches excepted) is a
-/// FIFO, directory, symbolic link or other path Kiln does not write (kiln/support/file.h).
+/// FIFO, directory, symbolic link or other path Kiln does not write (kiln/support/file.h), or a cache is not
+/// a regular file.
 void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
 
 }  // namespace kiln::cli

@@ -2,8 +2,8 @@
 // The timing cache's entries: which tactic a layer's timing chose, with the figures that say how far to trust
 // it (its margin, the spread of the runs, the share of the wall time the timing thread got a core). A builder
 // reuses an entry only when it is trusted (timing_entry_trusted); the others are timed again and replaced.
-// The file is text, one "key<TAB>entry" line per layer signature (the key hashes the device and the layer,
-// see docs/engine.md).
+// The file holds one "key<TAB>entry" line per layer signature (the key hashes the device and the layer, see
+// docs/engine.md), authenticated under the user's key (src/engine/core/timing_cache.h has the format).
 
 #include <cstdint>
 #include <optional>
@@ -46,7 +46,8 @@ struct TimingCacheRecord {
   std::string text;                  // the entry as stored
 };
 
-/// The records of the timing-cache file at `path` (none when it does not exist).
+/// The records of the timing-cache file at `path` (none when it does not exist or does not verify, with a
+/// warning). Throws kiln::Error(Io) when `path` is not a regular file.
 std::vector<TimingCacheRecord> read_timing_cache(const std::string& path);
 
 }  // namespace kiln::engine
