@@ -100,5 +100,33 @@ TEST(CliFiles, OutputsNeverReplaceNodesOrInputs) {
   EXPECT_TRUE(fs::is_character_file(null_dev));
 }
 
+// A write that fails (here the file size limit; a full disk the same) says why and leaves no file, not even
+// an empty one (`bench --profile-json` on a full disk left a 0-byte file and said no reason).
+TEST(CliFiles, FailedProfileWriteSaysWhyAndLeavesNothing) {
+  fs::path dir = work_dir("profile");
+  const std::string profile = (dir / "profile.json").string();
+  Result r = kiln("bench " + kModel + " --inputs " + kInputs +
+                      " --iters 1 --warmup 0 --threads 1 --profile-json " + profile,
+                  "trap '' XFSZ; ulimit -f 1; ");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir)) << "a partial or empty file was left";
+
+  Result to_dir = kiln("bench " + kModel + " --inputs " + kInputs + " --iters 1 --warmup 0 --profile-json " +
+                       dir.string());
+  EXPECT_EQ(to_dir.code, 2) << to_dir.out;
+  EXPECT_NE(to_dir.err.find("a directory"), std::string::npos) << to_dir.err;
+}
+
+// More threads than cores only oversubscribe them (`bench --threads 1000` ran over a minute on 2 cores): the
+// count is capped at the cores available to the process, with a one-line warning.
+TEST(CliFiles, BenchThreadsAreCappedAtTheCores) {
+  Result r = kiln("bench " + kModel + " --inputs " + kInputs + " --iters 1 --warmup 0 --threads 1000 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("--threads 1000 is more than the"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_EQ(r.out.find("\"threads\":1000"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace kiln

@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <thread>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -26,10 +25,14 @@
 #include "compiled_model.h"
 #include "kiln/partitioning/segments.h"
 #include "kiln/runtime/torch_executor.h"
+#include "kiln/support/cpu.h"
 #include "kiln/support/error.h"
+#include "kiln/support/file.h"
+#include "kiln/support/logging.h"
 #include "kiln/support/npz.h"
 #include "latency_stats.h"
 #include "layer_profile_report.h"
+#include "output_paths.h"
 #include "random_inputs.h"
 
 namespace kiln::cli {
@@ -73,8 +76,7 @@ std::string machine_load() {
   double load = 0.0;
   if (!(in >> load)) return "";
   char buf[96];
-  std::snprintf(buf, sizeof(buf), "load average %.1f on %u cores", load,
-                std::max(1u, std::thread::hardware_concurrency()));
+  std::snprintf(buf, sizeof(buf), "load average %.1f on %d cores", load, available_cores());
   return buf;
 }
 
@@ -104,6 +106,22 @@ Profile profile_module(runtime::CompiledModule& module, const std::vector<at::Te
   return p;
 }
 
+/// The thread counts to time: 0 is every core available to the process (its CPU affinity); a larger count
+/// only oversubscribes them (`--threads 1000` ran for over a minute on 2 cores), so it is capped with a
+/// one-line warning. A count that capping repeats is timed once.
+std::vector<int> thread_counts(const std::vector<int>& requested) {
+  KILN_CHECK(!requested.empty(), InvalidInput, "--threads needs at least one count");
+  const int cores = available_cores();
+  std::vector<int> counts;
+  for (int t : requested) {
+    KILN_CHECK(t >= 0, InvalidInput, "--threads must not be negative");
+    if (t > cores) KILN_WARN("--threads ", t, " is more than the ", cores, " cores available: using ", cores);
+    const int n = t == 0 ? cores : std::min(t, cores);
+    if (std::find(counts.begin(), counts.end(), n) == counts.end()) counts.push_back(n);
+  }
+  return counts;
+}
+
 /// What one thread count measured.
 struct BenchResult {
   int threads = 0;  // CPU threads (0 for a cuda module)
@@ -115,19 +133,14 @@ struct BenchResult {
 int run_bench(const BenchOptions& o) {
   KILN_CHECK(o.iters >= 1, InvalidInput, "--iters must be at least 1");
   KILN_CHECK(o.warmup >= 0, InvalidInput, "--warmup must not be negative");
-  KILN_CHECK(!o.threads.empty(), InvalidInput, "--threads needs at least one count");
   KILN_CHECK(o.inputs.empty() || o.shapes.empty(), InvalidInput,
              "--shape sets random inputs: not with --inputs");
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<int> thread_counts;
-  for (int t : o.threads) {
-    KILN_CHECK(t >= 0, InvalidInput, "--threads must not be negative");
-    thread_counts.push_back(t > 0 ? t : cores);
-  }
+  check_outputs({{"--profile-json", o.profile_json}}, {{"the model", o.model}, {"--inputs", o.inputs}});
+  std::vector<int> counts = thread_counts(o.threads);
   LoadedModel model = load_or_compile(o.model);
   const runtime::CompiledModule& compiled = *model.module;
   const bool cpu = compiled.backend() == "cpu";
-  if (!cpu) thread_counts.resize(1);  // thread counts concern CPU engines only
+  if (!cpu) counts.resize(1);  // thread counts concern CPU engines only
 
   // The reference runs the program as exported (.pt2) or the compiled graph with its segments inlined (.kiln).
   std::unique_ptr<ir::Graph> flat;
@@ -164,7 +177,7 @@ int run_bench(const BenchOptions& o) {
   }
 
   std::vector<BenchResult> results;
-  for (int threads : thread_counts) {
+  for (int threads : counts) {
     at::set_num_threads(threads);
     std::shared_ptr<runtime::CompiledModule> module = cpu ? with_threads(compiled, threads) : model.module;
     BenchResult r;
@@ -186,10 +199,10 @@ int run_bench(const BenchOptions& o) {
     results.push_back(std::move(r));
   }
   if (!o.profile_json.empty()) {  // the profile of the last thread count
+    // Atomic: a failed write (a full disk) says why and leaves no file, not even an empty one.
     const Profile& p = results.back().profile;
-    std::ofstream file(o.profile_json);
-    file << layer_profile_json(p.layers, p.runs, p.wall_ms).dump(2) << "\n";
-    KILN_CHECK(file.good(), Io, "cannot write the profile to '", o.profile_json, "'");
+    const std::string text = layer_profile_json(p.layers, p.runs, p.wall_ms).dump(2) + "\n";
+    write_file_atomic(o.profile_json, text.data(), text.size());
   }
   std::vector<std::string> warnings;
   for (const BenchResult& r : results) {
@@ -272,10 +285,10 @@ Action setup_bench(CLI::App& app) {
       ->take_all();
   app.add_option("--iters", options->iters, "Timed iterations")->capture_default_str();
   app.add_option("--warmup", options->warmup, "Untimed iterations first")->capture_default_str();
-  app.add_option("--threads", options->threads,
-                 "CPU threads for Kiln and libtorch (0: all cores); several counts, e.g. 1,2, are timed one "
-                 "after the "
-                 "other")
+  app.add_option(
+         "--threads", options->threads,
+         "CPU threads for Kiln and libtorch (0: all cores; at most the cores available, more is capped "
+         "with a warning); several counts, e.g. 1,2, are timed one after the other")
       ->delimiter(',')
       ->capture_default_str();
   app.add_flag(
