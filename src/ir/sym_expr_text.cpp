@@ -335,34 +335,53 @@ class InfixParser {
     }
     return terms.size() == 1 ? terms[0] : SymExpr::make(K::Add, std::move(terms));
   }
+  // A product is made from all its factors at once, as the printer's operands were: folding left to right
+  // would distribute a leading number over a sum ("9*(s + 1)*t" as (9*s + 9)*t) where the printed Mul kept
+  // 9, (s + 1) and t apart, and the text would not parse back to the expression it came from.
   SymExpr parse_product() {
-    SymExpr e = parse_unary();
+    std::vector<SymExpr> factors;
+    add_factors(factors);
     while (true) {
       if (lex_.accept(Tok::Star)) {
-        e = e * parse_unary();
+        add_factors(factors);
       } else if (lex_.accept(Tok::Slash)) {
-        e = SymExpr::make(K::TrueDiv, {e, parse_unary()});
+        SymExpr divisor = parse_unary();
+        factors = {SymExpr::make(K::TrueDiv, {SymExpr::make(K::Mul, std::move(factors)), divisor})};
       } else {
-        return e;
+        return factors.size() == 1 ? factors[0] : SymExpr::make(K::Mul, std::move(factors));
       }
     }
   }
-  SymExpr parse_unary() {
+  // A factor with its sign: a unary minus is a factor -1 of the product ("-(s + 1)*t" is -1*(s + 1)*t).
+  void add_factors(std::vector<SymExpr>& factors) {
     DepthGuard guard(depth_, lex_);
     if (lex_.accept(Tok::Minus)) {
       if (lex_.peek().kind == Tok::Int) {
         // A negative literal binds like Python's: -2**2 is -(2**2). Without a power it is read negative, so that
         // INT64_MIN (which to_string() prints) parses back.
         Token t = lex_.take();
-        if (!lex_.accept(Tok::StarStar)) return SymExpr(parse_int_literal(lex_, t, true));
+        if (!lex_.accept(Tok::StarStar)) {
+          factors.push_back(SymExpr(parse_int_literal(lex_, t, true)));
+          return;
+        }
         SymExpr base(parse_int_literal(lex_, t, false));
-        return negate(SymExpr::make(K::Pow, {base, parse_unary()}));
+        factors.push_back(SymExpr(-1));
+        factors.push_back(SymExpr::make(K::Pow, {base, parse_unary()}));
+        return;
       }
-      return negate(parse_unary());
+      factors.push_back(SymExpr(-1));
+      add_factors(factors);
+      return;
     }
     SymExpr base = parse_atom();
-    if (lex_.accept(Tok::StarStar)) return SymExpr::make(K::Pow, {base, parse_unary()});
-    return base;
+    if (lex_.accept(Tok::StarStar)) base = SymExpr::make(K::Pow, {base, parse_unary()});
+    factors.push_back(std::move(base));
+  }
+  // One signed factor alone: an exponent or a divisor.
+  SymExpr parse_unary() {
+    std::vector<SymExpr> factors;
+    add_factors(factors);
+    return factors.size() == 1 ? factors[0] : SymExpr::make(K::Mul, std::move(factors));
   }
   SymExpr parse_atom() {
     const Token& t = lex_.peek();
@@ -430,11 +449,12 @@ std::string str(const SymExpr& e, int ctx) {
   return s;
 }
 
-bool is_negative_term(const SymExpr& e) {
-  if (e.kind() == K::Integer || e.kind() == K::Rational) return e.numerator() < 0;
-  return e.kind() == K::Mul &&
-         (e.operands()[0].kind() == K::Integer || e.operands()[0].kind() == K::Rational) &&
-         e.operands()[0].numerator() < 0;
+// The numerator of a term's number (the term itself, or a product's leading coefficient); 1 when it has none.
+int64_t term_numerator(const SymExpr& e) {
+  if (e.kind() == K::Integer || e.kind() == K::Rational) return e.numerator();
+  if (e.kind() == K::Mul && (e.operands()[0].kind() == K::Integer || e.operands()[0].kind() == K::Rational))
+    return e.operands()[0].numerator();
+  return 1;
 }
 
 void wrap(std::string body, int prec, int ctx, std::string& out) {
@@ -469,10 +489,12 @@ void print(const SymExpr& e, int ctx, std::string& out) {
       for (size_t i = 0; i < terms.size(); ++i) {
         if (i == 0) {
           print(terms[i], kPrecAdd + 1, body);
-        } else if (terms[i].kind() == K::Integer && terms[i].numerator() == std::numeric_limits<int64_t>::min()) {
-          body += " + ";  // INT64_MIN has no negation in int64: printed as a negative literal, which parses back
+        } else if (term_numerator(terms[i]) == std::numeric_limits<int64_t>::min()) {
+          // INT64_MIN has no negation in int64 (a constant or a product's coefficient): printed as a negative
+          // literal, which parses back.
+          body += " + ";
           print(terms[i], kPrecAdd + 1, body);
-        } else if (is_negative_term(terms[i])) {
+        } else if (term_numerator(terms[i]) < 0) {
           body += " - ";
           print(negate(terms[i]), kPrecAdd + 1, body);
         } else {

@@ -235,9 +235,26 @@ TEST(SymExprText, RoundTrip) {
   // (found by fuzz/sym_expr in CI: "-9223372036854775808-oi").
   const SymExpr sum = SymExpr::parse("-9223372036854775808-oi");
   EXPECT_EQ(SymExpr::parse(sum.to_string()), sum);
+  // ... and as a product's coefficient in a sum, where printing negated it (to_string threw an overflow;
+  // found by fuzz/sym_expr: "s*r**s*r*-9223372036854775808-In...", the coefficient beside a power).
+  for (const char* text : {"b + a*(-9223372036854775808)", "In + r*s*r**s*(-9223372036854775808)",
+                           "x**(b + a*(-9223372036854775808))", "b + -9223372036854775808*a/3"}) {
+    const SymExpr e = SymExpr::parse(text);
+    EXPECT_EQ(SymExpr::parse(e.to_string()), e) << text << " -> " << e.to_string();
+  }
+  EXPECT_EQ(SymExpr::parse("b + a*(-9223372036854775808)").to_string(), "b + -9223372036854775808*a");
   EXPECT_THROW(SymExpr::parse("-9223372036854775808**2"), Error);
   EXPECT_THROW(SymExpr::parse("9223372036854775808"), Error);
   EXPECT_EQ(SymExpr::parse("s0*(s1 + 1)"), SymExpr::make(K::Mul, {s0, s1 + 1}));
+  // A product parses from all its factors at once, as it was made: a number before a sum is not distributed
+  // when other factors follow ("9*(s1 + 1)*s0" read left to right became (9*s1 + 9)*s0, another expression),
+  // and a leading minus is a factor -1 of the whole product.
+  const SymExpr kept = SymExpr::make(K::Mul, {SymExpr(9), s1 + 1, SymExpr::make(K::Pow, {s0, s1})});
+  EXPECT_EQ(SymExpr::parse(kept.to_string()), kept) << kept.to_string();
+  const SymExpr negated = SymExpr::make(K::Mul, {SymExpr(-1), s1 + 1, s0});
+  EXPECT_EQ(SymExpr::parse(negated.to_string()), negated) << negated.to_string();
+  EXPECT_EQ(SymExpr::parse("2*(s1 + 1)"), 2 * s1 + 2);  // a number times a sum alone still distributes
+  EXPECT_EQ(SymExpr::parse("a*b/c*d").to_string(), "d*(a*b/c)");
   for (const char* bad : {"", "s0 +", "(s0", "max()", "foo(s0)", "s0 s1", "floordiv(s0)", "3 $ 4", "s0)"}) {
     EXPECT_THROW(SymExpr::parse(bad), Error) << bad;
   }
