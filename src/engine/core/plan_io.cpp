@@ -7,6 +7,7 @@
 
 #include "engine/core/plan_impl.h"
 #include "engine/core/shape_inference.h"
+#include "kiln/support/checked_math.h"
 #include "kiln/support/error.h"
 #include "kiln/support/hash.h"
 #include "kiln/support/limits.h"
@@ -232,8 +233,10 @@ Weights read_weights(Reader& r, std::optional<std::pair<DType, Dims>>* stripped)
     return wt;
   }
   uint64_t nbytes = r.u64("weight size");
-  KILN_CHECK(nbytes == static_cast<uint64_t>(n) * dtype_size(dt), InvalidInput, "plan file: weight '", wt.name, "' has ",
-             nbytes, " bytes, its shape needs ", n * static_cast<int64_t>(dtype_size(dt)));
+  // Checked: a shape whose byte count overflows int64 is refused, not wrapped to a size that matches nbytes.
+  const int64_t needed = checked_mul(n, static_cast<int64_t>(dtype_size(dt)), "a plan weight's bytes");
+  KILN_CHECK(nbytes == static_cast<uint64_t>(needed), InvalidInput, "plan file: weight '", wt.name, "' has ",
+             nbytes, " bytes, its shape needs ", needed);
   const uint8_t* b = r.take(static_cast<size_t>(nbytes), "weight bytes");
   auto storage = std::make_shared<std::vector<uint8_t>>(b, b + nbytes);
   wt.value = HostTensor(dt, d, storage);
