@@ -8,10 +8,12 @@ void register_activation_converters(ConverterRegistry& r);
 void register_elementwise_converters(ConverterRegistry& r);
 void register_unary_converters(ConverterRegistry& r);
 void register_special_converters(ConverterRegistry& r);
+void register_gamma_converters(ConverterRegistry& r);
 void register_reduce_converters(ConverterRegistry& r);
 void register_norm_converters(ConverterRegistry& r);
 void register_normalization_converters(ConverterRegistry& r);
 void register_shuffle_converters(ConverterRegistry& r);
+void register_as_strided_converters(ConverterRegistry& r);
 void register_reorder_converters(ConverterRegistry& r);
 void register_indexing_converters(ConverterRegistry& r);
 void register_data_dependent_converters(ConverterRegistry& r);
@@ -27,10 +29,12 @@ const std::vector<ConverterFamily>& converter_families() {
       {"elementwise", register_elementwise_converters},
       {"unary", register_unary_converters},
       {"special", register_special_converters},
+      {"gamma", register_gamma_converters},
       {"reduce", register_reduce_converters},
       {"norm", register_norm_converters},
       {"normalization", register_normalization_converters},
       {"shuffle", register_shuffle_converters},
+      {"as_strided", register_as_strided_converters},
       {"reorder", register_reorder_converters},
       {"indexing", register_indexing_converters},
       {"data_dependent", register_data_dependent_converters},

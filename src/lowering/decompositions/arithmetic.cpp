@@ -1,4 +1,7 @@
-// addcmul/addcdiv, baddbmm/addbmm, rsub and square into mul/div/add/sub/bmm/sum; fmod into trunc-div, mul and sub.
+// addcmul/addcdiv, baddbmm/addbmm, rsub and square into mul/div/add/sub/bmm/sum; fmod into trunc-div, mul and
+// sub; diff into cat, slices and sub.
+
+#include <limits>
 
 #include "builder.h"
 #include "decompositions_internal.h"
@@ -100,6 +103,59 @@ bool decompose_fmod(ir::Graph& g, ir::Node* n) {
   replace_node(g, n, {b.op("aten.sub.Tensor", {named("self", ir::Argument::tensor(x)),
                                               named("other", ir::Argument::tensor(product)),
                                               named("alpha", ir::Argument::int_(1), true)}, out, "sub")});
+  return true;
+}
+
+// diff(x, n, dim, prepend, append): x = cat([prepend, x, append], dim), then n times x[1:] - x[:-1] along dim
+// (transformers' mask construction diffs position ids). Bool inputs (torch uses logical xor) and n < 0 stay.
+bool decompose_diff(ir::Graph& g, ir::Node* n) {
+  ir::Value* x = tensor_arg(*n, "self");
+  const ir::TensorMeta& out = n->output(0)->meta();
+  if (x == nullptr || x->meta().dtype == DType::Bool || x->meta().dtype != out.dtype ||
+      x->meta().rank() == 0) {
+    return false;
+  }
+  const int64_t times = int_arg(*n, "n", 1);
+  if (times < 0) return false;
+  const int64_t dim = normalize_dim(int_arg(*n, "dim", -1), x->meta().rank(), *n);
+  const size_t d = static_cast<size_t>(dim);
+  ir::Value* prepend = arg_is_none(*n, "prepend") ? nullptr : tensor_arg(*n, "prepend");
+  ir::Value* append = arg_is_none(*n, "append") ? nullptr : tensor_arg(*n, "append");
+  std::vector<ir::Value*> parts;
+  ir::SymExpr length = 0;
+  for (ir::Value* v : {prepend, x, append}) {
+    if (v == nullptr) continue;
+    if (v->meta().rank() != x->meta().rank() || v->meta().dtype != x->meta().dtype) return false;
+    parts.push_back(v);
+    length = length + v->meta().sizes[d];
+  }
+  // Each step shortens the dim by one; torch's result has exactly that length (a static length below n
+  // stays).
+  const ir::SymExpr result_length = length - ir::SymExpr(times);
+  if (result_length != out.sizes[d] || (result_length.as_int() && *result_length.as_int() < 0)) return false;
+  Builder b(g, n);
+  if (parts.size() > 1) {
+    std::vector<ir::SymExpr> sizes = x->meta().sizes;
+    sizes[d] = length;
+    x = b.op("aten.cat.default",
+             {named("tensors", ir::Argument::tensors(parts)), named("dim", ir::Argument::int_(dim))},
+             with_sizes(x->meta(), sizes), "cat");
+  }
+  auto slice = [&](ir::Value* v, int64_t start, int64_t end) {
+    std::vector<ir::SymExpr> sizes = v->meta().sizes;
+    sizes[d] = sizes[d] - ir::SymExpr(1);
+    return b.op("aten.slice.Tensor",
+                {named("self", ir::Argument::tensor(v)), named("dim", ir::Argument::int_(dim)),
+                 named("start", ir::Argument::int_(start)), named("end", ir::Argument::int_(end)),
+                 named("step", ir::Argument::int_(1))},
+                with_sizes(v->meta(), sizes), "slice");
+  };
+  for (int64_t i = 0; i < times; ++i) {
+    ir::Value* later = slice(x, 1, std::numeric_limits<int64_t>::max());
+    ir::Value* earlier = slice(x, 0, -1);
+    x = b.sub(later, earlier);
+  }
+  replace_node(g, n, {x});
   return true;
 }
 

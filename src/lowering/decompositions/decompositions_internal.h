@@ -18,12 +18,15 @@ bool decompose_log_softmax(ir::Graph& g, ir::Node* n);
 // normalization.cpp
 bool decompose_instance_norm(ir::Graph& g, ir::Node* n);
 bool decompose_var_std(ir::Graph& g, ir::Node* n);
+// weight_norm.cpp
+bool decompose_weight_norm(ir::Graph& g, ir::Node* n);
 // arithmetic.cpp
 bool decompose_addcmul_addcdiv(ir::Graph& g, ir::Node* n);
 bool decompose_baddbmm_addbmm(ir::Graph& g, ir::Node* n);
 bool decompose_rsub(ir::Graph& g, ir::Node* n);
 bool decompose_square(ir::Graph& g, ir::Node* n);
 bool decompose_fmod(ir::Graph& g, ir::Node* n);
+bool decompose_diff(ir::Graph& g, ir::Node* n);
 // shape.cpp
 bool decompose_transpose(ir::Graph& g, ir::Node* n);
 bool decompose_stack(ir::Graph& g, ir::Node* n);

@@ -1,7 +1,11 @@
-// slice.Tensor whose end is a SymInt known only at run time (x[:, :seq_len] of a buffer, as transformers slices
-// position ids) → index_select of x with arange(start, end, step) along the dim. The engines' Slice layer has
-// static bounds; arange with a SymInt end and index_select take dynamic shapes. Only when the symbol ranges prove
-// that Python's clamping never applies: 0 <= start < end <= size for every value in range.
+// slice.Tensor whose end is a SymInt known only at run time (x[:, :seq_len] of a buffer, as transformers
+// slices position ids) → index_select of x with arange(start, end, step) along the dim. The engines' Slice
+// layer has static bounds; arange with a SymInt end and index_select take dynamic shapes. Only when the
+// symbol ranges prove that Python's clamping never applies: 0 <= start < end <= size for every value in range
+// (end <= size holds when the ranges say so or when size - end is provably >= 0, as for end = s1 on a dim of
+// s1 + 1). A slice from 0 with step 1 whose end is provably >= the size (end - size >= 0 over the ranges,
+// e.g. the attention mask sliced to the key length, mask[:, :, :, :s1] on a dim of s1, as transformers' sdpa
+// attention does) is the whole tensor: the node's users read `self` instead.
 
 #include "builder.h"
 #include "decompositions_internal.h"
@@ -29,12 +33,18 @@ bool decompose_slice_symbolic_end(ir::Graph& g, ir::Node* n) {
   const int64_t step = int_arg(*n, "step", 1);
   if (start < 0 || step < 1) return false;
   const SymExpr& size = self->meta().sizes[static_cast<size_t>(dim)];
-  const ir::SymRange end_range = end_expr.bound(g.symbol_ranges());
-  const ir::SymRange size_range = size.bound(g.symbol_ranges());
-  // end > start keeps the index non-empty; end <= size means no clamping (and no out-of-range index).
-  if (end_range.min <= start || end_range.max == ir::SymRange::kUnbounded || end_range.max > size_range.min) {
-    return false;
+  const ir::SymRanges& ranges = g.symbol_ranges();
+  if (start == 0 && step == 1 && (end_expr - size).bound(ranges).min >= 0 &&
+      self->meta().sizes == n->output(0)->meta().sizes && self->meta().dtype == n->output(0)->meta().dtype) {
+    replace_node(g, n, {self});
+    return true;
   }
+  const ir::SymRange end_range = end_expr.bound(ranges);
+  const ir::SymRange size_range = size.bound(ranges);
+  // end > start keeps the index non-empty; end <= size means no clamping (and no out-of-range index).
+  const bool within = (end_range.max != ir::SymRange::kUnbounded && end_range.max <= size_range.min) ||
+                      (size - end_expr).bound(ranges).min >= 0;
+  if (end_range.min <= start || !within) return false;
 
   Builder b(g, n);
   const SymExpr count = step == 1 ? end_expr - SymExpr(start) : n->output(0)->meta().sizes[static_cast<size_t>(dim)];

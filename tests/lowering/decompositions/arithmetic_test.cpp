@@ -73,5 +73,30 @@ TEST(DecomposeArithmetic, FmodBecomesTruncatedDivision) {
 })");
 }
 
+// diff (transformers' mask construction): twice along the dynamic last dim after a prepend, and once along a
+// static dim; exact in fp32 (differences of the same values), checked at the symbol hints.
+TEST(DecomposeArithmetic, Diff) {
+  testing::expect_decomposition(R"(graph(%x: f32[2, s0], %p: f32[2, 1]) {
+  symbol s0 in [3, 16] hint 5
+  %y: f32[2, s0 - 1] = aten.diff.default(self=%x, n=2, dim=-1, prepend=%p, append=None)
+  %z: f32[1, s0] = aten.diff.default(self=%x, n=1, dim=0, prepend=None, append=None)
+  return (%y, %z)
+})",
+                                R"(graph(%x: f32[2, s0], %p: f32[2, 1]) {
+  symbol s0 in [3, 16] hint 5
+  %cat: f32[2, s0 + 1] = aten.cat.default(tensors=[%p, %x], dim=1)
+  %slice: f32[2, s0] = aten.slice.Tensor(self=%cat, dim=1, start=1, end=9223372036854775807, step=1)
+  %slice_1: f32[2, s0] = aten.slice.Tensor(self=%cat, dim=1, start=0, end=-1, step=1)
+  %sub: f32[2, s0] = aten.sub.Tensor(self=%slice, other=%slice_1, *, alpha=1)
+  %slice_2: f32[2, s0 - 1] = aten.slice.Tensor(self=%sub, dim=1, start=1, end=9223372036854775807, step=1)
+  %slice_3: f32[2, s0 - 1] = aten.slice.Tensor(self=%sub, dim=1, start=0, end=-1, step=1)
+  %sub_1: f32[2, s0 - 1] = aten.sub.Tensor(self=%slice_2, other=%slice_3, *, alpha=1)
+  %slice_4: f32[1, s0] = aten.slice.Tensor(self=%x, dim=0, start=1, end=9223372036854775807, step=1)
+  %slice_5: f32[1, s0] = aten.slice.Tensor(self=%x, dim=0, start=0, end=-1, step=1)
+  %sub_2: f32[1, s0] = aten.sub.Tensor(self=%slice_4, other=%slice_5, *, alpha=1)
+  return (%sub_1, %sub_2)
+})");
+}
+
 }  // namespace
 }  // namespace kiln::lowering
