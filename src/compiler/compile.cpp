@@ -150,6 +150,7 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
     // An engine cache hit reuses the engine as built, uncertain tactic choices included (the timing cache
     // marks them for the next build that times); `kiln cache clear --engines` drops it.
     info.tactics = engine::tactic_stats(*segment.plan);
+    info.precision = engine::precision_notes(*segment.plan);
     if (cache.cache != nullptr && settings.cache_built_engines) {
       cache.cache->save(hash, detail::make_cache_entry({segment.plan, segment.input_bindings, segment.output_bindings},
                                                         *node.subgraph()));
@@ -185,6 +186,8 @@ std::string CompileReport::to_string() const {
         << "; tactics: " << e.tactics.timed << " timed (" << e.tactics.retimed << " re-timed, "
         << e.tactics.uncertain << " uncertain), " << e.tactics.from_cache << " from the timing cache, "
         << e.tactics.untimed << " untimed, " << e.tactics.reference << " reference\n";
+    for (const engine::PrecisionNote& p : e.precision)
+      out << "  precision: " << p.layer << ": " << p.reason << "\n";
   }
   for (const std::string& f : fallbacks) out << "fallback to PyTorch: " << f << "\n";
   out << "nodes: " << engine_nodes << " in engines, " << torch_nodes << " in PyTorch\n";

@@ -58,10 +58,11 @@ int run_compile(const CompileCommandOptions& o) {
     PhaseTimer timer("compile");
     module = compiler::compile(program, settings, specs, &report);
   }
-  size_t plan_bytes = 0, cache_hits = 0;
+  size_t plan_bytes = 0, cache_hits = 0, precision_notes = 0;
   engine::TacticStats tactics;
   for (const compiler::EngineBuildInfo& e : report.engines) {
     plan_bytes += e.plan_bytes;
+    precision_notes += e.precision.size();
     cache_hits += e.cache_hit ? 1 : 0;
     tactics.timed += e.tactics.timed;
     tactics.retimed += e.tactics.retimed;
@@ -89,6 +90,11 @@ int run_compile(const CompileCommandOptions& o) {
         << "warning: " << tactics.uncertain
         << " tactic choices were timed on a loaded machine (or from noisy runs); the next compile times them "
            "again\n";
+  }
+  if (precision_notes > 0) {
+    std::cout << "precision: " << precision_notes
+              << " layers kept in fp32 or constants clamped by the reduced-precision policy (--verbose lists "
+                 "them)\n";
   }
   for (const std::string& f : report.fallbacks) std::cout << "warning: fell back to PyTorch: " << f << "\n";
   return kExitOk;

@@ -9,6 +9,7 @@
 
 #include "kiln/compiler/compilation_settings.h"
 #include "kiln/compiler/engine_cache.h"
+#include "kiln/engine/precision_policy.h"
 #include "kiln/engine/tactic_stats.h"
 #include "kiln/frontend/program.h"
 #include "kiln/runtime/compiled_module.h"
@@ -36,6 +37,9 @@ struct EngineBuildInfo {
   double build_ms = 0.0;       // conversion and engine build (or cache load and refit)
   bool cache_hit = false;      // taken from the engine cache and refitted
   engine::TacticStats tactics;  // how the build chose tactics (zero for an engine-cache hit)
+  /// Layers a reduced-precision build kept in fp32 and constants it clamped, with the rule (empty for an fp32
+  /// build and an engine-cache hit).
+  std::vector<engine::PrecisionNote> precision;
 };
 
 struct CompileReport {

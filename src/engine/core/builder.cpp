@@ -168,69 +168,6 @@ void mark_host_layers(Plan::Impl& g) {
   }
 }
 
-void reindex_producers(Plan::Impl& g) {
-  for (auto& t : g.tensors) t.producer = -1;
-  for (size_t i = 0; i < g.layers.size(); ++i) {
-    for (int64_t o : g.layers[i].layer.outputs) g.tensors[o].producer = static_cast<int64_t>(i);
-  }
-}
-
-/// Weakly typed reduced precision: internal fp32 tensors become `to`, with casts at the bindings.
-void lower_precision(Plan::Impl& g, DType to, std::map<std::string, DType>& original_dtypes) {
-  std::vector<PlanLayer> front, back;
-  auto new_tensor = [&](const PlanTensor& base, DType dt, const std::string& suffix) {
-    PlanTensor t = base;
-    t.name = base.name + suffix;
-    t.dtype = dt;
-    t.is_input = t.is_output = false;
-    g.tensors.push_back(t);
-    return static_cast<int64_t>(g.tensors.size()) - 1;
-  };
-  auto cast_layer = [&](int64_t in, int64_t out, DType dt, const std::string& name) {
-    Layer l;
-    l.name = name;
-    l.kind = LayerKind::Cast;
-    l.params = CastParams{dt};
-    l.inputs = {in};
-    l.outputs = {out};
-    return PlanLayer{l, "", false, {}};
-  };
-  for (int64_t id : g.inputs) {
-    if (g.tensors[id].dtype != DType::Float32) continue;
-    int64_t t = new_tensor(g.tensors[id], to, "/lowered");
-    passes::replace_uses(g, id, t);
-    front.push_back(cast_layer(id, t, to, g.tensors[id].name + "/cast_in"));
-  }
-  for (int64_t id : g.outputs) {
-    if (g.tensors[id].dtype != DType::Float32 || g.tensors[id].producer < 0) continue;
-    int64_t t = new_tensor(g.tensors[id], DType::Float32, "/lowered");
-    Layer& p = g.layers[g.tensors[id].producer].layer;
-    for (auto& o : p.outputs) if (o == id) o = t;
-    passes::replace_uses(g, id, t);
-    back.push_back(cast_layer(t, id, DType::Float32, g.tensors[id].name + "/cast_out"));
-  }
-  for (size_t id = 0; id < g.tensors.size(); ++id) {
-    auto& t = g.tensors[id];
-    if (t.dtype == DType::Float32 && !t.is_input && !t.is_output) t.dtype = to;
-  }
-  for (auto& pl : g.layers) {
-    Layer& l = pl.layer;
-    if (l.kind == LayerKind::Constant && l.weights[0].value.dtype() == DType::Float32) {
-      if (!l.weights[0].name.empty()) original_dtypes[l.weights[0].name] = DType::Float32;
-      l.weights[0].value = l.weights[0].value.to(to);
-    } else if (l.kind == LayerKind::Fill && l.get<FillParams>().dtype == DType::Float32) {
-      l.get<FillParams>().dtype = to;
-    } else if (l.kind == LayerKind::Cast && l.get<CastParams>().to == DType::Float32) {
-      l.get<CastParams>().to = to;
-    }
-  }
-  std::vector<PlanLayer> all = std::move(front);
-  for (auto& pl : g.layers) all.push_back(std::move(pl));
-  for (auto& pl : back) all.push_back(std::move(pl));
-  g.layers = std::move(all);
-  reindex_producers(g);
-}
-
 void check_precisions(const Plan::Impl& g, const BuilderConfig& config) {
   for (size_t i = 0; i < g.layers.size(); ++i) {
     if (g.layers[i].host) continue;
@@ -346,7 +283,7 @@ int assign_formats(Plan::Impl& g) {
     for (auto& a : after) out.push_back(std::move(a));
   }
   g.layers = std::move(out);
-  reindex_producers(g);
+  passes::reindex_producers(g);
   return reformats;
 }
 
@@ -401,8 +338,12 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
                    "' (", layer_kind_name(pl.layer.kind), "): backend ", g->backend_name, " does not support ",
                    dtype_name(to));
       }
-      lower_precision(*g, to, original_dtypes);
-      KILN_INFO("engine: precision: floating layers run in ", dtype_name(to));
+      passes::lower_precision(*g, to, original_dtypes);
+      KILN_INFO("engine: precision: floating layers run in ", dtype_name(to), " (", g->precision_notes.size(),
+                " departures by the precision policy)");
+      for (const PrecisionNote& note : g->precision_notes) {
+        KILN_INFO("engine: precision: ", note.layer, ": ", note.reason);
+      }
     }
   }
   for (auto& pl : g->layers) pl.host = false;

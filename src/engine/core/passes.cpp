@@ -112,6 +112,13 @@ void replace_uses(Plan::Impl& g, int64_t from, int64_t to) {
   }
 }
 
+void reindex_producers(Plan::Impl& g) {
+  for (auto& t : g.tensors) t.producer = -1;
+  for (size_t i = 0; i < g.layers.size(); ++i) {
+    for (int64_t o : g.layers[i].layer.outputs) g.tensors[o].producer = static_cast<int64_t>(i);
+  }
+}
+
 int fold_constants(Plan::Impl& g, bool refittable) {
   int folded = 0;
   for (size_t i = 0; i < g.layers.size(); ++i) {

@@ -1,6 +1,9 @@
 #pragma once
 // Builder passes over the plan being built (Plan::Impl before tactics and memory planning).
 
+#include <map>
+#include <string>
+
 #include "engine/core/plan_impl.h"
 #include "kiln/engine/builder.h"
 
@@ -22,5 +25,12 @@ int fuse_pointwise(Plan::Impl& g);
 int fold_attention_views(Plan::Impl& g);
 /// Replaces every use of tensor `from` by `to` (layer inputs only).
 void replace_uses(Plan::Impl& g, int64_t from, int64_t to);
+/// Sets every tensor's producer from the layer list.
+void reindex_producers(Plan::Impl& g);
+/// Weakly typed reduced precision (`to` is fp16 or bf16): internal fp32 tensors become `to`, with casts at
+/// the bindings, except where the precision policy (kiln/engine/precision_policy.h) keeps a layer in fp32 or
+/// clamps a constant; g.precision_notes says where and why. Records the original dtype of each named weight
+/// it converts.
+void lower_precision(Plan::Impl& g, DType to, std::map<std::string, DType>& original_dtypes);
 
 }  // namespace kiln::engine::passes

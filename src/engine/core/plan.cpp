@@ -67,6 +67,7 @@ bool Plan::refittable() const { return impl_->refittable; }
 bool Plan::strip_weights() const { return impl_->strip_weights; }
 void Plan::set_strip_weights(bool strip) { impl_->strip_weights = strip; }
 const TacticStats& tactic_stats(const Plan& plan) { return plan.impl().tactic_stats; }
+const std::vector<PrecisionNote>& precision_notes(const Plan& plan) { return plan.impl().precision_notes; }
 bool Plan::weights_missing() const { return impl_->weights_missing(); }
 
 }  // namespace kiln::engine

@@ -8,6 +8,7 @@
 
 #include "kiln/engine/backend.h"
 #include "kiln/engine/plan.h"
+#include "kiln/engine/precision_policy.h"
 #include "kiln/engine/tactic_stats.h"
 
 namespace kiln::engine {
@@ -90,6 +91,7 @@ struct Plan::Impl {
   std::vector<bool> data_dependent;
   uint64_t refit_generation = 0;  // incremented by every refit (contexts drop cached shape-tensor values)
   TacticStats tactic_stats;       // set by the build's tactic selection
+  std::vector<PrecisionNote> precision_notes;  // set by the build's reduced-precision lowering
 
   /// Fills bindings, consumers and data_dependent from tensors/layers.
   void derive();

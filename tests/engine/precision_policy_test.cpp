@@ -1,0 +1,130 @@
+// The reduced-precision policy (kiln/engine/precision_policy.h) on the test backend (cpu by default), fp16
+// builds of small networks that an all-fp16 plan gets wrong: a mean of squares of values near 300 (each
+// square passes fp16's 65504: inf in fp16, finite with the square and the reduction kept in fp32), and a
+// softmax over a mask filled with -3.4e38 (finfo(float32).min, -inf in fp16: a fully masked row gives NaN;
+// clamped to -65504 it is uniform, as eager fp16 gives with finfo(float16).min). Tolerance: 1e-2 relative to
+// the largest magnitude, the harness's reduced-precision bound (inputs rounded to fp16's 11 significant
+// bits). Also: the notes name the layers and rules; fp32 and bf16 builds (bf16 has fp32's range) depart from
+// nothing.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/engine_test_util.h"
+#include "kiln/engine/precision_policy.h"
+
+namespace kiln::engine {
+namespace {
+
+using testing::build;
+using testing::run;
+
+BuilderConfig config_for(Precision p) {
+  BuilderConfig config;
+  config.backend = testing::test_backend();
+  config.precisions = {Precision::FP32};
+  if (p != Precision::FP32) config.precisions.push_back(p);
+  return config;
+}
+
+bool noted(const std::shared_ptr<Plan>& plan, const std::string& layer, const std::string& words) {
+  for (const PrecisionNote& n : precision_notes(*plan)) {
+    if (n.layer == layer && n.reason.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string all_notes(const std::shared_ptr<Plan>& plan) {
+  std::string s;
+  for (const PrecisionNote& n : precision_notes(*plan)) s += n.layer + ": " + n.reason + "\n";
+  return s;
+}
+
+// sqrt(mean(x * x, dim 1)) of x in [250, 300): a root mean square near 275.
+std::shared_ptr<Plan> rms_plan(Precision p) {
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {4, 64});
+  Tensor* sq = net.add_elementwise("square", x, x, ElementwiseOp::Mul);
+  Tensor* mean = net.add_reduce("mean", sq, ReduceOp::Mean, {1}, true);
+  Tensor* y = net.add_unary("root", mean, UnaryOp::Sqrt);
+  y->set_name("y");
+  net.mark_output(y);
+  return build(net, config_for(p));
+}
+
+TEST(PrecisionPolicy, SumOfSquaresStaysInFp32AndFinite) {
+  std::mt19937 rng(7);
+  HostTensor x = testing::random_tensor(DType::Float32, {4, 64}, rng, 250.0, 300.0);
+  auto plan = rms_plan(Precision::FP16);
+  EXPECT_TRUE(noted(plan, "square", "feeding reduction 'mean'")) << all_notes(plan);
+  EXPECT_TRUE(noted(plan, "mean", "fp32")) << all_notes(plan);
+  const HostTensor y = run(plan, {{"x", x}})[0];
+  for (int64_t r = 0; r < 4; ++r) {
+    double want = 0;
+    for (int64_t c = 0; c < 64; ++c) want += x.get_as_double(r * 64 + c) * x.get_as_double(r * 64 + c);
+    want = std::sqrt(want / 64);
+    ASSERT_TRUE(std::isfinite(y.get_as_double(r))) << "row " << r;
+    EXPECT_NEAR(y.get_as_double(r), want, 1e-2 * want) << "row " << r;
+  }
+}
+
+TEST(PrecisionPolicy, Fp32AndBf16BuildsDepartFromNothing) {
+  EXPECT_TRUE(precision_notes(*rms_plan(Precision::FP32)).empty());
+  auto bf16 = rms_plan(Precision::BF16);
+  EXPECT_TRUE(precision_notes(*bf16).empty()) << all_notes(bf16);
+}
+
+TEST(PrecisionPolicy, PlainSumKeepsItsResultInFp32) {
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {2, 512});
+  Tensor* s = net.add_reduce("total", x, ReduceOp::Sum, {1}, false);
+  s->set_name("s");
+  net.mark_output(s);
+  auto plan = build(net, config_for(Precision::FP16));
+  EXPECT_TRUE(noted(plan, "total", "can pass fp16's 65504")) << all_notes(plan);
+  // 512 values near 200: a sum near 1e5, beyond fp16.
+  std::mt19937 rng(3);
+  HostTensor x_in = testing::random_tensor(DType::Float32, {2, 512}, rng, 180.0, 220.0);
+  const HostTensor got = run(plan, {{"x", x_in}})[0];
+  for (int64_t r = 0; r < 2; ++r) {
+    double want = 0;
+    for (int64_t c = 0; c < 512; ++c) want += x_in.get_as_double(r * 512 + c);
+    EXPECT_NEAR(got.get_as_double(r), want, 1e-2 * want) << "row " << r;
+  }
+}
+
+// where(mask, finfo(float32).min, x) -> softmax: row 0 fully masked, row 1 partly.
+TEST(PrecisionPolicy, Float32MinFillClampsToFp16RangeAndSoftmaxStaysFinite) {
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {2, 8});
+  Tensor* mask = net.add_input("mask", DType::Bool, {2, 8});
+  Tensor* fill = net.add_constant("fill", Weights(HostTensor::from_floats({-3.4028234663852886e38f}, {1})));
+  Tensor* masked = net.add_select("masked", mask, fill, x);
+  Tensor* y = net.add_softmax("softmax", masked, 1);
+  y->set_name("y");
+  net.mark_output(y);
+  auto plan = build(net, config_for(Precision::FP16));
+  bool clamped = false;
+  for (const PrecisionNote& n : precision_notes(*plan))
+    clamped = clamped || n.reason.find("clamped") != std::string::npos;
+  EXPECT_TRUE(clamped) << all_notes(plan);
+  std::mt19937 rng(11);
+  HostTensor x_in = testing::random_tensor(DType::Float32, {2, 8}, rng, -2.0, 2.0);
+  HostTensor m(DType::Bool, {2, 8});
+  for (int64_t i = 0; i < 16; ++i) m.set_from_double(i, i < 8 || i % 3 == 0 ? 1.0 : 0.0);
+  const HostTensor got = run(plan, {{"x", x_in}, {"mask", m}})[0];
+  for (int64_t c = 0; c < 8; ++c) EXPECT_NEAR(got.get_as_double(c), 1.0 / 8, 1e-2) << "masked row, col " << c;
+  double denom = 0;
+  for (int64_t c = 0; c < 8; ++c) {
+    if (m.get_as_double(8 + c) == 0.0) denom += std::exp(x_in.get_as_double(8 + c));
+  }
+  for (int64_t c = 0; c < 8; ++c) {
+    const double want = m.get_as_double(8 + c) != 0.0 ? 0.0 : std::exp(x_in.get_as_double(8 + c)) / denom;
+    EXPECT_NEAR(got.get_as_double(8 + c), want, 1e-2) << "partly masked row, col " << c;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::engine
