@@ -70,6 +70,20 @@ def test_saved_module_runs_in_the_command_line(mlp, workdir):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_module_compiled_by_the_command_line_loads(workdir):
+    cli = os.environ.get("KILN_CLI")
+    if not cli:
+        pytest.skip("KILN_CLI (the kiln binary) not set: run through ctest")
+    path = os.path.join(workdir, "cli_mlp.kiln")
+    result = subprocess.run([cli, "compile", data_path("tiny_mlp", "model.pt2"), "-o", path], capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+    km = kiln.load(path)
+    for k in (0, 1):
+        (x,), (expected,) = case("tiny_mlp", k)
+        assert_matches(km(x), expected)
+
+
 def test_loading_bad_files_fails_with_kiln_message(workdir):
     with pytest.raises(kiln.KilnError, match=r"missing\.kiln"):
         kiln.load(os.path.join(workdir, "missing.kiln"))
