@@ -1,11 +1,11 @@
 // The reduced-precision policy (kiln/engine/precision_policy.h) on the test backend (cpu by default), fp16
-// builds of small networks that an all-fp16 plan gets wrong: a mean of squares of values near 300 (each
-// square passes fp16's 65504: inf in fp16, finite with the square and the reduction kept in fp32), and a
-// softmax over a mask filled with -3.4e38 (finfo(float32).min, -inf in fp16: a fully masked row gives NaN;
-// clamped to -65504 it is uniform, as eager fp16 gives with finfo(float16).min). Tolerance: 1e-2 relative to
-// the largest magnitude, the harness's reduced-precision bound (inputs rounded to fp16's 11 significant
-// bits). Also: the notes name the layers and rules; fp32 and bf16 builds (bf16 has fp32's range) depart from
-// nothing.
+// builds of small networks that an all-fp16 plan gets wrong (on cuda in the ctest kiln_engine_gpu_tests): a
+// mean of squares of values near 300 (each square passes fp16's 65504: inf in fp16, finite with the square
+// and the reduction kept in fp32), and a softmax over a mask filled with -3.4e38 (finfo(float32).min, -inf in
+// fp16: a fully masked row gives NaN; clamped to -65504 it is uniform, as eager fp16 gives with
+// finfo(float16).min). Tolerance: 1e-2 relative to the largest magnitude, the harness's reduced-precision
+// bound (inputs rounded to fp16's 11 significant bits). Also: the notes name the layers and rules; fp32 and
+// bf16 builds (bf16 has fp32's range) depart from nothing.
 
 #include <gtest/gtest.h>
 
@@ -28,6 +28,13 @@ BuilderConfig config_for(Precision p) {
   if (p != Precision::FP32) config.precisions.push_back(p);
   return config;
 }
+
+// Skips the test when the backend under test cannot be created here (cuda without a GPU).
+#define KILN_REQUIRE_TEST_BACKEND()                                        \
+  std::string why_unavailable;                                             \
+  if (testing::test_backend() != "cpu" &&                                  \
+      !testing::shared_backend(testing::test_backend(), &why_unavailable)) \
+  GTEST_SKIP() << why_unavailable
 
 bool noted(const std::shared_ptr<Plan>& plan, const std::string& layer, const std::string& words) {
   for (const PrecisionNote& n : precision_notes(*plan)) {
@@ -55,6 +62,7 @@ std::shared_ptr<Plan> rms_plan(Precision p) {
 }
 
 TEST(PrecisionPolicy, SumOfSquaresStaysInFp32AndFinite) {
+  KILN_REQUIRE_TEST_BACKEND();
   std::mt19937 rng(7);
   HostTensor x = testing::random_tensor(DType::Float32, {4, 64}, rng, 250.0, 300.0);
   auto plan = rms_plan(Precision::FP16);
@@ -71,12 +79,14 @@ TEST(PrecisionPolicy, SumOfSquaresStaysInFp32AndFinite) {
 }
 
 TEST(PrecisionPolicy, Fp32AndBf16BuildsDepartFromNothing) {
+  KILN_REQUIRE_TEST_BACKEND();
   EXPECT_TRUE(precision_notes(*rms_plan(Precision::FP32)).empty());
   auto bf16 = rms_plan(Precision::BF16);
   EXPECT_TRUE(precision_notes(*bf16).empty()) << all_notes(bf16);
 }
 
 TEST(PrecisionPolicy, PlainSumKeepsItsResultInFp32) {
+  KILN_REQUIRE_TEST_BACKEND();
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {2, 512});
   Tensor* s = net.add_reduce("total", x, ReduceOp::Sum, {1}, false);
@@ -97,6 +107,7 @@ TEST(PrecisionPolicy, PlainSumKeepsItsResultInFp32) {
 
 // where(mask, finfo(float32).min, x) -> softmax: row 0 fully masked, row 1 partly.
 TEST(PrecisionPolicy, Float32MinFillClampsToFp16RangeAndSoftmaxStaysFinite) {
+  KILN_REQUIRE_TEST_BACKEND();
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {2, 8});
   Tensor* mask = net.add_input("mask", DType::Bool, {2, 8});
