@@ -1,6 +1,7 @@
 // Builder passes: fusions (structure and numbers), shuffle elimination, constant folding, dead layers,
 // precision errors, timing cache, profile errors and the memory plan of a 20-layer residual chain.
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -68,6 +69,36 @@ TEST(EngineBuilder, FusesResidualBlockWithBatchNorm) {
   auto b = bn(conv3x3(a, c, h, w, k2, zero), s2, t2);
   for (size_t i = 0; i < b.size(); ++i) b[i] = std::max(b[i] + xv[i], 0.0);
   expect_close(run(plan, {{"x", in}})[0], b, 1e-4, 1e-4, "fused residual block");
+}
+
+// An activation oneDNN cannot apply as a post-op (hard sigmoid: two different linear steps) stays a layer of its
+// own: fused, the convolution could only run the reference kernel (mobilenet_v3's squeeze-excite convolutions
+// ran 'ref' at 10-50x oneDNN's time). Numbers: 1e-5 (fp32, one 1x1 convolution of 8 terms).
+TEST(EngineBuilder, ActivationsOneDnnCannotFuseStayLayers) {
+  std::mt19937 rng(53);
+  const int64_t c = 8;
+  HostTensor k = random_tensor(DType::Float32, {c, c, 1, 1}, rng);
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {1, c, 4, 4});
+  Tensor* y = net.add_convolution("conv", x, k, Weights(), ConvolutionParams{});
+  y = net.add_activation("hardsigmoid", y, ActivationKind::HardSigmoid, 1.0 / 6, 0.5);
+  net.mark_output(y);
+  auto plan = build(net);
+  auto layers = plan->layers();
+  const PlanLayerInfo* conv = find_kind(layers, LayerKind::Convolution);
+  ASSERT_NE(conv, nullptr);
+  EXPECT_NE(conv->tactic, "ref") << conv->detail;
+  EXPECT_EQ(conv->detail.find("post_ops=[{"), std::string::npos) << conv->detail;
+  HostTensor in = random_tensor(DType::Float32, {1, c, 4, 4}, rng);
+  std::vector<double> xv = values(in), want(xv.size());
+  for (int64_t o = 0; o < c; ++o) {
+    for (int64_t p = 0; p < 16; ++p) {
+      double acc = 0;
+      for (int64_t i = 0; i < c; ++i) acc += k.get_as_double(o * c + i) * xv[i * 16 + p];
+      want[o * 16 + p] = std::clamp(acc / 6 + 0.5, 0.0, 1.0);
+    }
+  }
+  expect_close(run(plan, {{"x", in}})[0], want, 1e-5, 1e-5, "convolution then hard sigmoid");
 }
 
 TEST(EngineBuilder, FusesTransformerMlp) {

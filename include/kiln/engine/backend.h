@@ -169,6 +169,13 @@ class Backend {
   virtual bool supports(const LayerInfo& layer, std::string* why) const = 0;
   /// Whether the backend runs this floating dtype at all (fp32, fp16, bf16) for layers of `kind`.
   virtual bool supports_precision(LayerKind kind, DType dtype) const = 0;
+  /// Whether this backend's optimized kernels run `layer` (a Convolution or MatrixMultiply whose post_ops the
+  /// builder's fusion pass is extending) with all of its post-ops fused. When not, the pass keeps the activation
+  /// or residual add a layer of its own, rather than leaving the fused layer to a reference kernel.
+  virtual bool fuses_post_ops(const Layer& layer) const {
+    (void)layer;
+    return true;
+  }
   /// Candidate kernels for `layer`, best guess first (never empty when supports() is true).
   virtual std::vector<Tactic> tactics(const LayerInfo& layer) const = 0;
   /// The formats tactic `tactic` prefers for `layer` (whose tensors are all Plain when asked); see the file

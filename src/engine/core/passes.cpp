@@ -274,6 +274,12 @@ int fuse_linear(Plan::Impl& g, bool refittable) {
       bool b_weight = l.weights[0].defined();
       if (n.kind == LayerKind::Activation) {
         post.push_back(PostOp{PostOp::Activation, n.get<ActivationParams>(), 1.0});
+        if (!g.backend->fuses_post_ops(l)) {
+          post.pop_back();
+          KILN_INFO("engine: activation '", n.name, "' stays a layer: ", g.backend_name, " cannot fuse it into '",
+                    l.name, "'");
+          break;
+        }
         KILN_INFO("engine: fused activation '", n.name, "' (", activation_kind_name(n.get<ActivationParams>().kind),
                   ") into '", l.name, "'");
         take_output(g, static_cast<int64_t>(i), c);
@@ -343,6 +349,13 @@ int fuse_linear(Plan::Impl& g, bool refittable) {
         if (same && prod < static_cast<int64_t>(i)) {
           l.inputs.push_back(other);
           post.push_back(PostOp{PostOp::Sum, ActivationParams{}, 1.0});
+          if (!g.backend->fuses_post_ops(l)) {
+            post.pop_back();
+            l.inputs.pop_back();
+            KILN_INFO("engine: residual add '", n.name, "' stays a layer: ", g.backend_name, " cannot fuse it into '",
+                      l.name, "'");
+            break;
+          }
           KILN_INFO("engine: fused residual add '", n.name, "' into '", l.name, "'");
           take_output(g, static_cast<int64_t>(i), c);
           ++fused;

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "engine/backends/cpu/kernel_registry.h"
+#include "engine/backends/cpu/onednn/onednn_common.h"
 #include "kiln/support/error.h"
 
 namespace kiln::engine::cpu {
@@ -32,6 +33,14 @@ class CpuBackend : public Backend {
   }
   bool supports_precision(LayerKind, DType dtype) const override {
     return dtype == DType::Float32 || dtype == DType::Float16 || dtype == DType::BFloat16;
+  }
+  bool fuses_post_ops(const Layer& layer) const override {
+    // Convolution and matrix multiply run fused only in oneDNN (the reference kernels are 10-50x slower).
+    if (layer.kind == LayerKind::Convolution) return onednn::post_ops_supported(layer.get<ConvolutionParams>().post_ops);
+    if (layer.kind == LayerKind::MatrixMultiply) {
+      return onednn::post_ops_supported(layer.get<MatrixMultiplyParams>().post_ops);
+    }
+    return true;
   }
   std::vector<Tactic> tactics(const LayerInfo& layer) const override {
     std::vector<Tactic> out;

@@ -3,9 +3,11 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/post_ops.h"
 
 namespace kiln::engine::cuda {
 namespace {
@@ -118,6 +120,15 @@ class CudaBackend : public Backend, public GraphRecorder {
   }
   bool supports_precision(LayerKind, DType dtype) const override {
     return dtype == DType::Float32 || dtype == DType::Float16 || dtype == DType::BFloat16;
+  }
+  bool fuses_post_ops(const Layer& layer) const override {
+    // Convolution and matrix multiply apply their post-ops in one pass of bounded size (post_ops.h).
+    bool conv = layer.kind == LayerKind::Convolution;
+    if (!conv && layer.kind != LayerKind::MatrixMultiply) return true;
+    const auto& post = conv ? layer.get<ConvolutionParams>().post_ops : layer.get<MatrixMultiplyParams>().post_ops;
+    size_t residuals = std::count_if(post.begin(), post.end(), [](const PostOp& op) { return op.kind == PostOp::Sum; });
+    bool bias = conv && layer.weights.size() > 1 && layer.weights[1].defined();
+    return PostOpPass::fits(post.size(), bias, residuals, nullptr);
   }
   std::vector<Tactic> tactics(const LayerInfo& layer) const override {
     std::vector<Tactic> out;
