@@ -235,6 +235,12 @@ int assign_formats(Plan::Impl& g) {
   int reformats = 0;
   for (size_t i = 0; i < nl; ++i) {
     bool kernel = g.is_kernel_layer(static_cast<int64_t>(i));
+    // Asked again once the producers' formats are known: a tactic may follow its input's format (pooling).
+    if (kernel && !want[i].inputs.empty()) {
+      bool moved = false;
+      for (int64_t t : g.layers[i].layer.inputs) moved = moved || g.tensors[t].format != TensorFormat::Plain;
+      if (moved) want[i] = g.backend->formats(g.layer_info(static_cast<int64_t>(i)), g.layers[i].tactic);
+    }
     PlanLayer pl = std::move(g.layers[i]);
     Layer& l = pl.layer;
     std::vector<PlanLayer> after;

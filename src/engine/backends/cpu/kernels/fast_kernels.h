@@ -7,6 +7,8 @@ namespace kiln::engine::cpu::fast {
 
 /// Row "vec" for Normalization (layer / group / instance norm, fp32).
 void register_normalization(CpuKernelRegistry& registry);
+/// Row "vec" for Pooling (max / average, adaptive, fp32, in the input's memory format).
+void register_pooling(CpuKernelRegistry& registry);
 /// Row "vec" for Softmax (softmax / log-softmax, fp32).
 void register_softmax(CpuKernelRegistry& registry);
 /// Row "vec" for Reduce (sum / mean / max / min over trailing dims, fp32).

@@ -11,6 +11,7 @@ void register_fast_kernels(CpuKernelRegistry& registry) {
   onednn::register_onednn_matmul(registry);
   onednn::register_onednn_reformat(registry);
   fast::register_normalization(registry);
+  fast::register_pooling(registry);
   fast::register_softmax(registry);
   fast::register_reduce(registry);
   fast::register_pointwise(registry);
