@@ -2,6 +2,18 @@
 find_package(dnnl REQUIRED)
 target_link_libraries(kiln_${name} PUBLIC DNNL::dnnl)
 
+# The thread pool (engine/core/thread_pool.cpp) runs Kiln's kernels on OpenMP's team, the threads Debian's oneDNN
+# (built on libgomp) runs on: one set of threads. GCC only (clang's OpenMP is another runtime, libomp); only that
+# file is compiled with OpenMP, and only the library is linked (LINK_ONLY), so no other file's flags change.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  find_package(OpenMP COMPONENTS CXX)
+endif()
+if(OpenMP_CXX_FOUND)
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/engine/core/thread_pool.cpp TARGET_DIRECTORY kiln_${name}
+                              PROPERTIES COMPILE_OPTIONS "${OpenMP_CXX_FLAGS}" COMPILE_DEFINITIONS KILN_THREADS_OPENMP=1)
+  target_link_libraries(kiln_${name} PUBLIC "$<LINK_ONLY:OpenMP::OpenMP_CXX>")
+endif()
+
 # The CUDA backend (src/engine/backends/cuda/**, .cpp and .cu) is built only when the top level enabled CUDA
 # (KILN_CUDA_ENABLED); otherwise its sources are dropped from the glob and "cuda" stays in the backend table
 # as an error saying the build has no CUDA. cuDNN (convolution) is used when found (CUDNN_ROOT may point at

@@ -1,6 +1,9 @@
 #pragma once
-// ThreadPool: a fixed set of worker threads for CPU kernels. parallel_for may be called from several
-// threads at once (one per ExecutionContext); the calling thread always takes part, so it never deadlocks.
+// ThreadPool: the threads CPU kernels run on. Built with GCC, they are OpenMP's (libgomp's) team, the threads
+// oneDNN's primitives run on too, so Kiln's kernels and oneDNN's share one set of threads instead of two sets
+// competing for the cores (KILN_THREADS_OPENMP, src/engine/layer.cmake); otherwise a fixed set of worker
+// threads of its own. parallel_for may be called from several threads at once (one per ExecutionContext); the
+// calling thread always takes part, so it never deadlocks.
 
 #include <condition_variable>
 #include <cstdint>
@@ -22,7 +25,7 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   /// Total threads (workers + the calling thread).
-  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  int size() const { return threads_; }
 
   /// Runs fn(begin, end) over disjoint chunks covering [0, n), each at least `grain` long (except the last),
   /// and returns when all chunks are done. The first exception thrown by fn is rethrown here.
@@ -31,6 +34,7 @@ class ThreadPool {
  private:
   struct Job;
   void worker_loop();
+  int threads_ = 1;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -34,9 +34,11 @@ struct ThreadPool::Job {
   }
 };
 
-ThreadPool::ThreadPool(int threads) {
-  int n = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 1; i < n; ++i) workers_.emplace_back([this] { worker_loop(); });
+ThreadPool::ThreadPool(int threads)
+    : threads_(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
+#if !KILN_THREADS_OPENMP
+  for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+#endif
 }
 
 ThreadPool::~ThreadPool() {
@@ -65,17 +67,35 @@ void ThreadPool::worker_loop() {
 void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  int64_t threads = size();
-  int64_t chunks = std::min<int64_t>(threads * 4, (n + grain - 1) / grain);
-  if (chunks <= 1 || workers_.empty()) {
+  int64_t chunks = std::min<int64_t>(int64_t{threads_} * 4, (n + grain - 1) / grain);
+  if (chunks <= 1 || threads_ == 1) {
     fn(0, n);
     return;
   }
+  int64_t chunk = (n + chunks - 1) / chunks;
+  chunks = (n + chunk - 1) / chunk;
+#if KILN_THREADS_OPENMP
+  // One OpenMP team (the threads oneDNN's primitives run on), chunks handed out one at a time. Called inside
+  // another parallel region (nesting is off), the team is the calling thread alone.
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  const int team = static_cast<int>(std::min<int64_t>(threads_, chunks));
+#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    try {
+      fn(c * chunk, std::min(n, (c + 1) * chunk));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+#else
   auto job = std::make_shared<Job>();
   job->fn = fn;
   job->n = n;
-  job->chunk = (n + chunks - 1) / chunks;
-  job->chunks = (n + job->chunk - 1) / job->chunk;
+  job->chunk = chunk;
+  job->chunks = chunks;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     // One queue entry per helper thread that may join; stale entries find no chunks and return at once.
@@ -88,6 +108,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     job->finished.wait(lock, [&] { return job->done.load() == job->chunks; });
   }
   if (job->error) std::rethrow_exception(job->error);
+#endif
 }
 
 }  // namespace kiln::engine
