@@ -30,6 +30,13 @@ TEST(VecAttention, PlainCausalAndMasked) {
   std::vector<Dims> masked = dims;
   masked.push_back({5, 7});
   check_against_reference(attention_layer(false, true, 0.0), "vec", masked, {masked}, 1e-4, 1e-5, "float mask");
+  // Masks broadcast other ways: per batch over heads and queries (BERT's [B, 1, 1, Lk]), over keys ([B, H, Lq, 1]),
+  // and full ([B, H, Lq, Lk]); the kernel walks each mask row with its own start and key step.
+  for (Dims mask : {Dims{2, 1, 1, 7}, Dims{2, 3, 5, 1}, Dims{2, 3, 5, 7}, Dims{3, 1, 7}}) {
+    masked.back() = mask;
+    std::string what = "float mask of rank " + std::to_string(mask.size()) + " ending in " + std::to_string(mask.back());
+    check_against_reference(attention_layer(false, true, 0.0), "vec", masked, {masked}, 1e-4, 1e-5, what);
+  }
 }
 
 AttentionView strided(Dims dims, std::vector<int64_t> strides, int64_t offset) {
