@@ -89,6 +89,20 @@ TEST(OnednnConvolution, Conv2dStrideDilationAsymmetricPadding) {
   check(conv_layer({5, 3, 3, 2}, p, true, 2), {{1, 3, 13, 11}, {3, 3, 9, 17}}, "stride/dilation/padding");
 }
 
+// Grouped convolutions of the zoo's shapes with a ReLU, run at batches other than the build's: resnext50's 3x3
+// groups-32 convolution of 4 channels per group, wav2vec2's positional 1D convolution (kernel 16, groups 4).
+TEST(OnednnConvolution, ZooGroupedConvolutions) {
+  ConvolutionParams r;
+  r.groups = 32;
+  r.pre_padding = r.post_padding = {1, 1};
+  r.post_ops = {act(ActivationKind::Relu)};
+  check(conv_layer({128, 4, 3, 3}, r, true, 21), {{2, 128, 14, 14}, {3, 128, 14, 14}, {1, 128, 14, 14}}, "resnext");
+  ConvolutionParams w;
+  w.groups = 4;
+  w.pre_padding = w.post_padding = {8};
+  check(conv_layer({32, 8, 16}, w, true, 22), {{2, 32, 20}, {3, 32, 37}, {1, 32, 5}}, "wav2vec2 positional");
+}
+
 TEST(OnednnConvolution, Conv2dGroupsAndDepthwise) {
   ConvolutionParams p;
   p.groups = 4;
