@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache
   libtorch-dev libopenblas-dev libdnnl-dev
-  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev zlib1g-dev
+  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev zlib1g-dev libssl-dev
   python3-numpy
   python3-torch python3-pytest
   clang-14 libclang-rt-14-dev

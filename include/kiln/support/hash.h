@@ -6,12 +6,17 @@
 #include <string_view>
 #include <vector>
 
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX
+
 namespace kiln {
 
-/// Incremental SHA-256.
+/// Incremental SHA-256 (OpenSSL's, which uses the CPU's SHA instructions where it has them).
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256& other);
+  Sha256& operator=(const Sha256& other);
   void update(const void* data, size_t size);
   void update(std::string_view text) { update(text.data(), text.size()); }
   /// The 32-byte digest of the bytes given so far. The hasher is left as it was: calling digest() again gives
@@ -21,11 +26,7 @@ class Sha256 {
   std::string hex_digest();
 
  private:
-  void compress(const uint8_t* block);
-  uint32_t state_[8];
-  uint8_t buffer_[64];
-  size_t buffer_size_ = 0;
-  uint64_t total_bytes_ = 0;
+  ::evp_md_ctx_st* ctx_;
 };
 
 /// HMAC-SHA256 (RFC 2104) of `data` under `key` (any length; keys longer than 64 bytes are hashed first): the
