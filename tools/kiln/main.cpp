@@ -10,6 +10,7 @@
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 #include "kiln/support/printable.h"
+#include "version_text.h"
 
 namespace {
 
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Kiln: an ahead-of-time inference compiler for PyTorch .pt2 programs"};
   app.name("kiln");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "kiln 0.1.0");
+  app.set_version_flag("--version", kiln::cli::version_text);
   int verbose = 0;
   bool quiet = false;
   app.add_flag("-v,--verbose", verbose, "More log output (-vv for debug)");

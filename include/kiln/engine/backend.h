@@ -206,10 +206,21 @@ class Backend {
   virtual void check_plan_device(const std::string& plan_device) const { (void)plan_device; }
 };
 
+/// A library a backend runs on, as `kiln --version` prints it: {"oneDNN", "2.6.3"}, {"cuDNN", "9.1.0"}.
+struct LibraryVersion {
+  std::string name;
+  std::string version;
+};
+
 /// One row of the backend registration table.
 struct BackendEntry {
   const char* name;
   std::unique_ptr<Backend> (*create)(const BackendOptions& options);
+  /// Whether this build has the backend's code (cuda: only where nvcc was found at configure time).
+  bool built;
+  /// The libraries the backend runs on, the versions loaded in this process (and built against, where they
+  /// differ); empty when not built.
+  std::vector<LibraryVersion> (*libraries)();
 };
 
 /// The registered backends (one table, src/engine/backends/registry.cpp).

@@ -7,10 +7,16 @@ namespace kiln::engine {
 
 namespace cpu {
 std::unique_ptr<Backend> create_cpu_backend(const BackendOptions& options);
-}
+std::vector<LibraryVersion> cpu_library_versions();
+}  // namespace cpu
 namespace cuda {
 std::unique_ptr<Backend> create_cuda_backend(const BackendOptions& options);
-#ifndef KILN_HAVE_CUDA
+std::vector<LibraryVersion> cuda_library_versions();
+#ifdef KILN_HAVE_CUDA
+constexpr bool kBuilt = true;
+#else
+constexpr bool kBuilt = false;
+std::vector<LibraryVersion> cuda_library_versions() { return {}; }
 // A build without a CUDA compiler keeps the row, so that asking for "cuda" says why it is missing.
 std::unique_ptr<Backend> create_cuda_backend(const BackendOptions&) {
   KILN_FAIL(Unsupported, "engine backend 'cuda': this build of Kiln has no CUDA backend (configure where nvcc is "
@@ -21,8 +27,8 @@ std::unique_ptr<Backend> create_cuda_backend(const BackendOptions&) {
 
 const std::vector<BackendEntry>& backend_registry() {
   static const std::vector<BackendEntry> kTable = {
-      {"cpu", &cpu::create_cpu_backend},
-      {"cuda", &cuda::create_cuda_backend},
+      {"cpu", &cpu::create_cpu_backend, true, &cpu::cpu_library_versions},
+      {"cuda", &cuda::create_cuda_backend, cuda::kBuilt, &cuda::cuda_library_versions},
   };
   return kTable;
 }
