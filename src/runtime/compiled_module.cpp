@@ -169,6 +169,7 @@ struct CompiledModule::Impl {
   std::string backend;
   std::vector<std::string> output_kinds;
   CallSpec call_spec;
+  std::string compile_settings;
   bool use_cuda_graphs = false;
   bool profiling = false;
   std::vector<ModuleStep> steps;
@@ -493,6 +494,8 @@ const CallSpec& CompiledModule::call_spec() const { return impl_->call_spec; }
 void CompiledModule::set_call_spec(CallSpec spec) { impl_->call_spec = std::move(spec); }
 
 bool CompiledModule::use_cuda_graphs() const { return impl_->use_cuda_graphs; }
+const std::string& CompiledModule::compile_settings() const { return impl_->compile_settings; }
+void CompiledModule::set_compile_settings(std::string json_text) { impl_->compile_settings = std::move(json_text); }
 
 void CompiledModule::set_use_cuda_graphs(bool enabled) {
   impl_->use_cuda_graphs = enabled;
@@ -551,6 +554,18 @@ ModuleSummary CompiledModule::summary() const {
     }
   }
   return s;
+}
+
+std::vector<SegmentInfo> CompiledModule::segments() const {
+  std::vector<SegmentInfo> out;
+  for (size_t i = 0; i < impl_->steps.size(); ++i) {
+    const ModuleStep& step = impl_->steps[i];
+    SegmentInfo info{step.segment != nullptr, step_name(step, i), step.num_nodes, {}};
+    const ir::Graph& nodes = step.segment != nullptr ? *step.segment->subgraph() : *step.torch_graph;
+    for (const ir::Node* n : nodes.nodes()) ++info.ops[n->target().to_string()];
+    out.push_back(std::move(info));
+  }
+  return out;
 }
 
 }  // namespace kiln::runtime

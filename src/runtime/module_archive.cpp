@@ -2,6 +2,8 @@
 
 #include "kiln/runtime/module_archive.h"
 
+#include <cstring>
+#include <filesystem>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +11,8 @@
 #include "kiln/ir/text.h"
 #include "kiln/support/error.h"
 #include "kiln/support/file.h"
+#include "kiln/support/json_limits.h"
+#include "kiln/support/version.h"
 #include "kiln/support/zip.h"
 #include "runtime/module_archive_read.h"
 
@@ -30,6 +34,21 @@ void collect_constants(const ir::Graph& graph, const std::string& owner,
   }
 }
 
+// The name of the plan weight that holds exactly `constant`'s data (its state-dict name, else its value name: the
+// names converters give weights), or "" when the plan holds it differently or not at all.
+std::string same_weight_in_plan(const engine::Plan& plan, const ir::Value& constant) {
+  const HostTensor& data = constant.data();
+  for (const std::string& name : {constant.fqn(), constant.name()}) {
+    if (name.empty()) continue;
+    const HostTensor weight = plan.weight(name);
+    if (weight.defined() && weight.dtype() == data.dtype() && weight.sizes() == data.sizes() &&
+        (data.nbytes() == 0 || std::memcmp(weight.data(), data.data(), data.nbytes()) == 0)) {
+      return name;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<uint8_t> save_to_bytes(const CompiledModule& module) {
@@ -40,7 +59,8 @@ std::vector<uint8_t> save_to_bytes(const CompiledModule& module) {
 
   json meta;
   meta["format_version"] = kModuleFormatVersion;
-  meta["kiln_version"] = "0.1.0";
+  meta["kiln_version"] = kiln_version();
+  if (!module.compile_settings().empty()) meta["settings"] = json::parse(module.compile_settings());
   meta["backend"] = module.backend();
   meta["graph"] = root + "graph.kir";
   meta["output_kinds"] = module.output_kinds();
@@ -65,6 +85,8 @@ std::vector<uint8_t> save_to_bytes(const CompiledModule& module) {
 
   std::vector<std::pair<std::string, const ir::Value*>> constants;
   collect_constants(module.graph(), "", constants);
+  std::map<std::string, const engine::Plan*> plans;
+  for (const EngineSegment& e : module.engines()) plans[e.node] = e.plan.get();
   std::map<const uint8_t*, std::string> stored;  // storage already written -> its entry
   json list = json::array();
   for (const auto& [owner, c] : constants) {
@@ -75,6 +97,16 @@ std::vector<uint8_t> save_to_bytes(const CompiledModule& module) {
     entry["value"] = c->name();
     entry["dtype"] = dtype_name(data.dtype());
     entry["sizes"] = data.sizes();
+    // A segment's constant that its plan holds as it is (same dtype, sizes and bytes) is stored once, in the plan.
+    auto plan = plans.find(owner);
+    if (plan != plans.end()) {
+      const std::string weight = same_weight_in_plan(*plan->second, *c);
+      if (!weight.empty()) {
+        entry["plan_weight"] = weight;
+        list.push_back(entry);
+        continue;
+      }
+    }
     auto it = stored.find(data.data());
     if (it == stored.end()) {
       std::string name = root + "data/weights/weight_" + std::to_string(stored.size());
@@ -105,6 +137,7 @@ std::shared_ptr<CompiledModule> load_zip(const ZipReader& zip, const std::string
     module->set_output_kinds(std::move(contents.output_kinds));
     module->set_use_cuda_graphs(contents.use_cuda_graphs);
     module->set_call_spec(std::move(contents.call_spec));
+    module->set_compile_settings(std::move(contents.compile_settings));
   } catch (const Error& e) {
     throw e.with_context(ErrorContext{label, "", "", ""});
   }
@@ -125,6 +158,28 @@ std::shared_ptr<CompiledModule> load_from_bytes(std::vector<uint8_t> bytes, cons
 }
 
 std::shared_ptr<CompiledModule> load(const std::string& path) { return load_from_bytes(read_file_bytes(path), path); }
+
+ModuleArchiveInfo describe_module_archive(const std::string& path) {
+  ZipReader zip = ZipReader::open(path);
+  ModuleArchiveInfo info;
+  info.format_version = read_format_version(zip, path);
+  const std::string meta_entry = std::string(kModuleRoot) + "module.json";
+  if (zip.contains(meta_entry)) {
+    const std::string text = zip.read_text(meta_entry);
+    if (json_nesting_depth(text) <= kMaxJsonDepth) {
+      json meta = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (meta.is_object() && meta.contains("kiln_version") && meta["kiln_version"].is_string())
+        info.kiln_version = meta["kiln_version"].get<std::string>();
+    }
+  }
+  info.file_bytes = std::filesystem::file_size(path);
+  const std::string engines = std::string(kModuleRoot) + "engines/", data = std::string(kModuleRoot) + "data/";
+  for (const ZipEntry& e : zip.entries()) {
+    if (e.name.rfind(engines, 0) == 0) info.plan_bytes += e.uncompressed_size;
+    if (e.name.rfind(data, 0) == 0) info.constant_bytes += e.uncompressed_size;
+  }
+  return info;
+}
 
 bool is_module_archive(const std::string& path) {
   try {

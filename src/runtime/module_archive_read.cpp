@@ -12,6 +12,7 @@
 #include "kiln/runtime/module_archive.h"
 #include "kiln/support/error.h"
 #include "kiln/support/json_limits.h"
+#include "kiln/support/printable.h"
 
 namespace kiln::runtime {
 
@@ -47,8 +48,26 @@ std::vector<std::string> strings_field(const json& object, const char* key, cons
   return out;
 }
 
+// The data of a constant stored once, as the plan weight `weight` of engine segment `owner` (format 2 on).
+HostTensor data_from_plan(const ModuleArchiveContents& contents, const std::string& owner, const std::string& weight,
+                          const std::string& value, const std::string& label) {
+  if (contents.format_version < 2) bad_archive(label, "constant '" + value + "': \"plan_weight\" needs format 2");
+  for (const EngineSegment& e : contents.engines) {
+    if (e.node != owner) continue;
+    HostTensor data = e.plan->weight(weight);
+    if (!data.defined()) {
+      bad_archive(label, "constant '" + value + "' names weight '" + weight + "', which engine '" + owner +
+                             "' does not hold");
+    }
+    return data;
+  }
+  bad_archive(label, "constant '" + value + "' names a plan weight of '" + owner + "', which has no engine");
+}
+
 // Sets the data of every constant listed in the metadata; every constant of the graph must get data.
-void attach_constants(ir::Graph& graph, const json& list, const ZipReader& zip, const std::string& label) {
+void attach_constants(ModuleArchiveContents& contents, const json& list, const ZipReader& zip,
+                      const std::string& label) {
+  ir::Graph& graph = *contents.graph;
   if (!list.is_array()) bad_archive(label, "\"constants\" must be a list");
   std::map<std::string, ir::Graph*> owners = {{"", &graph}};
   for (const ir::Node* node : graph.nodes()) {
@@ -60,7 +79,6 @@ void attach_constants(ir::Graph& graph, const json& list, const ZipReader& zip, 
     const std::string where = "constant entry";
     std::string owner = string_field(c, "graph", where, label);
     std::string value = string_field(c, "value", where, label);
-    std::string entry = string_field(c, "entry", where, label);
     std::string dtype_text = string_field(c, "dtype", where, label);
     const json& sizes_json = field(c, "sizes", where, label);
     auto g = owners.find(owner);
@@ -87,6 +105,15 @@ void attach_constants(ir::Graph& graph, const json& list, const ZipReader& zip, 
     auto fixed = v->meta().static_sizes();
     if (!fixed || *fixed != sizes)
       bad_archive(label, "constant '" + value + "' sizes differ from the graph's");
+    if (c.contains("plan_weight")) {
+      HostTensor data =
+          data_from_plan(contents, owner, string_field(c, "plan_weight", where, label), value, label);
+      if (data.dtype() != *dtype || data.sizes() != sizes)
+        bad_archive(label, "constant '" + value + "' differs in dtype or sizes from its plan weight");
+      v->set_data(std::move(data));
+      continue;
+    }
+    std::string entry = string_field(c, "entry", where, label);
     auto stored = entries.find(entry);
     if (stored == entries.end()) {
       if (!zip.contains(entry))
@@ -109,21 +136,40 @@ void attach_constants(ir::Graph& graph, const json& list, const ZipReader& zip, 
 
 }  // namespace
 
-ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::string& label) {
-  ModuleArchiveContents contents;
+int read_format_version(const ZipReader& zip, const std::string& label) {
   const std::string root = kModuleRoot;
   if (!zip.contains(root + "archive_format"))
     bad_archive(label, "no " + root + "archive_format entry (not a .kiln file)");
   if (zip.read_text(root + "archive_format") != kModuleFormatName) {
     bad_archive(label, "archive_format is not \"kiln\"");
   }
-  std::string version = zip.contains(root + "archive_version") ? zip.read_text(root + "archive_version") : "";
-  if (version != std::to_string(kModuleFormatVersion)) {
+  if (!zip.contains(root + "archive_version")) bad_archive(label, "no " + root + "archive_version entry");
+  const std::string text = zip.read_text(root + "archive_version");
+  int version = 0;
+  const bool digits = !text.empty() && text.size() <= 6 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) version = std::stoi(text);
+  if (!digits || version < 1) bad_archive(label, "archive_version '" + printable(text) + "' is not a format version");
+  if (version > kModuleFormatVersion) {
     throw Error(ErrorKind::Unsupported,
-                "unsupported .kiln format version '" + version + "' (this Kiln reads version " +
-                    std::to_string(kModuleFormatVersion) + ")",
+                ".kiln format version " + std::to_string(version) + " was written by a newer Kiln (this Kiln reads " +
+                    "versions " + std::to_string(kMinModuleFormatVersion) + " to " +
+                    std::to_string(kModuleFormatVersion) + "): upgrade Kiln, or compile the model with this one",
                 ErrorContext{label, "", "", ""});
   }
+  if (version < kMinModuleFormatVersion) {
+    throw Error(ErrorKind::Unsupported,
+                ".kiln format version " + std::to_string(version) + " is no longer read (this Kiln reads versions " +
+                    std::to_string(kMinModuleFormatVersion) + " to " + std::to_string(kModuleFormatVersion) +
+                    "): compile the model again",
+                ErrorContext{label, "", "", ""});
+  }
+  return version;
+}
+
+ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::string& label) {
+  ModuleArchiveContents contents;
+  const std::string root = kModuleRoot;
+  contents.format_version = read_format_version(zip, label);
   if (!zip.contains(root + "module.json")) bad_archive(label, "no module.json");
   json meta;
   try {
@@ -136,7 +182,7 @@ ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::strin
     bad_archive(label, std::string("module.json is not JSON: ") + e.what());
   }
   const json& fv = field(meta, "format_version", "module.json", label);
-  if (!fv.is_number_integer() || fv.get<int64_t>() != kModuleFormatVersion) {
+  if (!fv.is_number_integer() || fv.get<int64_t>() != contents.format_version) {
     bad_archive(label, "module.json format_version differs from archive_version");
   }
   contents.backend = string_field(meta, "backend", "module.json", label);
@@ -147,7 +193,6 @@ ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::strin
   } catch (const Error& e) {
     bad_archive(label, "the graph does not parse: " + e.message());
   }
-  attach_constants(*contents.graph, field(meta, "constants", "module.json", label), zip, label);
 
   const json& engines_json = field(meta, "engines", "module.json", label);
   if (!engines_json.is_array()) bad_archive(label, "\"engines\" must be a list");
@@ -169,7 +214,17 @@ ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::strin
     }
     contents.engines.push_back(std::move(segment));
   }
+  // After the engines: a constant may be stored once, as a weight of its segment's plan.
+  attach_constants(contents, field(meta, "constants", "module.json", label), zip, label);
   contents.output_kinds = strings_field(meta, "output_kinds", "module.json", label);
+  if (meta.contains("kiln_version") && meta.at("kiln_version").is_string()) {
+    contents.kiln_version = meta.at("kiln_version").get<std::string>();
+  }
+  // Optional (written since the settings were saved): the compiler's settings object, kept as text.
+  if (meta.contains("settings")) {
+    if (!meta.at("settings").is_object()) bad_archive(label, "module.json \"settings\" must be an object");
+    contents.compile_settings = meta.at("settings").dump();
+  }
   // Optional (archives written before the setting have none: off).
   if (meta.contains("use_cuda_graphs")) {
     if (!meta.at("use_cuda_graphs").is_boolean())

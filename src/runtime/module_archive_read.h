@@ -26,7 +26,14 @@ struct ModuleArchiveContents {
   std::vector<std::string> output_kinds;
   CallSpec call_spec;
   bool use_cuda_graphs = false;
+  int format_version = 0;            // the archive's (kMinModuleFormatVersion..kModuleFormatVersion)
+  std::string kiln_version;          // the Kiln that wrote it ("" when not recorded)
+  std::string compile_settings;      // JSON object text ("" when not recorded)
 };
+
+/// The archive's format version after checking archive_format: Unsupported, saying what to do, for a version
+/// this Kiln does not read (newer than kModuleFormatVersion or older than kMinModuleFormatVersion).
+int read_format_version(const ZipReader& zip, const std::string& label);
 
 /// Reads and checks everything but what the CompiledModule constructor checks (bindings against the graph).
 /// Throws kiln::Error(InvalidInput) "not a valid .kiln archive: ..." naming `label`, Unsupported for another

@@ -7,10 +7,7 @@ namespace kiln::runtime {
 TorchRunProfile::TorchRunProfile(const std::vector<ModuleStep>& steps) : records_(steps.size()) {
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].torch_graph == nullptr) continue;
-    const std::vector<ir::Node*> nodes = steps[i].torch_graph->nodes();
-    std::string name = nodes.empty() ? "torch_run_" + std::to_string(i) : nodes.front()->name();
-    if (nodes.size() > 1) name += ".." + nodes.back()->name();
-    records_[i] = {std::move(name), "torch", "libtorch", 0.0, 0};
+    records_[i] = {step_name(steps[i], i), "torch", "libtorch", 0.0, 0};
   }
 }
 

@@ -138,4 +138,12 @@ std::vector<ModuleStep> plan_module_steps(const ir::Graph& graph, const std::map
   return steps;
 }
 
+std::string step_name(const ModuleStep& step, size_t index) {
+  if (step.segment != nullptr) return step.segment->name();
+  const std::vector<ir::Node*> nodes = step.torch_graph->nodes();
+  std::string name = nodes.empty() ? "torch_run_" + std::to_string(index) : nodes.front()->name();
+  if (nodes.size() > 1) name += ".." + nodes.back()->name();
+  return name;
+}
+
 }  // namespace kiln::runtime

@@ -28,6 +28,10 @@ struct ModuleStep {
   size_t num_nodes = 0;
 };
 
+/// The name of the step at `index`: an engine step's segment node, a PyTorch run's first and last node
+/// ("<first>..<last>", or the one node's name).
+std::string step_name(const ModuleStep& step, size_t index);
+
 /// Splits `graph` into steps. `engine_index` maps engine segment node names to their index in the module's
 /// engine list; a segment missing from it is a kiln::Error(InvalidInput).
 std::vector<ModuleStep> plan_module_steps(const ir::Graph& graph, const std::map<std::string, size_t>& engine_index);

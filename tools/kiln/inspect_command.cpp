@@ -1,4 +1,5 @@
 // kiln inspect MODEL.pt2 [--graph] [--lowered] [--coverage [settings flags]] [--json]
+// kiln inspect MODULE.kiln [--layers] [--graph] [--json]
 
 #include <iostream>
 #include <memory>
@@ -11,6 +12,9 @@
 #include "kiln/frontend/program.h"
 #include "kiln/partitioning/coverage.h"
 #include "kiln/ir/text.h"
+#include "kiln/runtime/module_archive.h"
+#include "kiln/support/error.h"
+#include "module_inspect.h"
 #include "program_info.h"
 #include "settings_options.h"
 
@@ -23,15 +27,9 @@ struct InspectOptions {
   bool lowered = false;
   bool coverage = false;
   bool json = false;
+  bool layers = false;
   std::shared_ptr<SettingsFlags> flags = std::make_shared<SettingsFlags>();
 };
-
-std::string shape_text(const TensorInfo& t) {
-  if (t.dtype.empty()) return t.kind;
-  std::string text = t.dtype + "[";
-  for (size_t i = 0; i < t.shape.size(); ++i) text += (i ? ", " : "") + t.shape[i];
-  return text + "]";
-}
 
 std::string range_text(const ir::SymRange& r) {
   return "[" + std::to_string(r.min) + ", " + (r.max == ir::SymRange::kUnbounded ? "inf" : std::to_string(r.max)) +
@@ -55,11 +53,27 @@ void print_text(const frontend::Program& program, const ProgramInfo& info, std::
   for (const auto& [op, count] : info.ops) out << "  " << count << "  " << op << "\n";
 }
 
+int inspect_module(const InspectOptions& options) {
+  KILN_CHECK(!options.lowered && !options.coverage, InvalidInput,
+             "--lowered and --coverage describe a .pt2 before compilation; '", options.model,
+             "' is a compiled module (.kiln)");
+  std::shared_ptr<runtime::CompiledModule> loaded = runtime::load(options.model);
+  nlohmann::json module = describe_module(options.model, *loaded);
+  if (options.graph) module["graph"] = ir::print_graph(loaded->graph());
+  if (options.json) {
+    std::cout << module.dump(2) << std::endl;
+    return kExitOk;
+  }
+  print_module_text(module, options.layers, std::cout);
+  if (options.graph) std::cout << "\n" << module["graph"].get<std::string>();
+  return kExitOk;
+}
+
 }  // namespace
 
 Action setup_inspect(CLI::App& app) {
   auto options = std::make_shared<InspectOptions>();
-  app.add_option("model", options->model, "The .pt2 archive")->required();
+  app.add_option("model", options->model, "The .pt2 archive or the compiled module (.kiln)")->required();
   app.add_flag("--graph", options->graph, "Print the graph as IR text");
   app.add_flag("--json", options->json, "Print one JSON object instead of text");
   app.add_flag("--lowered", options->lowered,
@@ -68,8 +82,10 @@ Action setup_inspect(CLI::App& app) {
   app.add_flag("--coverage", options->coverage,
                "Report converter coverage (N/M ops supported, the reason for each unsupported op) and the partition; "
                "implies --lowered");
+  app.add_flag("--layers", options->layers, "For a .kiln: one line per engine layer (the JSON always lists them)");
   add_settings_flags(app, options->flags);
   return [options]() {
+    if (runtime::is_module_archive(options->model)) return inspect_module(*options);
     frontend::Program program = frontend::load_program(options->model);
     compiler::CompilationSettings settings;
     apply_settings_flags(settings, *options->flags);

@@ -1,7 +1,6 @@
 #include "program_info.h"
 
 namespace kiln::cli {
-namespace {
 
 TensorInfo tensor_info(const ir::Value& v) {
   TensorInfo info;
@@ -29,7 +28,12 @@ nlohmann::json tensor_json(const TensorInfo& t) {
   return j;
 }
 
-}  // namespace
+std::string shape_text(const TensorInfo& t) {
+  if (t.dtype.empty()) return t.kind;
+  std::string text = t.dtype + "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) text += (i ? ", " : "") + t.shape[i];
+  return text + "]";
+}
 
 nlohmann::json program_info_json(const ProgramInfo& info) {
   nlohmann::json j;

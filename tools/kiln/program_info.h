@@ -32,6 +32,13 @@ struct ProgramInfo {
   size_t num_nodes = 0;
 };
 
+/// A graph value's name, kind, dtype and shape.
+TensorInfo tensor_info(const ir::Value& v);
+/// "f32[s77, 3]" (the kind for a non-tensor).
+std::string shape_text(const TensorInfo& t);
+/// {"name", "dtype", "shape"}: static dims as integers, symbolic ones as their expression text.
+nlohmann::json tensor_json(const TensorInfo& t);
+
 /// Summarizes a program.
 ProgramInfo describe_program(const frontend::Program& program);
 

@@ -19,6 +19,7 @@
 #include "kiln/engine/backend.h"
 #include "kiln/engine/layers.h"
 #include "kiln/engine/profile.h"
+#include "kiln/support/host_tensor.h"
 
 namespace kiln::engine {
 
@@ -41,6 +42,8 @@ struct PlanLayerInfo {
   std::vector<std::string> inputs, outputs;
   std::string detail;  // e.g. "post_ops=[sum, relu]" or the fused program
   std::vector<TensorFormat> input_formats, output_formats;  // memory formats of the tensors above
+  std::vector<DType> output_dtypes;  // the precision the layer computes its outputs in
+  uint64_t weight_bytes = 0;         // bytes of the weights the plan holds for the layer (0 when stripped)
 };
 
 class Plan {
@@ -69,6 +72,8 @@ class Plan {
   const std::string& backend_name() const;
   const std::string& device() const;
   std::vector<PlanLayerInfo> layers() const;
+  /// Scratch bytes a context reserves for the kernels (the largest any kernel asked for).
+  uint64_t workspace_bytes() const;
   /// Activation arena bytes of profile `index` (the memory plan's peak).
   size_t arena_bytes(int index) const;
   /// Sum of the largest set of simultaneously live activation bytes of profile `index` (a lower bound
@@ -76,6 +81,9 @@ class Plan {
   size_t live_bytes_lower_bound(int index) const;
   /// Names of refittable weights.
   std::vector<std::string> weight_names() const;
+  /// The named weight's value as the plan holds it (after the builder's transformations, if any), sharing the
+  /// plan's bytes; undefined when the plan has no weight of that name or holds it stripped.
+  HostTensor weight(const std::string& name) const;
   bool refittable() const;
   /// Whether weights were stripped (and not yet refit): such a plan cannot execute.
   bool weights_missing() const;

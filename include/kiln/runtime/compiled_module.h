@@ -7,6 +7,7 @@
 // include it cheaply; callers of execute() include <ATen/ATen.h> themselves.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,16 @@ struct CallSpec {
   std::string out_spec;
 };
 
+/// One step of the module in program order, for `kiln inspect`: an engine segment or a run of nodes in PyTorch.
+struct SegmentInfo {
+  bool engine = false;
+  /// The engine segment's node, or the PyTorch run's "<first node>..<last node>".
+  std::string name;
+  size_t nodes = 0;
+  /// Nodes per operator (canonical op names).
+  std::map<std::string, size_t> ops;
+};
+
 class CompiledModule {
  public:
   /// Prepares the module: every engine segment node of `graph` must have exactly one entry in `engines` (matched by
@@ -87,6 +98,8 @@ class CompiledModule {
   const std::vector<EngineSegment>& engines() const;
   const std::string& backend() const;
   ModuleSummary summary() const;
+  /// The module's steps in the order they run.
+  std::vector<SegmentInfo> segments() const;
 
   /// What each graph output is, as frontend::OutputKind names ("user_output", ...); empty when unknown. Used by
   /// the CLI to pick the user outputs; saved in the .kiln archive.
@@ -95,6 +108,11 @@ class CompiledModule {
   /// The program's call spec (saved in the .kiln archive).
   const CallSpec& call_spec() const;
   void set_call_spec(CallSpec spec);
+  /// The settings the module was compiled with, as the compiler's JSON object text (compiler::CompilationSettings
+  /// by field name); empty when unknown (modules made by hand, archives written before it was saved). Saved in the
+  /// .kiln archive and shown by `kiln inspect`; the runtime does not interpret it.
+  const std::string& compile_settings() const;
+  void set_compile_settings(std::string json_text);
   /// Whether engines run through CUDA graphs (engine::ExecutionContext::set_cuda_graphs on every context the module
   /// creates; compiler setting use_cuda_graphs; saved in the .kiln archive). Ignored on the cpu backend. Setting it
   /// drops the pooled contexts, so call it before execute() or between calls, not during one.

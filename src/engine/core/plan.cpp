@@ -31,7 +31,7 @@ const std::string& Plan::device() const { return impl_->device; }
 std::vector<PlanLayerInfo> Plan::layers() const {
   std::vector<PlanLayerInfo> out;
   for (const auto& pl : impl_->layers) {
-    PlanLayerInfo info{pl.layer.name, pl.layer.kind, pl.host ? "host" : pl.tactic, {}, {}, params_text(pl.layer.params), {}, {}};
+    PlanLayerInfo info{pl.layer.name, pl.layer.kind, pl.host ? "host" : pl.tactic, {}, {}, params_text(pl.layer.params), {}, {}, {}, 0};
     for (int64_t id : pl.layer.inputs) {
       info.inputs.push_back(impl_->tensors[id].name);
       info.input_formats.push_back(impl_->tensors[id].format);
@@ -39,11 +39,17 @@ std::vector<PlanLayerInfo> Plan::layers() const {
     for (int64_t id : pl.layer.outputs) {
       info.outputs.push_back(impl_->tensors[id].name);
       info.output_formats.push_back(impl_->tensors[id].format);
+      info.output_dtypes.push_back(impl_->tensors[id].dtype);
+    }
+    for (const Weights& w : pl.layer.weights) {
+      if (w.defined()) info.weight_bytes += w.value.nbytes();
     }
     out.push_back(std::move(info));
   }
   return out;
 }
+
+uint64_t Plan::workspace_bytes() const { return impl_->workspace_bytes; }
 
 size_t Plan::arena_bytes(int index) const {
   profile(index);
@@ -61,6 +67,13 @@ std::vector<std::string> Plan::weight_names() const {
     if (std::find(out.begin(), out.end(), e.name) == out.end()) out.push_back(e.name);
   }
   return out;
+}
+
+HostTensor Plan::weight(const std::string& name) const {
+  for (const RefitEntry& e : impl_->refit) {
+    if (e.name == name) return impl_->layers[e.layer].layer.weights[e.slot].value;
+  }
+  return {};
 }
 
 bool Plan::refittable() const { return impl_->refittable; }
