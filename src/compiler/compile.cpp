@@ -8,7 +8,7 @@
 
 #include "compiler/engine_cache_entry.h"
 #include "compiler/segment_fallback.h"
-#include "compiler/settings_json.h"
+#include "kiln/settings/settings_json.h"
 #include "kiln/compiler/engine_cache.h"
 #include "kiln/compiler/engine_hash.h"
 #include "kiln/conversion/interpreter.h"
@@ -289,7 +289,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
     module->set_output_kinds(std::move(kinds));
     module->set_use_cuda_graphs(settings.use_cuda_graphs);
     module->set_call_spec({program.in_spec, program.out_spec});
-    module->set_compile_settings(detail::settings_to_json(settings).dump());
+    module->set_compile_settings(settings::settings_to_json(settings).dump());
     r.phases.emplace_back("module", timer.elapsed_ms());
   }
   runtime::ModuleSummary summary = module->summary();

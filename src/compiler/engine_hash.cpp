@@ -5,6 +5,7 @@
 
 #include "kiln/engine/plan.h"
 #include "kiln/ir/text.h"
+#include "kiln/settings/cache_key.h"
 #include "kiln/support/hash.h"
 
 namespace kiln::compiler {
@@ -63,15 +64,10 @@ std::string engine_segment_hash(const ir::Graph& segment, const ir::SymRanges& s
                                 const std::map<std::string, int64_t>& symbol_hints,
                                 const CompilationSettings& settings, const std::string& device) {
   std::ostringstream key;
-  key << "kiln engine cache key\nplan format " << engine::kPlanFormatVersion << "\n";
-  key << "backend " << settings.backend << "\ndevice " << device << "\nprecisions";
-  for (DType d : settings.enabled_precisions) key << " " << dtype_name(d);
-  key << "\nexplicit_typing " << settings.use_explicit_typing << "\ntruncate_double " << settings.truncate_double
-      << "\nworkspace " << settings.workspace_size << "\noptimization_level " << settings.optimization_level
-      << "\ntiming_iters " << settings.num_avg_timing_iters << "\n";
-  // TF32 changes the tactics an engine may use; written only when on, so keys made before the setting stay valid.
-  // use_cuda_graphs is not here: it is how the module runs engines, not what they are.
-  if (settings.allow_tf32) key << "allow_tf32\n";
+  // The first line names the key's format: bump it when what the key covers changes, so that entries made
+  // under the old format are misses, never wrong hits. v2: the settings part comes from the settings table.
+  key << "kiln engine cache key v2\nplan format " << engine::kPlanFormatVersion << "\n";
+  key << "device " << device << "\n" << settings::engine_invariant_key(settings);
   for (const auto& [symbol, range] : symbol_ranges) key << "range " << symbol << " " << range.min << " " << range.max << "\n";
   for (const auto& [symbol, hint] : symbol_hints) key << "hint " << symbol << " " << hint << "\n";
   key << canonical_segment_text(segment);

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "compiler/settings_json.h"
 #include "kiln/compiler/engine_hash.h"
 #include "kiln/compiler/refit.h"
 #include "kiln/runtime/module_archive.h"
+#include "kiln/settings/settings_json.h"
 #include "kiln/support/error.h"
 #include "kiln/support/file.h"
 #include "kiln/support/json_limits.h"
@@ -138,7 +138,7 @@ std::vector<HostTensor> MutableModule::execute_host(const std::vector<HostTensor
 void MutableModule::save(const std::string& path) const {
   nlohmann::json meta;
   meta["format_version"] = kMutableFormatVersion;
-  meta["settings"] = detail::settings_to_json(settings_);
+  meta["settings"] = settings::settings_to_json(settings_);
   meta["state"] = refit_state_name(module_ ? state_ : RefitState::Unknown);
   nlohmann::json ranges = nlohmann::json::array();
   for (const InputSpec& s : inputs_) ranges.push_back({{"name", s.name}, {"min", s.min}, {"opt", s.opt}, {"max", s.max}});
@@ -173,7 +173,7 @@ MutableModule MutableModule::load(const std::string& path) {
       inputs.push_back({r.at("name").get<std::string>(), r.at("min").get<std::vector<int64_t>>(),
                         r.at("opt").get<std::vector<int64_t>>(), r.at("max").get<std::vector<int64_t>>()});
     }
-    MutableModule m(zip.read(root + "program.pt2"), detail::settings_from_json(meta.at("settings")), inputs);
+    MutableModule m(zip.read(root + "program.pt2"), settings::settings_from_json(meta.at("settings")), inputs);
     std::map<std::string, HostTensor> weights;
     const auto names = meta.at("weights").get<std::vector<std::string>>();
     for (size_t i = 0; i < names.size(); ++i) {

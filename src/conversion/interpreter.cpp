@@ -49,7 +49,7 @@ DimRange dim_range(const ir::SymExpr& e, const ir::SymRanges& ranges, const std:
 
 }  // namespace
 
-Interpreter::Interpreter(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+Interpreter::Interpreter(const ir::Graph& graph, const settings::CompilationSettings& settings,
                          InterpreterOptions options, const ConverterRegistry* registry)
     : graph_(graph), settings_(settings), options_(std::move(options)), registry_(registry ? registry : &converters()) {}
 

@@ -119,7 +119,7 @@ void ConverterRegistry::register_converter(std::string_view key, ConverterImpl i
   }
 }
 
-LookupResult ConverterRegistry::lookup(const ir::Node& node, const compiler::CompilationSettings& settings) const {
+LookupResult ConverterRegistry::lookup(const ir::Node& node, const settings::CompilationSettings& settings) const {
   LookupResult result;
   const std::string name = canonical_op_name(node.target());
   if (op_in_set(node.target(), settings.torch_executed_ops)) {
@@ -173,11 +173,11 @@ LookupResult ConverterRegistry::lookup(const ir::Node& node, const compiler::Com
 }
 
 std::optional<ConverterMatch> ConverterRegistry::get(const ir::Node& node,
-                                                     const compiler::CompilationSettings& settings) const {
+                                                     const settings::CompilationSettings& settings) const {
   return lookup(node, settings).match;
 }
 
-ConverterMatch ConverterRegistry::at(const ir::Node& node, const compiler::CompilationSettings& settings) const {
+ConverterMatch ConverterRegistry::at(const ir::Node& node, const settings::CompilationSettings& settings) const {
   LookupResult result = lookup(node, settings);
   if (!result.match) {
     throw Error(ErrorKind::Unsupported, "no usable converter: " + result.reason,
@@ -186,7 +186,7 @@ ConverterMatch ConverterRegistry::at(const ir::Node& node, const compiler::Compi
   return std::move(*result.match);
 }
 
-bool ConverterRegistry::contains(const ir::Node& node, const compiler::CompilationSettings& settings) const {
+bool ConverterRegistry::contains(const ir::Node& node, const settings::CompilationSettings& settings) const {
   return lookup(node, settings).match.has_value();
 }
 

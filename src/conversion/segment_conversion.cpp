@@ -7,7 +7,7 @@
 
 namespace kiln::conversion {
 
-engine::BuilderConfig builder_config_from_settings(const compiler::CompilationSettings& settings) {
+engine::BuilderConfig builder_config_from_settings(const settings::CompilationSettings& settings) {
   engine::BuilderConfig c;
   c.backend = settings.backend;
   c.precisions = {engine::Precision::FP32};
@@ -43,13 +43,13 @@ bool is_engine_segment_node(const ir::Node& node) {
   return t.ns == "kiln" && t.name == "engine_segment" && node.subgraph() != nullptr;
 }
 
-BuiltSegment convert_segment(const ir::Node& segment, const compiler::CompilationSettings& settings,
+BuiltSegment convert_segment(const ir::Node& segment, const settings::CompilationSettings& settings,
                              const InterpreterOptions& options, const ConverterRegistry* registry) {
   KILN_CHECK(is_engine_segment_node(segment), InvalidInput, "node '", segment.name(), "' is not an engine segment");
   BuiltSegment out;
   out.name = segment.name();
   try {
-    compiler::CompilationSettings s = settings;
+    settings::CompilationSettings s = settings;
     auto backend = segment.metadata().find("kiln.backend");
     if (backend != segment.metadata().end() && !backend->second.empty()) s.backend = backend->second;
     InterpreterResult r = Interpreter(*segment.subgraph(), s, options, registry).run();
@@ -71,7 +71,7 @@ BuiltSegment convert_segment(const ir::Node& segment, const compiler::Compilatio
 }
 
 std::map<std::string, BuiltSegment> convert_engine_segments(const ir::Graph& partitioned,
-                                                            const compiler::CompilationSettings& settings,
+                                                            const settings::CompilationSettings& settings,
                                                             const InterpreterOptions& options,
                                                             const ConverterRegistry* registry) {
   std::map<std::string, BuiltSegment> out;

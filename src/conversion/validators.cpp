@@ -39,13 +39,13 @@ bool has_dynamic_shapes_in_args(const ir::Node& node, const std::vector<size_t>&
 }
 
 CapabilityValidator has_dynamic_shapes_in_args(std::vector<size_t> positions) {
-  return [positions = std::move(positions)](const ir::Node& node, const compiler::CompilationSettings&) {
+  return [positions = std::move(positions)](const ir::Node& node, const settings::CompilationSettings&) {
     return has_dynamic_shapes_in_args(node, positions);
   };
 }
 
 CapabilityValidator has_static_shapes_in_args(std::vector<size_t> positions) {
-  return [positions = std::move(positions)](const ir::Node& node, const compiler::CompilationSettings& settings) {
+  return [positions = std::move(positions)](const ir::Node& node, const settings::CompilationSettings& settings) {
     return settings.assume_dynamic_shape_support || !has_dynamic_shapes_in_args(node, positions);
   };
 }

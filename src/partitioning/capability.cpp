@@ -37,7 +37,7 @@ std::string packet_text(const ir::OpName& op) {
   return (op.ns == "operator" ? std::string("_operator") : op.ns) + "." + op.name;
 }
 
-void count_node(const ir::Node& node, const compiler::CompilationSettings& settings,
+void count_node(const ir::Node& node, const settings::CompilationSettings& settings,
                 const conversion::ConverterRegistry& registry, GraphSupport& out) {
   if (is_engine_segment(node) && node.subgraph()) {
     for (const ir::Node* inner : node.subgraph()->nodes()) count_node(*inner, settings, registry, out);
@@ -89,7 +89,7 @@ bool is_compute_node(const ir::Node& node) {
   return non_compute_packets().count(packet_text(node.target())) == 0;
 }
 
-NodeSupport is_node_supported(const ir::Node& node, const compiler::CompilationSettings& settings,
+NodeSupport is_node_supported(const ir::Node& node, const settings::CompilationSettings& settings,
                               const conversion::ConverterRegistry& registry) {
   NodeSupport out;
   const std::string op = conversion::canonical_op_name(node.target());
@@ -140,7 +140,7 @@ NodeSupport is_node_supported(const ir::Node& node, const compiler::CompilationS
   return out;
 }
 
-GraphSupport get_graph_converter_support(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+GraphSupport get_graph_converter_support(const ir::Graph& graph, const settings::CompilationSettings& settings,
                                          const conversion::ConverterRegistry& registry) {
   GraphSupport out;
   for (const ir::Node* node : graph.nodes()) count_node(*node, settings, registry, out);

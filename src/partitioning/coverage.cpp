@@ -20,7 +20,7 @@ std::string join(const std::vector<std::string>& items, size_t limit = 8) {
 
 }  // namespace
 
-CoverageReport make_coverage_report(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+CoverageReport make_coverage_report(const ir::Graph& graph, const settings::CompilationSettings& settings,
                                     const conversion::ConverterRegistry& registry) {
   CoverageReport report;
   report.support = get_graph_converter_support(graph, settings, registry);

@@ -22,7 +22,7 @@ namespace {
   KILN_FAIL(Unsupported, msg.str());
 }
 
-PartitionResult run_single_backend(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+PartitionResult run_single_backend(const ir::Graph& graph, const settings::CompilationSettings& settings,
                                    const conversion::ConverterRegistry& registry,
                                    std::vector<UnitSegment> (*algorithm)(const Units&)) {
   PartitionResult result;
@@ -43,17 +43,17 @@ PartitionResult run_single_backend(const ir::Graph& graph, const compiler::Compi
 
 }  // namespace
 
-PartitionResult fast_partition(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+PartitionResult fast_partition(const ir::Graph& graph, const settings::CompilationSettings& settings,
                                const conversion::ConverterRegistry& registry) {
   return run_single_backend(graph, settings, registry, adjacency_segments);
 }
 
-PartitionResult global_partition(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+PartitionResult global_partition(const ir::Graph& graph, const settings::CompilationSettings& settings,
                                  const conversion::ConverterRegistry& registry) {
   return run_single_backend(graph, settings, registry, global_segments);
 }
 
-BackendSupport registry_backend_support(const compiler::CompilationSettings& settings,
+BackendSupport registry_backend_support(const settings::CompilationSettings& settings,
                                         const conversion::ConverterRegistry& registry) {
   return [settings, &registry](const ir::Node& node) { return is_node_supported(node, settings, registry).supported; };
 }
@@ -65,7 +65,7 @@ BackendSupport op_set_backend_support(std::set<std::string> ops) {
 PartitionResult hierarchical_adjacency_partition(const ir::Graph& graph,
                                                  const std::map<std::string, BackendSupport>& backend_support_map,
                                                  const std::vector<std::string>& backend_priority,
-                                                 const compiler::CompilationSettings& settings) {
+                                                 const settings::CompilationSettings& settings) {
   for (const std::string& b : backend_priority) {
     KILN_CHECK(backend_support_map.count(b), InvalidInput, "hierarchical partitioning: backend '", b,
                "' in backend_priority has no entry in backend_support_map");
@@ -113,7 +113,7 @@ PartitionResult hierarchical_adjacency_partition(const ir::Graph& graph,
   return result;
 }
 
-PartitionResult partition(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+PartitionResult partition(const ir::Graph& graph, const settings::CompilationSettings& settings,
                           const conversion::ConverterRegistry& registry) {
   PartitionResult result;
   if (settings.use_fast_partitioner) {

@@ -119,7 +119,7 @@ std::vector<UnitSegment> adjacency_segments(const Units& units) {
 }
 
 std::vector<PlannedSegment> plan_segments(
-    const ir::Graph& graph, const NodeDag& dag, std::vector<int> labels, const compiler::CompilationSettings& settings,
+    const ir::Graph& graph, const NodeDag& dag, std::vector<int> labels, const settings::CompilationSettings& settings,
     const std::function<std::vector<UnitSegment>(const Units&)>& algorithm,
     const std::vector<std::string>& backends, bool tag_backend) {
   std::vector<UnitSegment> segments;

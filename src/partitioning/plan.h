@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "builder.h"
-#include "kiln/compiler/compilation_settings.h"
+#include "kiln/settings/compilation_settings.h"
 #include "kiln/ir/graph.h"
 
 namespace kiln::partitioning {
@@ -52,7 +52,7 @@ std::vector<UnitSegment> global_segments(const Units& units);
 /// Runs `algorithm` on the labels, then gives engine segments with fewer than min_block_size compute nodes
 /// back to PyTorch and repeats until none is too small (not when require_full_compilation). Returns the plan.
 std::vector<PlannedSegment> plan_segments(
-    const ir::Graph& graph, const NodeDag& dag, std::vector<int> labels, const compiler::CompilationSettings& settings,
+    const ir::Graph& graph, const NodeDag& dag, std::vector<int> labels, const settings::CompilationSettings& settings,
     const std::function<std::vector<UnitSegment>(const Units&)>& algorithm,
     const std::vector<std::string>& backends, bool tag_backend);
 

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/compile_test_util.h"
-#include "compiler/settings_json.h"
+#include "kiln/settings/settings_json.h"
 #include "kiln/conversion/registry.h"
 #include "kiln/conversion/segment_conversion.h"
 #include "kiln/frontend/program.h"
@@ -217,18 +217,18 @@ TEST(CompilationSettingsJson, RoundTripsTf32AndCudaGraphs) {
   CompilationSettings s;
   s.allow_tf32 = true;
   s.use_cuda_graphs = true;
-  nlohmann::json j = detail::settings_to_json(s);
-  CompilationSettings back = detail::settings_from_json(j);
+  nlohmann::json j = settings::settings_to_json(s);
+  CompilationSettings back = settings::settings_from_json(j);
   EXPECT_TRUE(back.allow_tf32);
   EXPECT_TRUE(back.use_cuda_graphs);
   // Settings saved before these existed read as off.
   j.erase("allow_tf32");
   j.erase("use_cuda_graphs");
-  back = detail::settings_from_json(j);
+  back = settings::settings_from_json(j);
   EXPECT_FALSE(back.allow_tf32);
   EXPECT_FALSE(back.use_cuda_graphs);
   j["allow_tf32"] = "yes";
-  EXPECT_THROW(detail::settings_from_json(j), Error);
+  EXPECT_THROW(settings::settings_from_json(j), Error);
 }
 
 TEST(CompilationSettings, AllowTf32ReachesTheBuilderConfig) {

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compiler/compilation_settings.h"
+#include "kiln/settings/compilation_settings.h"
 #include "kiln/conversion/interpreter.h"
 #include "kiln/support/host_tensor.h"
 
@@ -58,7 +58,7 @@ struct ConverterCase {
   /// Interpreter options (input specs).
   InterpreterOptions options;
   /// Settings for the conversion (assume_dynamic_shape_support etc.) and the build (enabled_precisions).
-  compiler::CompilationSettings settings;
+  settings::CompilationSettings settings;
   /// An equivalent graph for the reference when libtorch 1.13 lacks an op of `ir` (same inputs; constants of
   /// the same names get the same values). Empty: `ir` itself.
   std::string reference_ir;

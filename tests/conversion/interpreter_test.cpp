@@ -48,7 +48,7 @@ TEST_P(FixturePrograms, ConvertBuildAndMatchTorch) {
   const std::string path = GetParam();
   frontend::Program p = frontend::load_program(path);
   lowering::apply_lowering_passes(*p.graph, {});
-  compiler::CompilationSettings settings;
+  settings::CompilationSettings settings;
   settings.timing_cache_path = "";  // no timing-cache file from tests
   bool has_lgamma = false;
   for (const ir::Node* n : p.graph->nodes()) has_lgamma = has_lgamma || n->target().name == "lgamma";
@@ -123,7 +123,7 @@ std::unique_ptr<ir::Graph> small_graph() {
 
 TEST(Interpreter, NamesLayersAfterNodesAndRecordsWeights) {
   auto g = small_graph();
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   InterpreterResult r = Interpreter(*g, s).run();
   bool saw_lin = false, saw_act = false;
   for (const auto& layer : r.network->layers()) {
@@ -143,7 +143,7 @@ TEST(Interpreter, NamesLayersAfterNodesAndRecordsWeights) {
 
 TEST(Interpreter, RangesFromSymbolsAndHints) {
   auto g = small_graph();
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   InterpreterResult r = Interpreter(*g, s).run();
   ASSERT_TRUE(r.dynamic);
   const engine::ShapeRange& range = r.profile.get("x");
@@ -155,7 +155,7 @@ TEST(Interpreter, RangesFromSymbolsAndHints) {
 
 TEST(Interpreter, UserSpecsOverrideRanges) {
   auto g = small_graph();
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   InterpreterOptions o;
   std::map<std::string, engine::ShapeRange> specs = {{"x", {{1, 8}, {3, 8}, {9, 8}}}};
   auto [ranges, hints] = symbol_ranges_from_specs(*g, specs);
@@ -178,7 +178,7 @@ TEST(Interpreter, UnboundedSymbolGetsAFiniteMax) {
   auto g = ir::parse_graph(
       "graph(%x: f32[s0, 4]) {\n  symbol s0 in [1, inf] hint 5\n"
       "  %y: f32[s0, 4] = aten.relu.default(self=%x)\n  return (%y)\n}\n");
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   InterpreterResult r = Interpreter(*g, s).run();
   EXPECT_EQ(r.profile.get("x").max, (engine::Dims{20, 4}));
 }
@@ -186,7 +186,7 @@ TEST(Interpreter, UnboundedSymbolGetsAFiniteMax) {
 TEST(Interpreter, MissingConverterNamesTheNode) {
   auto g = ir::parse_graph(
       "graph(%x: f32[2, 4]) {\n  %y: f32[2, 4] = aten.lgamma.default(self=%x)\n  return (%y)\n}\n");
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   try {
     Interpreter(*g, s).run();
     FAIL() << "expected an error";
@@ -202,7 +202,7 @@ TEST(Interpreter, ConvertEngineSegmentsOfAPartitionedGraph) {
       "  %b: f32[2, 4] = aten.lgamma.default(self=%a)\n"
       "  %c: f32[2, 4] = aten.sigmoid.default(self=%b)\n"
       "  return (%c)\n}\n");
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   s.min_block_size = 1;
   s.timing_cache_path = "";
   auto part = partitioning::fast_partition(*g, s);
@@ -218,7 +218,7 @@ TEST(Interpreter, ConvertEngineSegmentsOfAPartitionedGraph) {
 }
 
 TEST(Interpreter, BuilderConfigFollowsSettings) {
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   s.enabled_precisions = {DType::Float32, DType::Float16};
   s.immutable_weights = false;
   s.strip_engine_weights = true;

@@ -19,7 +19,7 @@ const ir::Node& last_node(const ir::Graph& g) {
 bool converts(const std::string& call, const std::string& out) {
   auto g = ir::parse_graph("graph(%x: f32[1, 4, 9, 9]) {\n  %w: f32[6, 4, 3, 3] = parameter(\"conv.weight\")\n  %y: " +
                            out + " = " + call + "\n  return (%y)\n}\n");
-  return converters().lookup(last_node(*g), compiler::CompilationSettings{}).match.has_value();
+  return converters().lookup(last_node(*g), settings::CompilationSettings{}).match.has_value();
 }
 
 TEST(WindowBounds, HugeStridesAndPaddingRunInPyTorch) {

@@ -31,11 +31,11 @@ TEST(Capability, ReasonsForEveryKindOfMiss) {
   conversion::ConverterRegistry reg;
   register_stubs(reg, {"aten.relu.default", "aten.add_.Tensor", "aten._assert_scalar.default"});
   conversion::RegistrationOptions o;
-  o.capability_validator = [](const ir::Node& n, const compiler::CompilationSettings&) {
+  o.capability_validator = [](const ir::Node& n, const settings::CompilationSettings&) {
     return n.arg("approximate").as_string() == "tanh";
   };
   reg.register_converter("aten.gelu.default", testing::stub_converter(), o);
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   EXPECT_TRUE(is_node_supported(*g->find_node("r"), s, reg).supported);
   NodeSupport l = is_node_supported(*g->find_node("l"), s, reg);
   EXPECT_EQ(l.status, SupportStatus::NoConverter);
@@ -64,7 +64,7 @@ TEST(Capability, HigherOrderOpsUnreadableArgumentsAndAutocastOffRegionsStayInPyT
 )");
   conversion::ConverterRegistry reg;
   register_stubs(reg, {"aten.relu.default", "higher_order.cond.default"});
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   // A converter registered under the name changes nothing: the nested graphs cannot go into an engine.
   NodeSupport cond = is_node_supported(*g->find_node("c"), s, reg);
   EXPECT_EQ(cond.status, SupportStatus::HigherOrder);
@@ -90,7 +90,7 @@ TEST(Capability, GraphCoverageCountsAndPerOpBreakdown) {
   conversion::RegistrationOptions dynamic;
   dynamic.supports_dynamic_shapes = true;
   reg.register_converter("aten.sym_size.int", testing::stub_converter(), dynamic);
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   GraphSupport cov = get_graph_converter_support(*g, s, reg);
   EXPECT_EQ(cov.total, 7);
   EXPECT_EQ(cov.supported, 2);  // relu (static) and sym_size; the dynamic relu is not

@@ -33,7 +33,7 @@ TEST(FixtureCoverage, TinyConvnetReportsLgammaOnly) {
     SCOPED_TRACE(file);
     frontend::Program p = frontend::load_program(std::string(KILN_TEST_DATA_DIR) + "/tiny_convnet/" + file);
     conversion::ConverterRegistry reg = stubs_for(*p.graph);
-    compiler::CompilationSettings s;
+    settings::CompilationSettings s;
     s.min_block_size = 1;
     CoverageReport report = make_coverage_report(*p.graph, s, reg);
     EXPECT_EQ(report.support.total, static_cast<int64_t>(p.graph->num_nodes()));
@@ -73,7 +73,7 @@ TEST(FixtureCoverage, EveryFixturePartitionsIntoTheSameFunction) {
       if (!std::filesystem::exists(path)) continue;  // not every fixture has a Core ATen export
       frontend::Program p = frontend::load_program(path);
       conversion::ConverterRegistry reg = stubs_for(*p.graph);
-      compiler::CompilationSettings s;
+      settings::CompilationSettings s;
       s.min_block_size = 1;
       for (bool fast : {true, false}) {
         PartitionResult r = fast ? fast_partition(*p.graph, s, reg) : global_partition(*p.graph, s, reg);

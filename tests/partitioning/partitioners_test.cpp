@@ -23,8 +23,8 @@ conversion::ConverterRegistry arithmetic_registry() {
   return reg;
 }
 
-compiler::CompilationSettings settings_with_block(int64_t min_block_size) {
-  compiler::CompilationSettings s;
+settings::CompilationSettings settings_with_block(int64_t min_block_size) {
+  settings::CompilationSettings s;
   s.min_block_size = min_block_size;
   return s;
 }
@@ -49,7 +49,7 @@ TEST(Partitioners, ThreeSegmentsWhereANaiveWalkMakesSeven) {
       "_run_on_acc_0:add,mul,div | _run_on_gpu_1:lx,ly,ld | _run_on_acc_2:cat";
   for (bool fast : {true, false}) {
     SCOPED_TRACE(fast ? "fast" : "global");
-    compiler::CompilationSettings s = settings_with_block(1);
+    settings::CompilationSettings s = settings_with_block(1);
     PartitionResult r = fast ? fast_partition(*g, s, reg) : global_partition(*g, s, reg);
     EXPECT_EQ(summary(*r.graph), want);
     expect_same_function(*g, *r.graph);
@@ -85,7 +85,7 @@ TEST(Partitioners, DiamondThroughPyTorchNeverFormsACycle) {
   auto reg = arithmetic_registry();
   for (bool fast : {true, false}) {
     SCOPED_TRACE(fast ? "fast" : "global");
-    compiler::CompilationSettings s = settings_with_block(1);
+    settings::CompilationSettings s = settings_with_block(1);
     PartitionResult r = fast ? fast_partition(*g, s, reg) : global_partition(*g, s, reg);
     expect_same_function(*g, *r.graph);
     if (fast) {
@@ -172,7 +172,7 @@ TEST(Partitioners, MinBlockSizeGivesSmallSegmentsBackToPyTorch) {
 TEST(Partitioners, TorchExecutedOpsAreHonoured) {
   auto g = parse(kSmallBlocks);
   auto reg = arithmetic_registry();
-  compiler::CompilationSettings s = settings_with_block(1);
+  settings::CompilationSettings s = settings_with_block(1);
   s.torch_executed_ops = {"aten.cos.default"};
   PartitionResult r = fast_partition(*g, s, reg);
   EXPECT_EQ(summary(*r.graph),
@@ -183,7 +183,7 @@ TEST(Partitioners, TorchExecutedOpsAreHonoured) {
 TEST(Partitioners, RequireFullCompilationListsEveryUnsupportedNode) {
   auto g = parse(kSmallBlocks);
   auto reg = arithmetic_registry();
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   s.require_full_compilation = true;
   for (bool fast : {true, false}) {
     try {
@@ -233,7 +233,7 @@ TEST(Partitioners, AtomicSubgraphsMoveAsOneUnit) {
 TEST(Partitioners, PartitionDispatchesOnUseFastPartitioner) {
   auto g = parse(testing::kThreeVsSeven);
   auto reg = arithmetic_registry();
-  compiler::CompilationSettings s = settings_with_block(1);
+  settings::CompilationSettings s = settings_with_block(1);
   s.use_fast_partitioner = false;
   PartitionResult r = partition(*g, s, reg);
   EXPECT_EQ(describe_segments(*r.graph).size(), 3u);
@@ -253,7 +253,7 @@ TEST(Partitioners, HierarchicalTagsSegmentsByBackend) {
   std::map<std::string, BackendSupport> support = {
       {"cuda", op_set_backend_support({"aten.relu", "aten.sin.default"})},
       {"cpu", op_set_backend_support({"aten.relu.default", "aten.add", "aten.cos"})}};
-  compiler::CompilationSettings s = settings_with_block(1);
+  settings::CompilationSettings s = settings_with_block(1);
   PartitionResult r = hierarchical_adjacency_partition(*g, support, {"cuda", "cpu"}, s);
   expect_same_function(*g, *r.graph);
   EXPECT_EQ(summary(*r.graph),

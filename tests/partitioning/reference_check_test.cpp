@@ -45,7 +45,7 @@ TEST(PartitionReference, PartitionedGraphsComputeTheOriginalFunction) {
   return (%a, %m, %y, %l)
 }
 )"};
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   s.min_block_size = 1;
   for (const std::string& text : graphs) {
     auto g = testing::parse(text);

@@ -34,7 +34,7 @@ RegistrationOptions tagged(const std::string& tag, Priority priority = Priority:
   return o;
 }
 
-bool approximate_is_tanh(const ir::Node& node, const compiler::CompilationSettings&) {
+bool approximate_is_tanh(const ir::Node& node, const settings::CompilationSettings&) {
   return node.arg("approximate").as_string() == "tanh";
 }
 
@@ -44,7 +44,7 @@ TEST(ConverterRegistry, HighPriorityWithValidatorShadowsOnlyWhereItPasses) {
   r.register_converter("aten.gelu.default", stub_converter(), tagged("builtin"));
   r.register_converter("torch.ops.aten.gelu.default", stub_converter(),
                        tagged("fast_gelu", Priority::High, approximate_is_tanh));
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   ASSERT_EQ(r.get_all_converters_with_target(g->find_node("g")->target()).size(), 2u);
   EXPECT_EQ(r.get_all_converters_with_target(g->find_node("g")->target())[0].registry_name, "fast_gelu");
   EXPECT_EQ(r.at(*g->find_node("g"), s).registry_name, "fast_gelu");
@@ -108,7 +108,7 @@ TEST(ConverterRegistry, DynamicShapeRouting) {
   ConverterRegistry r;
   r.register_converter("aten.gelu.default", stub_converter(), tagged("static_only"));
   const ir::Node& dyn = *g->find_node("gd");
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   LookupResult miss = r.lookup(dyn, s);
   EXPECT_FALSE(miss.match);
   EXPECT_EQ(miss.miss, LookupMiss::DynamicShapes);
@@ -125,7 +125,7 @@ TEST(ConverterRegistry, DynamicShapeRouting) {
 
 TEST(ConverterRegistry, ValidatorHelpers) {
   auto g = parse(kGraph);
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   EXPECT_TRUE(has_dynamic_shapes(*g->find_node("ad")));
   EXPECT_FALSE(has_dynamic_shapes(*g->find_node("a")));
   EXPECT_TRUE(has_dynamic_shapes_in_args({0})(*g->find_node("ad"), s));
@@ -142,7 +142,7 @@ TEST(ConverterRegistry, DisallowedTargetsMissAndInspection) {
   ConverterRegistry r;
   r.register_converter("aten.add.Tensor", stub_converter(), tagged("t"));
   r.register_converter("aten.gelu.default", stub_converter(), tagged("t", Priority::High, approximate_is_tanh));
-  compiler::CompilationSettings s;
+  settings::CompilationSettings s;
   s.torch_executed_ops = {"aten.add"};
   LookupResult res = r.lookup(*g->find_node("a"), s);
   EXPECT_EQ(res.miss, LookupMiss::Disallowed);

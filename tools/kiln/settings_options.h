@@ -1,6 +1,6 @@
 #pragma once
-// The compilation-settings flags (partitioning::settings_flags_help) declared on a subcommand, shared by
-// `kiln compile` and `kiln inspect --coverage`.
+// The compilation-settings flags (settings::settings_flags(), generated from the settings table) declared on
+// a subcommand, shared by `kiln compile`, `kiln refit` and `kiln inspect --coverage`.
 
 #include <memory>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "kiln/compiler/compilation_settings.h"
+#include "kiln/settings/compilation_settings.h"
 
 namespace kiln::cli {
 
@@ -18,7 +18,8 @@ using SettingsFlags = std::vector<std::pair<std::string, std::string>>;
 
 /// Declares every settings flag on `app`; each occurrence is appended to `flags`.
 void add_settings_flags(CLI::App& app, const std::shared_ptr<SettingsFlags>& flags);
-/// Applies the flags to `settings`; throws kiln::Error(InvalidInput) on a bad value.
-void apply_settings_flags(compiler::CompilationSettings& settings, const SettingsFlags& flags);
+/// Applies the flags to `settings`; throws kiln::Error(InvalidInput) on a bad value or an operator name in
+/// --torch-executed-ops that Kiln does not know.
+void apply_settings_flags(settings::CompilationSettings& settings, const SettingsFlags& flags);
 
 }  // namespace kiln::cli

@@ -11,9 +11,9 @@
 #include "kiln/frontend/program.h"
 #include "kiln/partitioning/coverage.h"
 #include "kiln/runtime/module_archive.h"
+#include "kiln/settings/settings_json.h"
 #include "kiln/support/error.h"
 #include "program_info.h"
-#include "settings_overrides.h"
 
 namespace kiln::torch_library {
 namespace {
@@ -82,7 +82,7 @@ std::vector<compiler::InputSpec> input_specs(const json& options, const frontend
 }
 
 compiler::CompilationSettings settings_of(const json& options) {
-  return settings_with_overrides(options.contains("settings") ? options.at("settings") : json::object());
+  return settings::settings_from_json(options.contains("settings") ? options.at("settings") : json::object());
 }
 
 json report_json(const compiler::CompileReport& report) {

@@ -6,8 +6,8 @@
 //   torch.ops.kiln.inspect(pt2_path, options_json) -> info_json
 //   torch.ops.kiln.load_module_bytes(uint8 tensor) -> CompiledModule
 //
-// options_json: {"settings": {name: value, ...} (settings_overrides.h), "inputs": [null or {"name" (optional:
-// the program's input at that position), "min", "opt", "max": [dims], "dtype" (optional, checked)} per user
+// options_json: {"settings": {name: value, ...} (settings_from_json, kiln/settings/settings_json.h: over the
+// defaults), "inputs": [null or {"name" (optional: the program's input at that position), "min", "opt", "max": [dims], "dtype" (optional, checked)} per user
 // input in order, or fewer]}. Errors are kiln::Error, which torch raises in Python as RuntimeError with
 // Kiln's message.
 

@@ -6,9 +6,10 @@
 //     names normalized (v0, v1, ... in order), constants named by their state-dict name (the refit key), weight
 //     *values* left out;
 //   - the shape ranges the engine is built for (the symbol ranges and export hints the segment sees);
-//   - the engine-invariant settings: backend, precisions, typing, workspace, optimization level, timing
-//     iterations, and the backend's device string (cpu features and threads);
-//   - Kiln's plan format version.
+//   - the engine-invariant settings (scope Engine in kiln/settings/settings_table.h: backend, precisions, typing,
+//     workspace, optimization level, timing iterations, TF32) and the backend's device string (cpu features and
+//     threads);
+//   - Kiln's plan format version and the key's own format version.
 // Constants whose values a converter or the builder compiles into the plan (not refittable) are checked separately
 // on a cache hit (compiler/engine_cache_entry.h).
 

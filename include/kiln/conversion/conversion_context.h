@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compiler/compilation_settings.h"
+#include "kiln/settings/compilation_settings.h"
 #include "kiln/engine/network.h"
 #include "kiln/ir/sym_expr.h"
 #include "kiln/support/host_tensor.h"
@@ -16,13 +16,13 @@ namespace kiln::conversion {
 
 class ConversionContext {
  public:
-  ConversionContext(engine::Network& network, const compiler::CompilationSettings& settings)
+  ConversionContext(engine::Network& network, const settings::CompilationSettings& settings)
       : net(network), compilation_settings(settings) {}
 
   /// The network under construction.
   engine::Network& net;
   /// The active settings (precisions, backend, ...).
-  const compiler::CompilationSettings& compilation_settings;
+  const settings::CompilationSettings& compilation_settings;
   /// Set when any converter of the segment needs an output allocator (data-dependent output shapes).
   bool requires_output_allocator = false;
   /// Weight name in the engine -> the weight, for refitting without a rebuild.

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compiler/compilation_settings.h"
+#include "kiln/settings/compilation_settings.h"
 #include "kiln/conversion/registry.h"
 #include "kiln/engine/network.h"
 #include "kiln/engine/profile.h"
@@ -54,14 +54,14 @@ struct InterpreterResult {
 class Interpreter {
  public:
   /// `registry` defaults to the process-wide converters() (filled with the built-in converters).
-  Interpreter(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+  Interpreter(const ir::Graph& graph, const settings::CompilationSettings& settings,
               InterpreterOptions options = {}, const ConverterRegistry* registry = nullptr);
   /// Converts the graph; throws kiln::Error naming the node on a missing converter or a failing one.
   InterpreterResult run();
 
  private:
   const ir::Graph& graph_;
-  const compiler::CompilationSettings& settings_;
+  const settings::CompilationSettings& settings_;
   InterpreterOptions options_;
   const ConverterRegistry* registry_;
 };

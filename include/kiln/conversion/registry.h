@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kiln/compiler/compilation_settings.h"
+#include "kiln/settings/compilation_settings.h"
 #include "kiln/conversion/conversion_context_fwd.h"
 #include "kiln/conversion/validators.h"
 #include "kiln/ir/graph.h"
@@ -102,13 +102,13 @@ class ConverterRegistry {
   void set_overload_resolver(OverloadResolver resolver) { resolver_ = std::move(resolver); }
 
   /// Validated lookup with the reason on a miss.
-  LookupResult lookup(const ir::Node& node, const compiler::CompilationSettings& settings) const;
+  LookupResult lookup(const ir::Node& node, const settings::CompilationSettings& settings) const;
   /// Validated lookup; nullopt on a miss (Torch-TensorRT's get(node)).
-  std::optional<ConverterMatch> get(const ir::Node& node, const compiler::CompilationSettings& settings) const;
+  std::optional<ConverterMatch> get(const ir::Node& node, const settings::CompilationSettings& settings) const;
   /// Validated lookup; throws kiln::Error(Unsupported) naming the node and the reason on a miss.
-  ConverterMatch at(const ir::Node& node, const compiler::CompilationSettings& settings) const;
+  ConverterMatch at(const ir::Node& node, const settings::CompilationSettings& settings) const;
   /// Validated check (node in DYNAMO_CONVERTERS).
-  bool contains(const ir::Node& node, const compiler::CompilationSettings& settings) const;
+  bool contains(const ir::Node& node, const settings::CompilationSettings& settings) const;
   /// Unvalidated check: is any converter registered for this target.
   bool contains(const ir::OpName& target) const;
 

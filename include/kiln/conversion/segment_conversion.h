@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compiler/compilation_settings.h"
+#include "kiln/settings/compilation_settings.h"
 #include "kiln/conversion/interpreter.h"
 #include "kiln/engine/builder.h"
 #include "kiln/engine/plan.h"
@@ -35,7 +35,7 @@ struct BuiltSegment {
 /// The BuilderConfig the settings ask for: backend, precisions (enabled_precisions), strongly typed
 /// (use_explicit_typing), workspace, timing cache, refittable (!immutable_weights), strip weights, timing
 /// iterations, TF32 (allow_tf32), verbose (debug).
-engine::BuilderConfig builder_config_from_settings(const compiler::CompilationSettings& settings);
+engine::BuilderConfig builder_config_from_settings(const settings::CompilationSettings& settings);
 
 /// Makes `config` strongly typed when the network holds f16/bf16 tensors that its precisions do not allow (a
 /// half-precision program keeps its own types rather than failing the build).
@@ -45,14 +45,14 @@ void adapt_config_to_network(engine::BuilderConfig& config, const engine::Networ
 bool is_engine_segment_node(const ir::Node& node);
 
 /// Converts and builds one engine segment node. Errors are rethrown with the segment's name in the message.
-BuiltSegment convert_segment(const ir::Node& segment, const compiler::CompilationSettings& settings,
+BuiltSegment convert_segment(const ir::Node& segment, const settings::CompilationSettings& settings,
                              const InterpreterOptions& options = {}, const ConverterRegistry* registry = nullptr);
 
 /// Converts and builds every engine segment of a partitioned graph: segment name -> BuiltSegment. The options'
 /// symbol ranges/hints apply to every segment (derive them from user input specs with symbol_ranges_from_specs);
 /// their input_ranges apply by segment input name.
 std::map<std::string, BuiltSegment> convert_engine_segments(const ir::Graph& partitioned,
-                                                            const compiler::CompilationSettings& settings,
+                                                            const settings::CompilationSettings& settings,
                                                             const InterpreterOptions& options = {},
                                                             const ConverterRegistry* registry = nullptr);
 

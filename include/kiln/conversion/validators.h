@@ -8,13 +8,13 @@
 #include <functional>
 #include <vector>
 
-#include "kiln/compiler/compilation_settings.h"
+#include "kiln/settings/compilation_settings.h"
 #include "kiln/ir/graph.h"
 
 namespace kiln::conversion {
 
 /// A capability validator: (node, settings) -> can this converter handle this node.
-using CapabilityValidator = std::function<bool(const ir::Node&, const compiler::CompilationSettings&)>;
+using CapabilityValidator = std::function<bool(const ir::Node&, const settings::CompilationSettings&)>;
 
 /// True when the value is dynamic as defined above.
 bool is_dynamic_value(const ir::Value& value);

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compiler/compilation_settings.h"
+#include "kiln/settings/compilation_settings.h"
 #include "kiln/conversion/registry.h"
 #include "kiln/ir/graph.h"
 
@@ -49,7 +49,7 @@ bool is_impure_op(const ir::OpName& op);
 bool is_compute_node(const ir::Node& node);
 
 /// Decides whether `node` can run in an engine (see the file comment).
-NodeSupport is_node_supported(const ir::Node& node, const compiler::CompilationSettings& settings,
+NodeSupport is_node_supported(const ir::Node& node, const settings::CompilationSettings& settings,
                               const conversion::ConverterRegistry& registry = conversion::converters());
 
 /// Per-operator counts.
@@ -82,7 +82,7 @@ struct GraphSupport {
 };
 
 /// Runs is_node_supported on every node.
-GraphSupport get_graph_converter_support(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+GraphSupport get_graph_converter_support(const ir::Graph& graph, const settings::CompilationSettings& settings,
                                          const conversion::ConverterRegistry& registry = conversion::converters());
 
 }  // namespace kiln::partitioning

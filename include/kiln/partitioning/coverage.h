@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compiler/compilation_settings.h"
+#include "kiln/settings/compilation_settings.h"
 #include "kiln/conversion/registry.h"
 #include "kiln/ir/graph.h"
 #include "kiln/partitioning/capability.h"
@@ -25,7 +25,7 @@ struct CoverageReport {
 
 /// Computes the report with partition(graph, settings, registry). Never throws for a partitioning failure: the
 /// message lands in `error`.
-CoverageReport make_coverage_report(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+CoverageReport make_coverage_report(const ir::Graph& graph, const settings::CompilationSettings& settings,
                                     const conversion::ConverterRegistry& registry = conversion::converters());
 
 /// Text: "N/M ops supported", the per-op table with reasons, then one line per segment with its kind, backend,

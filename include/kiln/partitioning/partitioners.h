@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/compiler/compilation_settings.h"
+#include "kiln/settings/compilation_settings.h"
 #include "kiln/conversion/registry.h"
 #include "kiln/ir/graph.h"
 #include "kiln/partitioning/capability.h"
@@ -31,13 +31,13 @@ struct PartitionResult {
 /// adds every node of that kind whose producers are placed, switching kind only when none is ready; so
 /// supported nodes that only depend on each other or on earlier segments share a segment. Atomic subgraphs
 /// move as one unit.
-PartitionResult fast_partition(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+PartitionResult fast_partition(const ir::Graph& graph, const settings::CompilationSettings& settings,
                                const conversion::ConverterRegistry& registry = conversion::converters());
 
 /// Global partitioning: merges supported nodes (users first, then any two partitions) whenever the merged
 /// partition creates no cycle through PyTorch nodes, then orders partitions and PyTorch nodes to minimize the
 /// number of engine/PyTorch transitions.
-PartitionResult global_partition(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+PartitionResult global_partition(const ir::Graph& graph, const settings::CompilationSettings& settings,
                                  const conversion::ConverterRegistry& registry = conversion::converters());
 
 /// Whether a backend can run a node.
@@ -49,9 +49,9 @@ using BackendSupport = std::function<bool(const ir::Node&)>;
 PartitionResult hierarchical_adjacency_partition(const ir::Graph& graph,
                                                  const std::map<std::string, BackendSupport>& backend_support_map,
                                                  const std::vector<std::string>& backend_priority,
-                                                 const compiler::CompilationSettings& settings);
+                                                 const settings::CompilationSettings& settings);
 /// A BackendSupport that accepts the nodes the registry can convert (is_node_supported).
-BackendSupport registry_backend_support(const compiler::CompilationSettings& settings,
+BackendSupport registry_backend_support(const settings::CompilationSettings& settings,
                                         const conversion::ConverterRegistry& registry = conversion::converters());
 /// A BackendSupport that accepts nodes whose target is in `ops` (overloads or packets).
 BackendSupport op_set_backend_support(std::set<std::string> ops);
@@ -67,7 +67,7 @@ int64_t default_cpu_memory_budget();
 /// The compiler's entry point: fast_partition when settings.use_fast_partitioner (falling back to
 /// global_partition when it fails with an internal error), else global_partition; then resource_partition when
 /// settings.enable_resource_partitioning.
-PartitionResult partition(const ir::Graph& graph, const compiler::CompilationSettings& settings,
+PartitionResult partition(const ir::Graph& graph, const settings::CompilationSettings& settings,
                           const conversion::ConverterRegistry& registry = conversion::converters());
 
 }  // namespace kiln::partitioning

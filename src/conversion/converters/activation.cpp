@@ -44,7 +44,7 @@ Outputs elu(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) {
 }
 
 // elu with scale / input_scale other than 1 (selu-like variants) stays in torch.
-bool plain_elu(const ir::Node& n, const compiler::CompilationSettings&) {
+bool plain_elu(const ir::Node& n, const settings::CompilationSettings&) {
   for (const char* k : {"scale", "input_scale"}) {
     const ir::Argument* a = n.find_arg(k);
     if (a && !a->is_none() && a->as_float() != 1.0) return false;

@@ -103,7 +103,7 @@ std::optional<StridedArgs> strided_args(const ir::Node& n) {
   return a;
 }
 
-bool movement_view(const ir::Node& n, const compiler::CompilationSettings&) {
+bool movement_view(const ir::Node& n, const settings::CompilationSettings&) {
   const auto a = strided_args(n);
   return a && a->numel > 0 && plan_strided(a->numel, a->size, a->stride, a->offset).has_value();
 }

@@ -50,7 +50,7 @@ Outputs masked_select(ConversionContext& ctx, const ir::Node&, const ConverterAr
   return {impl::index_select(ctx, flat_x, 0, index)};
 }
 
-bool bool_mask(const ir::Node& n, const compiler::CompilationSettings&) {
+bool bool_mask(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* m = n.find_arg("mask");
   return m != nullptr && m->kind() == ir::Argument::Kind::Tensor &&
          m->as_tensor()->meta().dtype == DType::Bool;

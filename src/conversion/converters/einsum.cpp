@@ -234,7 +234,7 @@ Outputs einsum(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a
 
 // The equation parses for the operands' ranks, needs no diagonal, and labels shared by operands have equal
 // static sizes (no broadcasting of size-1 dims).
-bool supported_einsum(const ir::Node& n, const compiler::CompilationSettings&) {
+bool supported_einsum(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* list = n.find_arg("tensors");
   if (list == nullptr || equation(n).empty()) return false;
   std::vector<const ir::TensorMeta*> metas;

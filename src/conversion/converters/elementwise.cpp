@@ -137,14 +137,14 @@ Outputs triangle(ConversionContext& ctx, const ir::Node& n, const ConverterArgs&
   return {impl::where(ctx, impl::constant(ctx, keep), Operand::of(x), Operand::of(0.0, is_floating(x->dtype())))};
 }
 
-bool static_matrix_dims(const ir::Node& n, const compiler::CompilationSettings&) {
+bool static_matrix_dims(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* x = n.find_arg("self");
   if (x == nullptr || x->kind() != ir::Argument::Kind::Tensor) return false;
   const ir::TensorMeta& m = x->as_tensor()->meta();
   return m.rank() >= 2 && m.sizes[m.rank() - 1].is_constant() && m.sizes[m.rank() - 2].is_constant();
 }
 
-bool bool_operands(const ir::Node& n, const compiler::CompilationSettings&) {
+bool bool_operands(const ir::Node& n, const settings::CompilationSettings&) {
   for (const char* k : {"self", "other"}) {
     const ir::Argument* x = n.find_arg(k);
     if (x && x->kind() == ir::Argument::Kind::Tensor && x->as_tensor()->meta().dtype != DType::Bool) return false;
@@ -152,7 +152,7 @@ bool bool_operands(const ir::Node& n, const compiler::CompilationSettings&) {
   return true;
 }
 
-bool scalar_clamp_bounds(const ir::Node& n, const compiler::CompilationSettings&) {
+bool scalar_clamp_bounds(const ir::Node& n, const settings::CompilationSettings&) {
   for (const char* k : {"min", "max"}) {
     const ir::Argument* arg = n.find_arg(k);
     if (arg && !arg->is_none() && arg->kind() == ir::Argument::Kind::Tensor) return false;

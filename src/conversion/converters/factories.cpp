@@ -105,7 +105,7 @@ Outputs scalar_tensor(ConversionContext& ctx, const ir::Node& n, const Converter
 
 // Bounds known at build time, except an end that is a SymInt when start and step are integers (a length
 // computed from shapes at run time). SymFloat bounds and run-time starts or steps stay in PyTorch.
-bool static_range(const ir::Node& n, const compiler::CompilationSettings&) {
+bool static_range(const ir::Node& n, const settings::CompilationSettings&) {
   for (const char* k : {"start", "end", "step"}) {
     const ir::Argument* a = n.find_arg(k);
     if (a == nullptr || a->is_none()) continue;

@@ -103,7 +103,7 @@ Outputs digamma(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& 
   return {m.where(m.eq(x, 0.0), Math::o(zero_pole), Math::o(result))};
 }
 
-bool floating_output(const ir::Node& n, const compiler::CompilationSettings&) {
+bool floating_output(const ir::Node& n, const settings::CompilationSettings&) {
   return is_floating(detail::out_dtype(n));
 }
 

@@ -85,7 +85,7 @@ Outputs index_tensor(ConversionContext& ctx, const ir::Node&, const ConverterArg
   return {impl::index_select(ctx, a.tensor(ctx, "self"), dim, i)};
 }
 
-bool one_integer_index(const ir::Node& n, const compiler::CompilationSettings&) {
+bool one_integer_index(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* a = n.find_arg("indices");
   if (a == nullptr) return false;
   int count = 0;
@@ -148,7 +148,7 @@ Outputs repeat(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) 
 }
 
 // Slicing bounds must be build-time constants.
-bool static_bounds(const ir::Node& n, const compiler::CompilationSettings&) {
+bool static_bounds(const ir::Node& n, const settings::CompilationSettings&) {
   for (const char* k : {"start", "end", "step", "index", "dim"}) {
     const ir::Argument* a = n.find_arg(k);
     if (a && a->kind() == ir::Argument::Kind::SymInt && a->as_sym_int().is_value()) {

@@ -42,7 +42,7 @@ Outputs sdpa(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) {
                           a.bool_("is_causal", false), scale)};
 }
 
-bool sdpa_supported(const ir::Node& n, const compiler::CompilationSettings&) {
+bool sdpa_supported(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* p = n.find_arg("dropout_p");
   if (p && !p->is_none() && p->as_float() != 0.0) return false;
   const ir::Argument* gqa = n.find_arg("enable_gqa");

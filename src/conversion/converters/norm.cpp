@@ -85,7 +85,7 @@ Outputs norm(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a) 
 }
 
 // Floating inputs and a Scalar order known at build time (integer inputs are an error in torch).
-bool floating_input(const ir::Node& n, const compiler::CompilationSettings&) {
+bool floating_input(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* x = n.find_arg("self");
   if (x == nullptr || x->kind() != ir::Argument::Kind::Tensor || !is_floating(x->as_tensor()->meta().dtype)) {
     return false;

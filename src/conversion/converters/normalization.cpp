@@ -83,7 +83,7 @@ Outputs group_norm(ConversionContext& ctx, const ir::Node& n, const ConverterArg
 }
 
 // Only the first output of the native forms is produced: the statistics must have no users.
-bool only_first_output_used(const ir::Node& n, const compiler::CompilationSettings&) {
+bool only_first_output_used(const ir::Node& n, const settings::CompilationSettings&) {
   if (n.owner() == nullptr) return true;
   for (size_t i = 1; i < n.outputs().size(); ++i) {
     if (!n.owner()->users(n.outputs()[i]).empty() || n.owner()->is_output(n.outputs()[i])) return false;
@@ -91,7 +91,7 @@ bool only_first_output_used(const ir::Node& n, const compiler::CompilationSettin
   return true;
 }
 
-bool frozen_batch_norm(const ir::Node& n, const compiler::CompilationSettings& s) {
+bool frozen_batch_norm(const ir::Node& n, const settings::CompilationSettings& s) {
   const ir::Argument* training = n.find_arg("training");
   if (training && training->kind() == ir::Argument::Kind::Bool && training->as_bool()) return false;
   for (const char* k : {"weight", "bias", "running_mean", "running_var"}) {

@@ -83,7 +83,7 @@ Outputs topk(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) {
   return {values, indices};
 }
 
-bool static_k(const ir::Node& n, const compiler::CompilationSettings&) {
+bool static_k(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* k = n.find_arg("k");
   if (k == nullptr) return false;
   if (k->kind() == ir::Argument::Kind::Int) return true;

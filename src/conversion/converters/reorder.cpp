@@ -83,7 +83,7 @@ Outputs roll(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) {
 }
 
 // Shifts known at build time.
-bool static_shifts(const ir::Node& n, const compiler::CompilationSettings&) {
+bool static_shifts(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* s = n.find_arg("shifts");
   if (s == nullptr) return false;
   if (s->kind() == ir::Argument::Kind::Int || s->kind() == ir::Argument::Kind::Ints) return true;

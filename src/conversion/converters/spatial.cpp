@@ -21,7 +21,7 @@ Outputs convolution(ConversionContext& ctx, const ir::Node& n, const ConverterAr
                             a.ints("output_padding", std::vector<int64_t>{}), a.int_("groups", 1))};
 }
 
-bool frozen_conv_weights(const ir::Node& n, const compiler::CompilationSettings&) {
+bool frozen_conv_weights(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* w = n.find_arg("weight");
   if (w == nullptr || w->is_none() || !detail::is_weight_or_none(n, "weight") || !detail::is_weight_or_none(n, "bias")) {
     return false;
@@ -53,17 +53,17 @@ Outputs avg_pool(ConversionContext& ctx, const ir::Node& n, const ConverterArgs&
                      a.bool_("ceil_mode", false), a.bool_("count_include_pad", true), divisor)};
 }
 
-bool no_divisor_override(const ir::Node& n, const compiler::CompilationSettings&) {
+bool no_divisor_override(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* d = n.find_arg("divisor_override");
   return (d == nullptr || d->is_none()) && detail::window_args_within_bounds(n);
 }
 
-bool pool_args_within_bounds(const ir::Node& n, const compiler::CompilationSettings&) {
+bool pool_args_within_bounds(const ir::Node& n, const settings::CompilationSettings&) {
   return detail::window_args_within_bounds(n);
 }
 
 // The indices output of the *_with_indices forms is not produced.
-bool indices_unused(const ir::Node& n, const compiler::CompilationSettings&) {
+bool indices_unused(const ir::Node& n, const settings::CompilationSettings&) {
   if (n.owner() == nullptr || n.outputs().size() < 2) return true;
   return n.owner()->users(n.outputs()[1]).empty() && !n.owner()->is_output(n.outputs()[1]);
 }
@@ -75,7 +75,7 @@ Outputs adaptive(ConversionContext& ctx, const ir::Node& n, const ConverterArgs&
   return {impl::adaptive_pool(ctx, a.tensor(ctx, "self"), K, size)};
 }
 
-bool static_pool_input(const ir::Node& n, const compiler::CompilationSettings&) {
+bool static_pool_input(const ir::Node& n, const settings::CompilationSettings&) {
   // Adaptive windows depend on the input's spatial size: it must be static.
   const ir::Argument* x = n.find_arg("self");
   if (x == nullptr || x->kind() != ir::Argument::Kind::Tensor) return false;
@@ -119,7 +119,7 @@ Outputs upsample(ConversionContext& ctx, const ir::Node& n, const ConverterArgs&
   return {impl::resize(ctx, x, M, size, scales, a.bool_("align_corners", false))};
 }
 
-bool static_spatial(const ir::Node& n, const compiler::CompilationSettings&) {
+bool static_spatial(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* x = n.find_arg("input") ? n.find_arg("input") : n.find_arg("self");
   if (x == nullptr || x->kind() != ir::Argument::Kind::Tensor) return false;
   const ir::TensorMeta& m = x->as_tensor()->meta();
@@ -139,7 +139,7 @@ void register_spatial_converters(ConverterRegistry& r) {
   add(r, {"aten.max_pool1d.default", "aten.max_pool2d.default", "aten.max_pool3d.default"}, max_pool, true,
       pool_args_within_bounds);
   add(r, {"aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default"}, max_pool, true,
-      [](const ir::Node& n, const compiler::CompilationSettings& s) {
+      [](const ir::Node& n, const settings::CompilationSettings& s) {
         return indices_unused(n, s) && pool_args_within_bounds(n, s);
       });
   add(r, {"aten.avg_pool1d.default", "aten.avg_pool2d.default", "aten.avg_pool3d.default"}, avg_pool, true,
@@ -148,7 +148,7 @@ void register_spatial_converters(ConverterRegistry& r) {
           "aten.adaptive_avg_pool3d.default"},
       adaptive<PoolingParams::Average>, true, static_pool_input);
   add(r, {"aten.adaptive_max_pool2d.default"}, adaptive<PoolingParams::Max>, true,
-      [](const ir::Node& n, const compiler::CompilationSettings& s) {
+      [](const ir::Node& n, const settings::CompilationSettings& s) {
         return static_pool_input(n, s) && indices_unused(n, s);
       });
   add(r, {"aten.upsample_nearest1d.vec", "aten.upsample_nearest2d.vec", "aten.upsample_nearest3d.vec",

@@ -62,7 +62,7 @@ Outputs erfinv(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a
   return {impl::where(ctx, edge, Operand::of(inf), Operand::of(y))};
 }
 
-bool floating_output(const ir::Node& n, const compiler::CompilationSettings&) {
+bool floating_output(const ir::Node& n, const settings::CompilationSettings&) {
   return is_floating(detail::out_dtype(n));
 }
 

@@ -19,7 +19,7 @@ Outputs sym_arith(ConversionContext& ctx, const ir::Node&, const ConverterArgs& 
 }
 
 // Python ints only (SymFloat arithmetic stays in torch).
-bool int_operands(const ir::Node& n, const compiler::CompilationSettings&) {
+bool int_operands(const ir::Node& n, const settings::CompilationSettings&) {
   for (const char* k : {"a", "b"}) {
     const ir::Argument* arg = n.find_arg(k);
     if (arg == nullptr) return false;

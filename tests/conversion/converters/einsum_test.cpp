@@ -64,7 +64,7 @@ KILN_CONVERTER_CASES(Einsum, einsum_cases);
 // True when the registry takes the graph's last node.
 bool supported_by_registry(const std::string& ir) {
   std::unique_ptr<ir::Graph> g = ir::parse_graph(ir);
-  return converters().contains(*g->nodes().back(), compiler::CompilationSettings{});
+  return converters().contains(*g->nodes().back(), settings::CompilationSettings{});
 }
 
 // Diagonals and traces stay in PyTorch: the validator rejects them (and so does broadcasting a size-1 dim).
