@@ -18,6 +18,12 @@ install(TARGETS kiln RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kiln DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT KilnTargets NAMESPACE Kiln:: DESTINATION ${KILN_INSTALL_CMAKEDIR})
 
+# Kiln::engine links OpenMP's runtime where the thread pool runs on it (src/engine/layer.cmake).
+if(TARGET OpenMP::OpenMP_CXX)
+  set(KILN_THREADS_OPENMP ON)
+else()
+  set(KILN_THREADS_OPENMP OFF)
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/KilnConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/KilnConfig.cmake INSTALL_DESTINATION ${KILN_INSTALL_CMAKEDIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/KilnConfigVersion.cmake COMPATIBILITY SameMinorVersion)
@@ -27,6 +33,9 @@ install(FILES ${PROJECT_BINARY_DIR}/KilnConfig.cmake ${PROJECT_BINARY_DIR}/KilnC
 # pkg-config: the archives in link order, then what they link (pkg-config has no imported targets).
 set(KILN_PC_CFLAGS "")
 set(KILN_PC_LIBS "-ldnnl -lcrypto -lz -lpthread")
+if(KILN_THREADS_OPENMP)
+  string(APPEND KILN_PC_LIBS " -lgomp")
+endif()
 if(KILN_CUDA_ENABLED)
   string(APPEND KILN_PC_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart -lcublasLt -lnvrtc")
   if(CUDNN_LIBRARY)
