@@ -65,7 +65,7 @@ for t in "${selected[@]}"; do
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
   corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9a-zA-Z]*\).*/\1/p' <<<"$last")
   if [ "$rc" -eq 0 ]; then
-    echo "fuzz: $t: ${execs:-?} executions in $seconds s, coverage ${cov:-?} edges / ${ft:-?} features," \
+    echo "fuzz: $t: ${execs:-?} executions (limit $seconds s), coverage ${cov:-?} edges / ${ft:-?} features," \
       "corpus ${corp:-?} (inputs/bytes): no finding"
   else
     status=1

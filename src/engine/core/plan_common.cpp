@@ -87,7 +87,7 @@ void Plan::Impl::upload_constants(int64_t only) {
   }
 }
 
-void Plan::Impl::create_kernels(int64_t only) {
+void Plan::Impl::create_kernels(int64_t only, ErrorKind build_failure) {
   upload_constants(only);
   kernels.resize(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -105,7 +105,8 @@ void Plan::Impl::create_kernels(int64_t only) {
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
-      KILN_FAIL(Internal, "layer '", layers[i].layer.name, "': kernel '", layers[i].tactic, "' failed to build: ", e.what());
+      throw Error(build_failure, detail::concat("layer '", layers[i].layer.name, "': kernel '", layers[i].tactic,
+                                        "' failed to build: ", e.what()));
     }
   }
 }

@@ -10,6 +10,7 @@
 #include "kiln/engine/plan.h"
 #include "kiln/engine/precision_policy.h"
 #include "kiln/engine/tactic_stats.h"
+#include "kiln/support/error.h"
 
 namespace kiln::engine {
 
@@ -102,8 +103,10 @@ struct Plan::Impl {
     return !layers[i].host && layers[i].layer.kind != LayerKind::Constant;
   }
   /// (Re)creates kernels (all, or only layer `only`). Layers with missing weights get none. Also uploads
-  /// constants (upload_constants).
-  void create_kernels(int64_t only = -1);
+  /// constants (upload_constants). A kernel the backend fails to build is an error of kind `build_failure`:
+  /// Internal where Kiln chose the tactic (build, refit), InvalidInput where the plan's bytes named it (load: a
+  /// plan file whose layer no kernel of its tactic can run on this machine, or a forged one).
+  void create_kernels(int64_t only = -1, ErrorKind build_failure = ErrorKind::Internal);
   /// On a backend without host-accessible memory, copies Constant layers' values (all, or layer `only`)
   /// into device_constants (synchronously: at build, load and refit, never during execute).
   void upload_constants(int64_t only = -1);

@@ -547,7 +547,7 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     KILN_WARN("engine: plan built for '", g->device, "', loading on '", g->backend->device(), "'");
   }
   g->derive();
-  g->create_kernels();
+  g->create_kernels(-1, ErrorKind::InvalidInput);
   return std::make_shared<Plan>(std::move(g));
 }
 
