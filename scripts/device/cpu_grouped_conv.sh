@@ -18,6 +18,11 @@ KILN_TARGETS=kiln scripts/device/build.sh build-device -DKILN_WITH_CUDA=OFF -DKI
   >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 2; }
 wait $exporter
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+# The cause found (src/engine/backends/cpu/onednn/onednn_common.h, sgemm_runs): libtorch_cpu.so's own oneDNN
+# exports the std::call_once helper of oneDNN's sgemm kernel generation, as Debian's libdnnl.so.2 does.
+torch_cpu=$(python3 -c "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'lib', 'libtorch_cpu.so'))")
+echo "call_once helpers of gemm_info_t::jit_init exported by $torch_cpu:" \
+  "$(nm -D --defined-only "$torch_cpu" | grep -c 'Prepare_execution.*gemm_info_t.*jit_init')"
 kiln=build-device/tools/kiln/kiln
 for m in "${models[@]}"; do
   dir="$work/$m"

@@ -9,3 +9,10 @@ if(KILN_CUDA_ENABLED)
   file(GLOB _kiln_cuda_tests CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/engine/backends/cuda/*_test.cpp)
   set_source_files_properties(${_kiln_cuda_tests} PROPERTIES COMPILE_DEFINITIONS KILN_HAVE_CUDA=1)
 endif()
+# OnednnConvolution.RunsWhereSgemmCannot (tests/engine/backends/cpu/kernels/onednn_convolution_test.cpp) runs its
+# checks in a child process with this library preloaded: oneDNN's sgemm then cannot run, as in a process that
+# also loads pip's torch.
+add_library(kiln_test_foreign_onednn_sgemm SHARED ${PROJECT_SOURCE_DIR}/tests/engine/backends/cpu/foreign_onednn_sgemm.c)
+add_dependencies(kiln_engine_tests kiln_test_foreign_onednn_sgemm)
+target_compile_definitions(kiln_engine_tests PRIVATE
+                           KILN_FOREIGN_ONEDNN_SGEMM_LIB="$<TARGET_FILE:kiln_test_foreign_onednn_sgemm>")

@@ -537,7 +537,18 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
                   choice.uncertain() ? ", uncertain: timed again next build" : "", "); timed:", report,
                   figures_text(figures));
       } else {
-        kernel = first_that_builds(g, config, info, order, chosen);
+        // Never one of the candidates: one that failed its run at the opt shape would fail the same way when
+        // the plan runs. What is left is the reference kernel.
+        std::vector<std::string> rest;
+        for (const std::string& name : order) {
+          if (std::none_of(optimized.begin(), optimized.end(),
+                           [&](const Tactic& t) { return t.name == name; })) {
+            rest.push_back(name);
+          }
+        }
+        KILN_CHECK(!rest.empty(), Unsupported, "layer '", l.name, "' (", layer_kind_name(l.kind),
+                   "): every tactic failed at the opt shape:", report, figures_text(figures));
+        kernel = first_that_builds(g, config, info, rest, chosen);
         KILN_INFO(what, chosen, "' (every optimized candidate failed:", report, figures_text(figures), ")");
       }
     } else {

@@ -43,20 +43,6 @@ struct ConvState : KernelState {
   dnnl::stream stream{cpu_engine()};
 };
 
-/// A convolution with one output pixel per image (squeeze-excitation's 1x1 convolutions over a pooled 1x1 map) runs
-/// oneDNN's "gemm:jit" as a matrix-vector product. On the GPU machine (Sapphire Rapids, in processes linking torch
-/// 2.11) Debian's oneDNN 2.6 returns "unimplemented" when executing that path, whatever the OpenMP runtime or thread
-/// count (cause not found; the same primitive runs here). Such convolutions are tiny: take oneDNN's next
-/// implementation instead when there is one.
-void skip_gemv_implementation(dnnl::primitive_desc& pd, const memory::dims& dst) {
-  int64_t pixels = 1;
-  for (size_t i = 2; i < dst.size(); ++i) pixels *= dst[i];
-  if (pixels != 1) return;
-  while (std::string(pd.impl_info_str()).find("gemm") != std::string::npos) {
-    if (!pd.next_impl()) return;
-  }
-}
-
 /// The convolution's geometry as oneDNN wants it (no weight values): enough to make primitive descriptors.
 struct ConvGeometry {
   ConvolutionParams p;
@@ -133,12 +119,14 @@ struct ConvGeometry {
       dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, src, wts, bias_md, dst, st, dl,
                                         pl, pr);
       dnnl::convolution_forward::primitive_desc pd(d, attr, cpu_engine());
-      skip_gemv_implementation(pd, dst.dims());
+      skip_implementations_that_cannot_run(pd);
       return pd;
     }
     dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                                         src, wts, bias_md, dst, st, dl, pl, pr);
-    return dnnl::deconvolution_forward::primitive_desc(d, attr, cpu_engine());
+    dnnl::deconvolution_forward::primitive_desc pd(d, attr, cpu_engine());
+    skip_implementations_that_cannot_run(pd);
+    return pd;
   }
 };
 

@@ -143,7 +143,9 @@ class MatmulKernel : public Kernel {
     memory::desc wts = any_weights ? memory::desc(sh.wts.dims(), DT::f32, Tag::any) : sh.wts;
     memory::desc bias = bias_values_.empty() ? memory::desc() : bias_md(sh.dst.dims().size());
     dnnl::matmul::desc d(sh.src, wts, bias, sh.dst);
-    return dnnl::matmul::primitive_desc(d, attr_, cpu_engine());
+    dnnl::matmul::primitive_desc pd(d, attr_, cpu_engine());
+    skip_implementations_that_cannot_run(pd);
+    return pd;
   }
 
   std::shared_ptr<memory> reorder_b(const memory::desc& user_md, const memory::desc& md) const {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "kiln/support/error.h"
 
@@ -161,6 +162,39 @@ dnnl::primitive_attr make_attr(const std::vector<PostOp>& post_ops) {
   // primitives in the default (library) mode, so two execution contexts running at once would overwrite it.
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
+}
+
+bool sgemm_runs() {
+  static const bool kRuns = [] {
+    const float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+    float c[4] = {0, 0, 0, 0};
+    // Row-major [[1, 2], [3, 4]] x [[5, 6], [7, 8]] = [[19, 22], [43, 50]].
+    dnnl_status_t status = dnnl_sgemm('N', 'N', 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+    return status == dnnl_success && c[0] == 19 && c[1] == 22 && c[2] == 43 && c[3] == 50;
+  }();
+  return kRuns;
+}
+
+namespace {
+
+/// Whether oneDNN implementation `name` computes with oneDNN's sgemm ("x64:gemm:jit", "gemm:jit"; not
+/// brgemm's "brg..." kernels, which have their own JIT code).
+bool built_on_sgemm(const std::string& name) {
+  std::string_view n = name;
+  if (n.starts_with("x64:")) n.remove_prefix(4);
+  return n.starts_with("gemm:");
+}
+
+}  // namespace
+
+void skip_implementations_that_cannot_run(dnnl::primitive_desc& pd) {
+  if (sgemm_runs()) return;
+  while (built_on_sgemm(pd.impl_info_str())) {
+    if (!pd.next_impl()) {
+      throw dnnl::error(dnnl_unimplemented,
+                        "only implementations built on sgemm, which cannot run in this process");
+    }
+  }
 }
 
 void use_pool_threads(const ThreadPool* pool) {

@@ -37,6 +37,21 @@ bool post_ops_supported(const std::vector<PostOp>& post_ops, std::string* why = 
 /// sum post-op: the destination must hold the residual before the primitive runs.
 dnnl::primitive_attr make_attr(const std::vector<PostOp>& post_ops);
 
+/// Whether oneDNN's f32 sgemm runs in this process (probed once, by running a 2x2 product). It does not where
+/// another oneDNN shares the process and exports the same symbols: pip's torch links one into
+/// libtorch_cpu.so, and both it and Debian's libdnnl.so.2 export the std::call_once helper that runs the
+/// one-time generation of the sgemm kernels (gemm_info_t<float, float, float>::jit_init's lambda; a weak
+/// symbol of default visibility). The dynamic linker binds libdnnl's call to the copy loaded first,
+/// libtorch_cpu's, which fills that library's kernel tables instead; libdnnl's stay empty for the life of the
+/// process and every primitive built on sgemm ("gemm:jit" convolutions, inner products and matmuls) fails at
+/// execution with status unimplemented ("could not execute a primitive"), at every shape and thread count.
+bool sgemm_runs();
+
+/// Moves `pd` past the implementations that cannot run in this process: those built on oneDNN's sgemm
+/// (named "gemm:..." / "x64:gemm:...") where sgemm_runs() is false. Throws dnnl::error (unimplemented) when
+/// no other implementation is left.
+void skip_implementations_that_cannot_run(dnnl::primitive_desc& pd);
+
 /// Sets the number of OpenMP threads oneDNN uses on the calling thread to the pool's size (1 without pool).
 void use_pool_threads(const ThreadPool* pool);
 /// "OpenMP max threads N from <library path>": the OpenMP runtime oneDNN runs on, for error messages.

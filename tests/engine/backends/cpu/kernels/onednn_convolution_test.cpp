@@ -4,11 +4,18 @@
 // Winograd-free direct/GEMM kernels with FMA), so results differ from the reference's sequential sums by a
 // few ulps of the partial sums; inputs and weights in [-1, 1) keep those sums O(1), well within the bound.
 
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "engine/backends/cpu/kernels/kernel_test_util.h"
 #include "engine/backends/cpu/onednn/onednn_common.h"
+#include "engine/engine_test_util.h"
+
+extern char** environ;
 
 namespace kiln::engine::cpu::testing {
 namespace {
@@ -101,6 +108,94 @@ TEST(OnednnConvolution, ZooGroupedConvolutions) {
   w.groups = 4;
   w.pre_padding = w.post_padding = {8};
   check(conv_layer({32, 8, 16}, w, true, 22), {{2, 32, 20}, {3, 32, 37}, {1, 32, 5}}, "wav2vec2 positional");
+}
+
+// Where oneDNN's sgemm cannot run (another oneDNN in the process, as pip's torch links in: onednn_common.h,
+// sgemm_runs), the zoo's grouped convolutions (resnext50's 4 channels per group, its stride-2 groups,
+// wav2vec2's positional convolution with GELU) and squeeze-excitation's 1x1 convolutions over a 1x1 map,
+// whose plain formats oneDNN runs on sgemm ("x64:gemm:jit"), run on another implementation: in the kernel
+// tests and through the builder, which timed both tactics failing and then picked one that builds, and `kiln
+// run` failed with "could not execute a primitive" (issue 16's resnext50_32x4d and wav2vec2 on the GPU
+// machine). The checks run in a child process that preloads tests/engine/backends/cpu/foreign_onednn_sgemm.c,
+// the stand-in for that other oneDNN.
+TEST(OnednnConvolution, RunsWhereSgemmCannot) {
+  std::string preload = KILN_FOREIGN_ONEDNN_SGEMM_LIB;
+  if (const char* p = std::getenv("LD_PRELOAD"); p && *p) preload += std::string(":") + p;
+  std::string asan = "verify_asan_link_order=0";  // sanitizer builds: the preloaded library comes first
+  if (const char* a = std::getenv("ASAN_OPTIONS"); a && *a) asan += std::string(":") + a;
+  std::vector<std::string> env{"LD_PRELOAD=" + preload, "ASAN_OPTIONS=" + asan,
+                               "KILN_TEST_FOREIGN_SGEMM_CHILD=1"};
+  for (char** e = environ; *e; ++e) {
+    std::string var = *e;
+    if (!var.starts_with("LD_PRELOAD=") && !var.starts_with("ASAN_OPTIONS=")) env.push_back(var);
+  }
+  std::vector<char*> envp;
+  for (auto& v : env) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  std::string exe = "/proc/self/exe", filter = "--gtest_filter=OnednnConvolution.ChildWhereSgemmCannotRun";
+  char* argv[] = {exe.data(), filter.data(), nullptr};
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the child process failed (its output is above)";
+}
+
+TEST(OnednnConvolution, ChildWhereSgemmCannotRun) {
+  if (!std::getenv("KILN_TEST_FOREIGN_SGEMM_CHILD"))
+    GTEST_SKIP() << "runs in RunsWhereSgemmCannot's child process";
+  // The stand-in took effect: libdnnl's sgemm fails as it does beside pip's torch.
+  float a[4] = {1, 2, 3, 4}, c[4] = {};
+  ASSERT_EQ(dnnl_sgemm('N', 'N', 2, 2, 2, 1.0f, a, 2, a, 2, 0.0f, c, 2), dnnl_unimplemented);
+  EXPECT_FALSE(onednn::sgemm_runs());
+
+  ConvolutionParams r;
+  r.groups = 32;
+  r.pre_padding = r.post_padding = {1, 1};
+  r.post_ops = {act(ActivationKind::Relu)};
+  check(conv_layer({128, 4, 3, 3}, r, true, 31), {{2, 128, 16, 16}, {1, 128, 16, 16}, {3, 128, 16, 16}},
+        "resnext");
+  r.stride = {2, 2};
+  check(conv_layer({256, 8, 3, 3}, r, true, 32), {{2, 256, 16, 16}, {1, 256, 16, 16}}, "resnext stride 2");
+  ConvolutionParams w;
+  w.groups = 4;
+  w.pre_padding = w.post_padding = {8};
+  w.post_ops = {act(ActivationKind::GeluErf)};
+  check(conv_layer({64, 16, 16}, w, true, 33), {{2, 64, 4}, {1, 64, 4}}, "wav2vec2 positional");
+  ConvolutionParams se;
+  se.post_ops = {act(ActivationKind::Relu)};
+  check(conv_layer({24, 72, 1, 1}, se, true, 34), {{2, 72, 1, 1}, {3, 72, 1, 1}}, "SE relu");
+
+  // Through the builder (tactics timed at batch 2), run at every batch of the profile.
+  OneLayer l = conv_layer({128, 4, 3, 3}, ConvolutionParams{}, true, 35);
+  ConvolutionParams& p = l.layer.get<ConvolutionParams>();
+  p.groups = 32;
+  p.pre_padding = p.post_padding = {1, 1};
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {-1, 128, 8, 8});
+  Tensor* y = net.add_convolution("conv", x, l.layer.weights[0], l.layer.weights[1], p);
+  y = net.add_activation("relu", y, ActivationKind::Relu);
+  y->set_name("y");
+  net.mark_output(y);
+  p.post_ops = {act(ActivationKind::Relu)};  // the reference: the layer with the activation the builder fuses
+  BuilderConfig config;
+  OptimizationProfile profile;
+  profile.set_dimensions("x", {1, 128, 8, 8}, {2, 128, 8, 8}, {3, 128, 8, 8});
+  config.profiles = {profile};
+  auto plan = engine::testing::build(net, config);
+  for (int64_t batch : {2, 1, 3}) {
+    std::vector<Dims> dims{{batch, 128, 8, 8}};
+    std::vector<std::vector<float>> in{random_floats(static_cast<size_t>(numel(dims[0])), 40 + batch)};
+    HostTensor xt(DType::Float32, dims[0]);
+    std::memcpy(xt.mutable_data(), in[0].data(), in[0].size() * sizeof(float));
+    HostTensor got = engine::testing::run(plan, {{"x", xt}})[0];
+    std::vector<float> want = run_reference(l, in, dims);
+    std::vector<float> got_values(
+        static_cast<const float*>(static_cast<const void*>(got.data())),
+        static_cast<const float*>(static_cast<const void*>(got.data())) + got.numel());
+    expect_allclose(got_values, want, kRtol, kAtol, "builder, batch " + std::to_string(batch));
+  }
 }
 
 TEST(OnednnConvolution, Conv2dGroupsAndDepthwise) {
