@@ -1,7 +1,7 @@
 # The layer tests again on the CUDA backend: label gpu (CI runs `ctest -LE gpu`); on a machine without a GPU
 # every test skips with a message.
 if(KILN_CUDA_ENABLED)
-  add_test(NAME kiln_engine_gpu_tests COMMAND kiln_engine_tests --gtest_filter=EngineLayers.*:EngineCuda.*:EngineMemoryViews.*:EngineAttentionViews.*:PrecisionPolicy.*)
+  add_test(NAME kiln_engine_gpu_tests COMMAND kiln_engine_tests --gtest_filter=EngineLayers.*:EngineCuda.*:EngineMemoryViews.*:EngineAttentionViews.*:PrecisionPolicy.*:BackendSweep.*)
   set_tests_properties(kiln_engine_gpu_tests PROPERTIES ENVIRONMENT "KILN_TEST_BACKEND=cuda;${KILN_TEST_ENV}" LABELS "engine;gpu")
 endif()
 # Tests of the CUDA backend's internals (tests/engine/backends/cuda/) compile only where the backend is built.
@@ -16,3 +16,11 @@ add_library(kiln_test_foreign_onednn_sgemm SHARED ${PROJECT_SOURCE_DIR}/tests/en
 add_dependencies(kiln_engine_tests kiln_test_foreign_onednn_sgemm)
 target_compile_definitions(kiln_engine_tests PRIVATE
                            KILN_FOREIGN_ONEDNN_SGEMM_LIB="$<TARGET_FILE:kiln_test_foreign_onednn_sgemm>")
+# The backend-conformance sweep's driver and case list (tests/engine/sweep/; the test itself is
+# backend_sweep_test.cpp); the row listing sees the CUDA kernel table where the backend is built.
+file(GLOB _kiln_sweep_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/engine/sweep/sweep_*.cpp)
+target_sources(kiln_engine_tests PRIVATE ${_kiln_sweep_sources})
+if(KILN_CUDA_ENABLED)
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/tests/engine/sweep/sweep_rows.cpp PROPERTIES
+                              COMPILE_DEFINITIONS KILN_HAVE_CUDA=1)
+endif()

@@ -56,6 +56,8 @@ class CpuKernelRegistry {
   std::vector<const CpuKernelFactory*> candidates(const LayerInfo& layer) const;
   /// The row (kind, name), or nullptr.
   const CpuKernelFactory* find(LayerKind kind, const std::string& name) const;
+  /// Every row, in registration order (the conformance sweep checks that each is exercised).
+  const std::vector<CpuKernelFactory>& rows() const { return rows_; }
 
  private:
   std::vector<CpuKernelFactory> rows_;

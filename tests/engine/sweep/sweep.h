@@ -1,0 +1,93 @@
+#pragma once
+// The backend-conformance sweep (docs/engine.md, "Backend conformance sweep"): one list of generated
+// one-layer cases, run through every tactic a backend offers for each case (in the formats the tactic asks
+// for) and compared with the engine's reference implementation (src/engine/reference). A registered kernel
+// row that no case exercises fails the sweep, so a new row cannot land without a case that checks it.
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/engine/backend.h"
+#include "kiln/engine/network.h"
+
+namespace kiln::engine::sweep {
+
+/// How the driver fills one layer input: values drawn uniformly from [lo, hi), then converted to `dtype`
+/// (integer dtypes take the floor, Bool is value >= 1, so [0, 2) gives both truth values).
+struct InputSpec {
+  DType dtype = DType::Float32;
+  Dims dims;
+  double lo = -1.0, hi = 1.0;
+  /// The format the input is in when the driver asks the backend which tactics apply and which formats they
+  /// want (the format its producer writes; a pooling tactic keeps whatever it is given).
+  TensorFormat offered = TensorFormat::Plain;
+};
+
+/// One generated layer. `layer` holds the kind, params and weights; the driver adds the inputs (a network
+/// input per spec) and validates the layer through Network::add_layer, so a malformed case fails loudly.
+struct SweepCase {
+  std::string name;  // unique, "<what>" (the driver prefixes the kind)
+  Layer layer;
+  std::vector<InputSpec> inputs;
+};
+
+/// The case list (sweep_cases_*.cpp, one file per family; sweep_cases.cpp joins them).
+std::vector<SweepCase> sweep_cases();
+void add_linalg_cases(std::vector<SweepCase>& cases);  // convolution, matrix multiply, attention
+void add_pointwise_cases(
+    std::vector<SweepCase>& cases);  // elementwise, activation, unary, cast, select, fused
+void add_reduction_cases(std::vector<SweepCase>& cases);  // reduce, softmax, normalization, cumulative, topk
+void add_movement_cases(std::vector<SweepCase>& cases);   // the rest: shuffle, concat, slice, pooling, ...
+
+// ---- Helpers for writing cases ----
+
+/// A layer of `kind` with `params` and weights.
+Layer make_layer(LayerKind kind, LayerParams params, std::vector<Weights> weights = {});
+/// Deterministic fp32 weights uniform in [-1, 1) (seeded by `seed`).
+Weights random_weights(const Dims& dims, uint32_t seed);
+/// A float input in [-1, 1) (or [lo, hi)).
+InputSpec in(const Dims& dims, DType dtype = DType::Float32, double lo = -1.0, double hi = 1.0);
+/// An integer input with values in [lo, hi).
+InputSpec ints(const Dims& dims, DType dtype, int64_t lo, int64_t hi);
+/// A Bool input with both values.
+InputSpec bools(const Dims& dims);
+
+/// A kernel row of a backend: (layer kind, tactic name).
+using RowId = std::pair<LayerKind, std::string>;
+/// The rows `backend` ("cpu", "cuda") registers (sweep_rows.cpp).
+std::vector<RowId> registered_rows(const std::string& backend);
+/// Rows that may legitimately apply to no case on some machines, with the reason (e.g. an implementation
+/// oneDNN has only for some instruction sets). They are reported, never silently: see sweep_test.cpp.
+std::vector<std::pair<RowId, std::string>> hardware_dependent_rows(const std::string& backend);
+
+/// Narrows a sweep to one kind / tactic / case (the environment variables KILN_SWEEP_KIND, KILN_SWEEP_TACTIC,
+/// KILN_SWEEP_CASE: a kind name as layer_kind_name spells it, a tactic name, a substring of case names).
+struct SweepFilter {
+  std::string kind, tactic, case_name;
+  static SweepFilter from_environment();
+  bool active() const { return !kind.empty() || !tactic.empty() || !case_name.empty(); }
+};
+
+/// What a sweep did.
+struct SweepReport {
+  std::set<RowId> exercised;          // rows that ran at least one case and were compared
+  int64_t runs = 0;                   // (tactic, case) pairs run
+  std::vector<std::string> failures;  // one line each: case, tactic, what differed
+  std::vector<std::string> notes;     // cases the backend does not support at all (not failures)
+  std::vector<std::string> log;       // one line per run: case, tactic, formats
+};
+
+/// The registered rows that `report` did not exercise and that may not be excused: all of them unless the
+/// run was filtered (then none) or the row is hardware dependent (reported by the caller instead).
+std::vector<RowId> unexercised_rows(const std::vector<RowId>& rows, const SweepReport& report,
+                                    const SweepFilter& filter,
+                                    const std::vector<std::pair<RowId, std::string>>& hardware_dependent);
+
+/// Runs `c` on every tactic `backend` offers for it (narrowed by `filter`) and compares each with the
+/// reference; adds to `report`.
+void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& filter, SweepReport& report);
+
+}  // namespace kiln::engine::sweep

@@ -1,0 +1,44 @@
+// The sweep's case list (joined from one file per family) and the helpers cases are written with.
+
+#include <random>
+
+#include "engine/sweep/sweep.h"
+
+namespace kiln::engine::sweep {
+
+std::vector<SweepCase> sweep_cases() {
+  std::vector<SweepCase> cases;
+  add_linalg_cases(cases);
+  add_pointwise_cases(cases);
+  add_reduction_cases(cases);
+  add_movement_cases(cases);
+  return cases;
+}
+
+Layer make_layer(LayerKind kind, LayerParams params, std::vector<Weights> weights) {
+  Layer l;
+  l.kind = kind;
+  l.params = std::move(params);
+  l.weights = std::move(weights);
+  return l;
+}
+
+Weights random_weights(const Dims& dims, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  int64_t n = 1;
+  for (int64_t x : dims) n *= x;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = dist(gen);
+  return Weights(HostTensor::from_floats(v, dims));
+}
+
+InputSpec in(const Dims& dims, DType dtype, double lo, double hi) { return InputSpec{dtype, dims, lo, hi}; }
+
+InputSpec ints(const Dims& dims, DType dtype, int64_t lo, int64_t hi) {
+  return InputSpec{dtype, dims, static_cast<double>(lo), static_cast<double>(hi)};
+}
+
+InputSpec bools(const Dims& dims) { return InputSpec{DType::Bool, dims, 0.0, 2.0}; }
+
+}  // namespace kiln::engine::sweep

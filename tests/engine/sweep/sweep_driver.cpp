@@ -1,0 +1,356 @@
+// The sweep's driver: builds each case's layer, runs the reference and every tactic the backend offers,
+// compares.
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include "engine/core/zero_volume.h"
+#include "engine/reference/reference.h"
+#include "engine/sweep/sweep.h"
+#include "kiln/support/error.h"
+
+namespace kiln::engine::sweep {
+namespace {
+
+/// Allowed |got - want| <= atol + rtol * |want| for outputs of a layer whose lowest-precision floating tensor
+/// has `dtype`. Cases draw values in [-1, 1) (or a small range), so an indexing or semantic bug shows as an
+/// error of order 0.1..1, far above every tolerance here.
+struct Tolerance {
+  double atol = 0, rtol = 0;
+};
+
+Tolerance tolerance_for(DType dtype) {
+  switch (dtype) {
+    // fp32: fast kernels sum in another order (oneDNN's blocked accumulation, vector lanes; reductions here
+    // run over <= ~150 terms of magnitude <= 1, so rounding differs by ~1e-6) and use polynomial exp/tanh/erf
+    // accurate to a few ulp: 1e-4 leaves two orders of margin.
+    case DType::Float32:
+    case DType::Float64: return {1e-4, 1e-4};
+    // fp16: 11-bit significand (eps 9.8e-4); a kernel may round intermediates (products, partial sums) to
+    // fp16 where the reference rounds once: a few roundings of the output's size.
+    case DType::Float16: return {1e-2, 1e-2};
+    // bf16: 8-bit significand (eps 7.8e-3): the same few roundings, 8x coarser.
+    case DType::BFloat16: return {5e-2, 5e-2};
+    default: return {0, 0};  // integers and Bool: exact
+  }
+}
+
+/// The tolerance of a layer: that of its lowest-precision floating tensor, looser for tactics that promise
+/// less.
+Tolerance layer_tolerance(const LayerInfo& info, const Tactic& tactic) {
+  Tolerance t;
+  for (const auto* list : {&info.inputs, &info.outputs}) {
+    for (const TensorInfo& x : *list) {
+      Tolerance d = tolerance_for(x.dtype);
+      t.atol = std::max(t.atol, d.atol);
+      t.rtol = std::max(t.rtol, d.rtol);
+    }
+  }
+  // Winograd's transforms (reduced_precision) lose ~2 digits on 3x3 kernels; TF32 keeps a 10-bit mantissa in
+  // products, as fp16 does.
+  if (tactic.reduced_precision) t = {std::max(t.atol, 2e-3), std::max(t.rtol, 2e-3)};
+  if (tactic.tf32) t = {std::max(t.atol, 1e-2), std::max(t.rtol, 1e-2)};
+  return t;
+}
+
+std::string dims_text(const Dims& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+/// Calls f(index) for every multi-index of `dims` in C order.
+void for_each_index(const Dims& dims, const std::function<void(const Dims&)>& f) {
+  for (int64_t x : dims) {
+    if (x <= 0) return;
+  }
+  Dims index(dims.size(), 0);
+  while (true) {
+    f(index);
+    size_t k = dims.size();
+    while (k > 0) {
+      if (++index[k - 1] < dims[k - 1]) break;
+      index[--k] = 0;
+    }
+    if (k == 0) return;
+  }
+}
+
+/// The bytes of a dense tensor laid out in `format` (blocked channel tails zero).
+std::vector<uint8_t> to_format(const HostTensor& t, TensorFormat format) {
+  size_t es = dtype_size(t.dtype());
+  std::vector<uint8_t> out(static_cast<size_t>(format_numel(format, t.sizes())) * es, 0);
+  int64_t i = 0;
+  for_each_index(t.sizes(), [&](const Dims& index) {
+    std::memcpy(out.data() + format_offset(format, t.sizes(), index) * es, t.data() + i++ * es, es);
+  });
+  return out;
+}
+
+/// The dense tensor of `dims` read from `bytes` laid out in `format`.
+HostTensor from_format(const std::vector<uint8_t>& bytes, DType dtype, const Dims& dims,
+                       TensorFormat format) {
+  HostTensor t(dtype, dims);
+  size_t es = dtype_size(dtype);
+  uint8_t* dst = t.mutable_data();
+  int64_t i = 0;
+  for_each_index(dims, [&](const Dims& index) {
+    std::memcpy(dst + i++ * es, bytes.data() + format_offset(format, dims, index) * es, es);
+  });
+  return t;
+}
+
+HostTensor generate(const InputSpec& s, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(s.lo, s.hi);
+  HostTensor t(s.dtype, s.dims);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = dist(gen);
+    if (s.dtype == DType::Bool)
+      v = v >= 1.0 ? 1.0 : 0.0;
+    else if (!is_floating(s.dtype))
+      v = std::floor(v);
+    t.set_from_double(i, v);
+  }
+  return t;
+}
+
+uint32_t seed_of(const std::string& name) {
+  uint32_t h = 2166136261u;
+  for (char c : name) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+  return h;
+}
+
+/// The layer built in a one-layer network (validated, output dtypes and dims inferred) with its LayerInfo.
+struct BuiltCase {
+  Network net;
+  const Layer* layer = nullptr;
+  LayerInfo info;
+  std::vector<bool> data_dependent;  // per output
+};
+
+void build(const SweepCase& c, BuiltCase& b) {
+  Layer layer = c.layer;
+  layer.name = c.name;
+  layer.inputs.clear();
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    layer.inputs.push_back(
+        b.net.add_input("in" + std::to_string(i), c.inputs[i].dtype, c.inputs[i].dims)->id());
+  }
+  int64_t index = b.net.add_layer(std::move(layer));
+  b.layer = b.net.layers()[static_cast<size_t>(index)].get();
+  b.info.layer = b.layer;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const InputSpec& s = c.inputs[i];
+    b.info.inputs.push_back(TensorInfo{"in" + std::to_string(i), s.dtype, s.dims, s.dims, s.dims, s.offered});
+  }
+  int64_t in0 = 1;
+  for (int64_t x : c.inputs.empty() ? Dims{} : c.inputs[0].dims) in0 *= x;
+  for (int64_t id : b.layer->outputs) {
+    const Tensor* t = b.net.tensor(id);
+    Dims d = t->dims();
+    bool dd = !d.empty() && d[0] < 0;  // nonzero: [count, rank], count known after execution
+    TensorInfo ti{t->name(), t->dtype(), d, d, d};
+    if (dd) {
+      ti.min[0] = 0;
+      ti.opt[0] = ti.max[0] = in0;
+    }
+    b.info.outputs.push_back(ti);
+    b.data_dependent.push_back(dd);
+  }
+}
+
+/// The formats the reference reads and writes: those a Reformat converts between, else all Plain.
+TacticFormats reference_formats(const Layer& layer) {
+  if (layer.kind != LayerKind::Reformat) return {};
+  const auto& p = layer.get<ReformatParams>();
+  return {{p.from}, {p.to}};
+}
+
+TensorFormat format_at(const std::vector<TensorFormat>& f, size_t i) {
+  return i < f.size() ? f[i] : TensorFormat::Plain;
+}
+
+/// Runs the layer on `backend` with `run` (a kernel, the reference, ...), inputs and outputs in `formats`;
+/// returns the outputs, dense.
+std::vector<HostTensor> execute(const Backend& backend, const BuiltCase& b,
+                                const std::vector<HostTensor>& inputs, const TacticFormats& formats,
+                                const std::function<void(KernelArgs&)>& run) {
+  std::vector<std::shared_ptr<void>> buffers;  // device (or host) allocations, freed on return
+  auto allocate = [&](size_t bytes) {
+    void* p = backend.allocate(bytes ? bytes : 1);
+    buffers.emplace_back(p, [&backend](void* q) { backend.deallocate(q); });
+    return p;
+  };
+  KernelArgs args;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TensorFormat f = format_at(formats.inputs, i);
+    std::vector<uint8_t> bytes = to_format(inputs[i], f);
+    void* p = allocate(bytes.size());
+    backend.copy(p, bytes.data(), bytes.size(), CopyKind::HostToDevice, nullptr);
+    args.inputs.push_back(TensorView{p, inputs[i].dtype(), inputs[i].sizes(), f});
+    args.input_values.push_back(nullptr);
+  }
+  for (size_t o = 0; o < b.info.outputs.size(); ++o) {
+    const TensorInfo& t = b.info.outputs[o];
+    TensorView v{nullptr, t.dtype, t.max, format_at(formats.outputs, o)};
+    // Unwritten elements show as NaN (0xff bytes) in floating outputs.
+    std::vector<uint8_t> fill(v.nbytes(), 0xff);
+    v.data = allocate(fill.size());
+    backend.copy(v.data, fill.data(), fill.size(), CopyKind::HostToDevice, nullptr);
+    args.outputs.push_back(v);
+  }
+  run(args);
+  backend.synchronize(nullptr);
+  std::vector<HostTensor> out;
+  for (const TensorView& v : args.outputs) {
+    std::vector<uint8_t> bytes(v.nbytes());
+    backend.copy(bytes.data(), v.data, bytes.size(), CopyKind::DeviceToHost, nullptr);
+    out.push_back(from_format(bytes, v.dtype, v.dims, v.format));
+  }
+  return out;
+}
+
+/// Compares got with want; returns "" when they agree, else what differs (the first mismatch and the count).
+std::string compare(const HostTensor& got, const HostTensor& want, Tolerance tol) {
+  if (got.sizes() != want.sizes())
+    return "dims " + dims_text(got.sizes()) + ", want " + dims_text(want.sizes());
+  if (got.dtype() != want.dtype()) return std::string("dtype ") + dtype_name(got.dtype());
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double g = got.get_as_double(i), w = want.get_as_double(i);
+    bool ok = (std::isnan(g) && std::isnan(w)) || g == w ||
+              (std::isfinite(w) && std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w));
+    if (!ok && bad++ == 0) first = i;
+  }
+  if (bad == 0) return "";
+  std::ostringstream s;
+  s << bad << " of " << want.numel() << " elements differ; first: element " << first << " got "
+    << got.get_as_double(first) << " want " << want.get_as_double(first) << " (atol " << tol.atol << ", rtol "
+    << tol.rtol << ")";
+  return s.str();
+}
+
+std::string formats_text(const LayerInfo& info) {
+  std::string s;
+  for (const auto* list : {&info.inputs, &info.outputs}) {
+    s += list == &info.inputs ? "in:" : " out:";
+    for (const TensorInfo& t : *list) s += std::string(" ") + tensor_format_name(t.format);
+  }
+  return s;
+}
+
+bool has_empty_tensor(const BuiltCase& b) {
+  for (const auto* list : {&b.info.inputs, &b.info.outputs}) {
+    for (const TensorInfo& t : *list) {
+      for (int64_t x : t.max) {
+        if (x == 0) return true;
+      }
+    }
+  }
+  return false;
+}
+
+void report_differences(const std::string& at, const std::vector<HostTensor>& got,
+                        const std::vector<HostTensor>& want, Tolerance tol, SweepReport& report) {
+  for (size_t o = 0; o < want.size(); ++o) {
+    std::string diff = compare(got.at(o), want[o], tol);
+    if (!diff.empty()) report.failures.push_back(at + " output " + std::to_string(o) + ": " + diff);
+  }
+}
+
+}  // namespace
+
+SweepFilter SweepFilter::from_environment() {
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v ? v : "");
+  };
+  return {env("KILN_SWEEP_KIND"), env("KILN_SWEEP_TACTIC"), env("KILN_SWEEP_CASE")};
+}
+
+void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& filter, SweepReport& report) {
+  std::string kind = layer_kind_name(c.layer.kind);
+  std::string where = kind + "/" + c.name;
+  if (!filter.kind.empty() && filter.kind != kind) return;
+  if (!filter.case_name.empty() && where.find(filter.case_name) == std::string::npos) return;
+  BuiltCase b;
+  std::vector<HostTensor> inputs, want;
+  try {
+    build(c, b);
+    for (size_t i = 0; i < c.inputs.size(); ++i) inputs.push_back(generate(c.inputs[i], seed_of(where) + i));
+    // The reference runs on the host, whatever the backend.
+    static const std::unique_ptr<Backend> host = create_backend("cpu", BackendOptions{1});
+    want = execute(*host, b, inputs, reference_formats(*b.layer),
+                   [&](KernelArgs& a) { ref::execute(*b.layer, a); });
+  } catch (const Error& e) {
+    report.failures.push_back(where + ": invalid case: " + e.message());
+    return;
+  }
+  std::string why;
+  if (!backend.supports(b.info, &why)) {
+    report.notes.push_back(where + ": not supported on " + backend.name() + ": " + why);
+    return;
+  }
+  if (has_empty_tensor(b)) {
+    // Kernels never see empty tensors (engine/core/zero_volume.h): the engine runs such a layer this way.
+    ++report.runs;
+    try {
+      auto got =
+          execute(backend, b, inputs, {}, [&](KernelArgs& a) { run_zero_volume(backend, *b.layer, a); });
+      report_differences(where + " [" + backend.name() + " zero-volume]", got, want,
+                         layer_tolerance(b.info, {}), report);
+    } catch (const Error& e) {
+      report.failures.push_back(where + " [" + backend.name() + " zero-volume]: " + e.message());
+    }
+    return;
+  }
+  for (const Tactic& tactic : backend.tactics(b.info)) {
+    if (!filter.tactic.empty() && filter.tactic != tactic.name) continue;
+    std::string at = where + " [" + backend.name() + " " + tactic.name + "]";
+    ++report.runs;
+    try {
+      LayerInfo info = b.info;
+      TacticFormats formats = backend.formats(info, tactic.name);
+      for (size_t i = 0; i < info.inputs.size(); ++i) info.inputs[i].format = format_at(formats.inputs, i);
+      for (size_t o = 0; o < info.outputs.size(); ++o) info.outputs[o].format = format_at(formats.outputs, o);
+      std::unique_ptr<Kernel> kernel = backend.create_kernel(info, tactic.name);
+      std::vector<HostTensor> got = execute(backend, b, inputs, formats, [&](KernelArgs& a) {
+        a.workspace_size = kernel->workspace_size();
+        std::shared_ptr<void> workspace(backend.allocate(a.workspace_size ? a.workspace_size : 1),
+                                        [&](void* p) { backend.deallocate(p); });
+        std::unique_ptr<KernelState> state = kernel->create_state();
+        a.workspace = workspace.get();
+        a.pool = backend.thread_pool();
+        a.state = state.get();
+        kernel->execute(a);
+        backend.synchronize(nullptr);
+      });
+      report_differences(at, got, want, layer_tolerance(info, tactic), report);
+      report.log.push_back(at + " formats " + formats_text(info));
+      report.exercised.insert({c.layer.kind, tactic.name});
+    } catch (const Error& e) {
+      report.failures.push_back(at + ": " + e.message());
+    }
+  }
+}
+
+std::vector<RowId> unexercised_rows(const std::vector<RowId>& rows, const SweepReport& report,
+                                    const SweepFilter& filter,
+                                    const std::vector<std::pair<RowId, std::string>>& hardware_dependent) {
+  std::vector<RowId> out;
+  if (filter.active()) return out;  // a narrowed run covers what it asked for only
+  for (const RowId& row : rows) {
+    bool excused = false;
+    for (const auto& h : hardware_dependent) excused = excused || h.first == row;
+    if (!report.exercised.count(row) && !excused) out.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace kiln::engine::sweep

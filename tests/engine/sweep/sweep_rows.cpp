@@ -1,0 +1,32 @@
+// The kernel rows each backend registers, for the sweep's coverage check.
+
+#include "engine/backends/cpu/kernel_registry.h"
+#include "engine/sweep/sweep.h"
+#ifdef KILN_HAVE_CUDA
+#include "engine/backends/cuda/cuda_util.h"
+#endif
+
+namespace kiln::engine::sweep {
+
+std::vector<RowId> registered_rows(const std::string& backend) {
+  std::vector<RowId> out;
+  if (backend == "cpu") {
+    for (const auto& r : cpu::cpu_kernels().rows()) out.emplace_back(r.kind, r.name);
+  }
+#ifdef KILN_HAVE_CUDA
+  if (backend == "cuda") {
+    for (const auto& r : cuda::cuda_kernels()) out.emplace_back(r.kind, r.name);
+  }
+#endif
+  return out;
+}
+
+std::vector<std::pair<RowId, std::string>> hardware_dependent_rows(const std::string& backend) {
+  if (backend == "cpu") {
+    return {{{LayerKind::Convolution, "onednn_winograd"},
+             "oneDNN implements Winograd convolution only on some x86 instruction sets (avx512 cores)"}};
+  }
+  return {};
+}
+
+}  // namespace kiln::engine::sweep
