@@ -175,17 +175,11 @@ bool sgemm_runs() {
   return kRuns;
 }
 
-namespace {
-
-/// Whether oneDNN implementation `name` computes with oneDNN's sgemm ("x64:gemm:jit", "gemm:jit"; not
-/// brgemm's "brg..." kernels, which have their own JIT code).
-bool built_on_sgemm(const std::string& name) {
-  std::string_view n = name;
+bool built_on_sgemm(const std::string& impl) {
+  std::string_view n = impl;
   if (n.starts_with("x64:")) n.remove_prefix(4);
   return n.starts_with("gemm:");
 }
-
-}  // namespace
 
 void skip_implementations_that_cannot_run(dnnl::primitive_desc& pd) {
   if (sgemm_runs()) return;

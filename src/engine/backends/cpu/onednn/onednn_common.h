@@ -47,6 +47,10 @@ dnnl::primitive_attr make_attr(const std::vector<PostOp>& post_ops);
 /// execution with status unimplemented ("could not execute a primitive"), at every shape and thread count.
 bool sgemm_runs();
 
+/// Whether oneDNN implementation `impl` (impl_info_str()) computes with oneDNN's sgemm ("x64:gemm:jit",
+/// "gemm:jit"; not brgemm's "brg..." kernels, which have their own JIT code).
+bool built_on_sgemm(const std::string& impl);
+
 /// Moves `pd` past the implementations that cannot run in this process: those built on oneDNN's sgemm
 /// (named "gemm:..." / "x64:gemm:...") where sgemm_runs() is false. Throws dnnl::error (unimplemented) when
 /// no other implementation is left.
