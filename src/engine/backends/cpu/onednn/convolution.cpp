@@ -141,7 +141,16 @@ TacticFormats preferred_formats(const LayerInfo& info, bool winograd) {
   ConvGeometry geo(*info.layer, winograd);
   const Dims& x = info.inputs[0].opt;
   const Dims& y = info.outputs[0].opt;
-  auto pd = geo.make_pd(memory::desc(to_dnnl_dims(x), DT::f32, Tag::any), memory::desc(to_dnnl_dims(y), DT::f32, Tag::any));
+  dnnl::primitive_desc pd;
+  try {
+    pd = geo.make_pd(memory::desc(to_dnnl_dims(x), DT::f32, Tag::any),
+                     memory::desc(to_dnnl_dims(y), DT::f32, Tag::any));
+  } catch (const dnnl::error& e) {
+    // (Winograd where this CPU has none; a deconvolution whose only implementation is on sgemm where that
+    // cannot run.)
+    KILN_FAIL(Unsupported, "convolution '", info.layer->name,
+              "': oneDNN has no primitive for it: ", e.what());
+  }
   TensorFormat src = format_of(pd.src_desc(), x), dst = format_of(pd.dst_desc(), y);
   if (src == TensorFormat::Plain && dst == TensorFormat::Plain && !winograd &&
       format_applies(TensorFormat::ChannelsLast, x.size())) {
@@ -200,7 +209,14 @@ class ConvolutionKernel : public Kernel {
     // created with, and running it with more fails ("could not execute a primitive").
     use_pool_threads(args.pool);
     auto& slot = state->entries[x.dims];
-    if (!slot) slot = make_entry(x.dims, y.dims);
+    if (!slot) {
+      try {
+        slot = make_entry(x.dims, y.dims);
+      } catch (const dnnl::error& err) {
+        KILN_FAIL(Unsupported,
+                  "oneDNN convolution: no primitive for the input shape it runs at: ", err.what());
+      }
+    }
     ConvEntry& e = *slot;
     dnnl::stream& s = state->stream;
 
@@ -302,7 +318,7 @@ bool winograd_applies(const LayerInfo& info) {
   try {
     preferred_formats(info, true);
     return true;
-  } catch (const dnnl::error&) {
+  } catch (const Error&) {
     return false;  // no Winograd implementation for this shape on this CPU
   }
 }

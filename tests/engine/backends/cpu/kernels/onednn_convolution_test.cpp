@@ -112,39 +112,51 @@ TEST(OnednnConvolution, ZooGroupedConvolutions) {
   check(conv_layer({32, 8, 16}, w, true, 22), {{2, 32, 20}, {3, 32, 37}, {1, 32, 5}}, "wav2vec2 positional");
 }
 
-/// resnext50's grouped convolution (4 channels per group) with its ReLU, through the builder (profile batch
-/// 1..3, opt 2; `timing_iterations` as given), run at every batch of the profile against the reference
+/// Convolution `l` (no post-ops) followed by a ReLU, through the builder (batch 1..3, opt 2, the rest of the
+/// input dims `x`; `timing_iterations` as given), run at every batch of the profile against the reference
 /// kernel. Returns the plan.
-std::shared_ptr<Plan> check_grouped_through_builder(int timing_iterations) {
-  OneLayer l = conv_layer({128, 4, 3, 3}, ConvolutionParams{}, true, 35);
-  ConvolutionParams& p = l.layer.get<ConvolutionParams>();
-  p.groups = 32;
-  p.pre_padding = p.post_padding = {1, 1};
+std::shared_ptr<Plan> check_through_builder(OneLayer l, Dims x, int timing_iterations,
+                                            const std::string& what) {
   Network net;
-  Tensor* x = net.add_input("x", DType::Float32, {-1, 128, 8, 8});
-  Tensor* y = net.add_convolution("conv", x, l.layer.weights[0], l.layer.weights[1], p);
+  Dims dynamic = x, lo = x, hi = x;
+  dynamic[0] = -1, lo[0] = 1, x[0] = 2, hi[0] = 3;
+  Tensor* in = net.add_input("x", DType::Float32, dynamic);
+  const ConvolutionParams& p = l.layer.get<ConvolutionParams>();
+  Tensor* y = p.transposed ? net.add_deconvolution("conv", in, l.layer.weights[0], l.layer.weights[1], p)
+                           : net.add_convolution("conv", in, l.layer.weights[0], l.layer.weights[1], p);
   y = net.add_activation("relu", y, ActivationKind::Relu);
   y->set_name("y");
   net.mark_output(y);
-  p.post_ops = {act(ActivationKind::Relu)};  // the reference: the layer with the activation the builder fuses
+  l.layer.get<ConvolutionParams>().post_ops = {
+      act(ActivationKind::Relu)};  // the reference: fused as the builder does
   BuilderConfig config;
   config.timing_iterations = timing_iterations;
   OptimizationProfile profile;
-  profile.set_dimensions("x", {1, 128, 8, 8}, {2, 128, 8, 8}, {3, 128, 8, 8});
+  profile.set_dimensions("x", lo, x, hi);
   config.profiles = {profile};
   auto plan = engine::testing::build(net, config);
   for (int64_t batch : {2, 1, 3}) {
-    std::vector<Dims> dims{{batch, 128, 8, 8}};
-    std::vector<std::vector<float>> in{random_floats(static_cast<size_t>(numel(dims[0])), 40 + batch)};
+    std::vector<Dims> dims{x};
+    dims[0][0] = batch;
+    std::vector<std::vector<float>> inputs{random_floats(static_cast<size_t>(numel(dims[0])), 40 + batch)};
     HostTensor xt(DType::Float32, dims[0]);
-    std::memcpy(xt.mutable_data(), in[0].data(), in[0].size() * sizeof(float));
+    std::memcpy(xt.mutable_data(), inputs[0].data(), inputs[0].size() * sizeof(float));
     HostTensor got = engine::testing::run(plan, {{"x", xt}})[0];
-    std::vector<float> want = run_reference(l, in, dims);
+    std::vector<float> want = run_reference(l, inputs, dims);
     const auto* values = static_cast<const float*>(static_cast<const void*>(got.data()));
     expect_allclose(std::vector<float>(values, values + got.numel()), want, kRtol, kAtol,
-                    "builder, batch " + std::to_string(batch));
+                    what + " through the builder, batch " + std::to_string(batch));
   }
   return plan;
+}
+
+/// resnext50's grouped convolution (4 channels per group) with its ReLU through the builder.
+std::shared_ptr<Plan> check_grouped_through_builder(int timing_iterations) {
+  ConvolutionParams p;
+  p.groups = 32;
+  p.pre_padding = p.post_padding = {1, 1};
+  return check_through_builder(conv_layer({128, 4, 3, 3}, p, true, 35), {2, 128, 8, 8}, timing_iterations,
+                               "resnext");
 }
 
 // The blocked tactic of a grouped convolution whose own layout (4-channel blocks) Kiln has no format for
@@ -170,8 +182,9 @@ TEST(OnednnConvolution, GroupedWithoutAKilnBlockFormatTakesChannelsLast) {
 // whose plain formats oneDNN runs on sgemm ("x64:gemm:jit"), run on another implementation: in the kernel
 // tests and through the builder, which timed both tactics failing and then picked one that builds, and `kiln
 // run` failed with "could not execute a primitive" (issue 16's resnext50_32x4d and wav2vec2 on the GPU
-// machine). The checks run in a child process that preloads tests/engine/backends/cpu/foreign_onednn_sgemm.c,
-// the stand-in for that other oneDNN.
+// machine). A deconvolution whose plain implementation is only on sgemm builds and runs through the builder
+// too, timed or not (its oneDNN tactics fail to build there, with Unsupported). The checks run in a child
+// process that preloads tests/engine/backends/cpu/foreign_onednn_sgemm.c, the stand-in for that other oneDNN.
 TEST(OnednnConvolution, RunsWhereSgemmCannot) {
   std::string preload = KILN_FOREIGN_ONEDNN_SGEMM_LIB;
   if (const char* p = std::getenv("LD_PRELOAD"); p && *p) preload += std::string(":") + p;
@@ -222,6 +235,15 @@ TEST(OnednnConvolution, ChildWhereSgemmCannotRun) {
   check(conv_layer({24, 72, 1, 1}, se, true, 34), {{2, 72, 1, 1}, {3, 72, 1, 1}}, "SE relu");
 
   check_grouped_through_builder(1);
+  // A deconvolution whose only oneDNN implementation in plain formats is on sgemm: its kernels fail to build
+  // there (Unsupported), and the builder takes another tactic or the reference kernel.
+  ConvolutionParams d;
+  d.transposed = true;
+  d.groups = 2;
+  d.dilation = {2};
+  d.pre_padding = d.post_padding = {1};
+  check_through_builder(conv_layer({6, 3, 3}, d, true, 36), {2, 6, 9}, 1, "deconvolution");
+  check_through_builder(conv_layer({6, 3, 3}, d, true, 36), {2, 6, 9}, 0, "deconvolution, untimed");
 }
 
 TEST(OnednnConvolution, Conv2dGroupsAndDepthwise) {
