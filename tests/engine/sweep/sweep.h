@@ -32,6 +32,11 @@ struct SweepCase {
   std::string name;  // unique, "<what>" (the driver prefixes the kind)
   Layer layer;
   std::vector<InputSpec> inputs;
+  /// Other input dims (one Dims per input) the same kernel also runs at, as under a dynamic profile: the
+  /// kernel is created for the range they span with InputSpec::dims as the opt shape, and runs at the opt
+  /// dims, at each of these, then at the opt dims again (with one KernelState, as one execution context
+  /// would).
+  std::vector<std::vector<Dims>> also_run{};
 };
 
 /// The case list (sweep_cases_*.cpp, one file per family; sweep_cases.cpp joins them).
@@ -41,6 +46,7 @@ void add_pointwise_cases(
     std::vector<SweepCase>& cases);  // elementwise, activation, unary, cast, select, fused
 void add_reduction_cases(std::vector<SweepCase>& cases);  // reduce, softmax, normalization, cumulative, topk
 void add_movement_cases(std::vector<SweepCase>& cases);   // the rest: shuffle, concat, slice, pooling, ...
+void add_dynamic_cases(std::vector<SweepCase>& cases);    // a range of input dims per kernel (also_run)
 
 // ---- Helpers for writing cases ----
 

@@ -12,6 +12,7 @@ std::vector<SweepCase> sweep_cases() {
   add_pointwise_cases(cases);
   add_reduction_cases(cases);
   add_movement_cases(cases);
+  add_dynamic_cases(cases);
   return cases;
 }
 

@@ -1,6 +1,7 @@
 // The sweep's driver: builds each case's layer, runs the reference and every tactic the backend offers,
 // compares.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "engine/core/shape_inference.h"
 #include "engine/core/zero_volume.h"
 #include "engine/reference/reference.h"
 #include "engine/sweep/sweep.h"
@@ -126,42 +128,84 @@ uint32_t seed_of(const std::string& name) {
   return h;
 }
 
-/// The layer built in a one-layer network (validated, output dtypes and dims inferred) with its LayerInfo.
+/// The dims of one run: per input, and per output the dims its buffer is allocated with (a data-dependent
+/// output: its maximum row count).
+struct RunShape {
+  std::vector<Dims> inputs, outputs;
+};
+
+/// The layer built in a one-layer network (validated, output dtypes and dims inferred), its LayerInfo over
+/// the range of the case's runs, and the runs.
 struct BuiltCase {
   Network net;
   const Layer* layer = nullptr;
   LayerInfo info;
-  std::vector<bool> data_dependent;  // per output
+  std::vector<RunShape> runs;
 };
+
+RunShape run_shape(const Layer& layer, const std::vector<InputSpec>& specs, const std::vector<Dims>& dims) {
+  KILN_CHECK(dims.size() == specs.size(), InvalidInput, "also_run lists ", dims.size(),
+             " inputs, the case has ", specs.size());
+  std::vector<ShapeIn> in;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    KILN_CHECK(dims[i].size() == specs[i].dims.size(), InvalidInput, "also_run changes the rank of input ",
+               i);
+    in.push_back(ShapeIn{specs[i].dtype, dims[i], nullptr});
+  }
+  RunShape r{dims, {}};
+  for (const ShapeOut& o : infer_shapes(layer, in)) {
+    Dims d = o.dims;
+    if (o.data_dependent) {  // nonzero: [count, rank], count known after execution
+      d[0] = 1;
+      for (int64_t x : dims.at(0)) d[0] *= x;
+    }
+    r.outputs.push_back(d);
+  }
+  return r;
+}
+
+/// Elementwise min (or max) of `a` and `b`.
+Dims bound(const Dims& a, const Dims& b, bool lower) {
+  Dims out = a;
+  for (size_t k = 0; k < a.size(); ++k) out[k] = lower ? std::min(a[k], b[k]) : std::max(a[k], b[k]);
+  return out;
+}
 
 void build(const SweepCase& c, BuiltCase& b) {
   Layer layer = c.layer;
   layer.name = c.name;
   layer.inputs.clear();
+  std::vector<Dims> opt;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     layer.inputs.push_back(
         b.net.add_input("in" + std::to_string(i), c.inputs[i].dtype, c.inputs[i].dims)->id());
+    opt.push_back(c.inputs[i].dims);
   }
   int64_t index = b.net.add_layer(std::move(layer));
   b.layer = b.net.layers()[static_cast<size_t>(index)].get();
   b.info.layer = b.layer;
+  b.runs.push_back(run_shape(*b.layer, c.inputs, opt));
+  for (const auto& dims : c.also_run) b.runs.push_back(run_shape(*b.layer, c.inputs, dims));
+  if (b.runs.size() > 1) b.runs.push_back(b.runs[0]);
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const InputSpec& s = c.inputs[i];
-    b.info.inputs.push_back(TensorInfo{"in" + std::to_string(i), s.dtype, s.dims, s.dims, s.dims, s.offered});
-  }
-  int64_t in0 = 1;
-  for (int64_t x : c.inputs.empty() ? Dims{} : c.inputs[0].dims) in0 *= x;
-  for (int64_t id : b.layer->outputs) {
-    const Tensor* t = b.net.tensor(id);
-    Dims d = t->dims();
-    bool dd = !d.empty() && d[0] < 0;  // nonzero: [count, rank], count known after execution
-    TensorInfo ti{t->name(), t->dtype(), d, d, d};
-    if (dd) {
-      ti.min[0] = 0;
-      ti.opt[0] = ti.max[0] = in0;
+    TensorInfo t{"in" + std::to_string(i), s.dtype, s.dims, s.dims, s.dims, s.offered};
+    for (const RunShape& r : b.runs) {
+      t.min = bound(t.min, r.inputs[i], true);
+      t.max = bound(t.max, r.inputs[i], false);
     }
+    b.info.inputs.push_back(t);
+  }
+  for (size_t o = 0; o < b.layer->outputs.size(); ++o) {
+    const Tensor* t = b.net.tensor(b.layer->outputs[o]);
+    const Dims& d = b.runs[0].outputs[o];
+    TensorInfo ti{t->name(), t->dtype(), d, d, d};
+    for (const RunShape& r : b.runs) {
+      ti.min = bound(ti.min, r.outputs[o], true);
+      ti.max = bound(ti.max, r.outputs[o], false);
+    }
+    if (!t->dims().empty() && t->dims()[0] < 0) ti.min[0] = 0;  // data-dependent rows: none at least
     b.info.outputs.push_back(ti);
-    b.data_dependent.push_back(dd);
   }
 }
 
@@ -178,7 +222,7 @@ TensorFormat format_at(const std::vector<TensorFormat>& f, size_t i) {
 
 /// Runs the layer on `backend` with `run` (a kernel, the reference, ...), inputs and outputs in `formats`;
 /// returns the outputs, dense.
-std::vector<HostTensor> execute(const Backend& backend, const BuiltCase& b,
+std::vector<HostTensor> execute(const Backend& backend, const BuiltCase& b, const RunShape& shape,
                                 const std::vector<HostTensor>& inputs, const TacticFormats& formats,
                                 const std::function<void(KernelArgs&)>& run) {
   std::vector<std::shared_ptr<void>> buffers;  // device (or host) allocations, freed on return
@@ -198,7 +242,7 @@ std::vector<HostTensor> execute(const Backend& backend, const BuiltCase& b,
   }
   for (size_t o = 0; o < b.info.outputs.size(); ++o) {
     const TensorInfo& t = b.info.outputs[o];
-    TensorView v{nullptr, t.dtype, t.max, format_at(formats.outputs, o)};
+    TensorView v{nullptr, t.dtype, shape.outputs.at(o), format_at(formats.outputs, o)};
     // Unwritten elements show as NaN (0xff bytes) in floating outputs.
     std::vector<uint8_t> fill(v.nbytes(), 0xff);
     v.data = allocate(fill.size());
@@ -246,10 +290,10 @@ std::string formats_text(const LayerInfo& info) {
 }
 
 bool has_empty_tensor(const BuiltCase& b) {
-  for (const auto* list : {&b.info.inputs, &b.info.outputs}) {
-    for (const TensorInfo& t : *list) {
-      for (int64_t x : t.max) {
-        if (x == 0) return true;
+  for (const RunShape& r : b.runs) {
+    for (const auto* list : {&r.inputs, &r.outputs}) {
+      for (const Dims& d : *list) {
+        if (std::find(d.begin(), d.end(), 0) != d.end()) return true;
       }
     }
   }
@@ -280,14 +324,21 @@ void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& fil
   if (!filter.kind.empty() && filter.kind != kind) return;
   if (!filter.case_name.empty() && where.find(filter.case_name) == std::string::npos) return;
   BuiltCase b;
-  std::vector<HostTensor> inputs, want;
+  std::vector<std::vector<HostTensor>> inputs, want;  // per run
   try {
     build(c, b);
-    for (size_t i = 0; i < c.inputs.size(); ++i) inputs.push_back(generate(c.inputs[i], seed_of(where) + i));
-    // The reference runs on the host, whatever the backend.
-    static const std::unique_ptr<Backend> host = create_backend("cpu", BackendOptions{1});
-    want = execute(*host, b, inputs, reference_formats(*b.layer),
-                   [&](KernelArgs& a) { ref::execute(*b.layer, a); });
+    for (size_t r = 0; r < b.runs.size(); ++r) {
+      inputs.emplace_back();
+      for (size_t i = 0; i < c.inputs.size(); ++i) {
+        InputSpec s = c.inputs[i];
+        s.dims = b.runs[r].inputs[i];
+        inputs.back().push_back(generate(s, seed_of(where) + static_cast<uint32_t>(r * 64 + i)));
+      }
+      // The reference runs on the host, whatever the backend.
+      static const std::unique_ptr<Backend> host = create_backend("cpu", BackendOptions{1});
+      want.push_back(execute(*host, b, b.runs[r], inputs.back(), reference_formats(*b.layer),
+                             [&](KernelArgs& a) { ref::execute(*b.layer, a); }));
+    }
   } catch (const Error& e) {
     report.failures.push_back(where + ": invalid case: " + e.message());
     return;
@@ -297,16 +348,25 @@ void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& fil
     report.notes.push_back(where + ": not supported on " + backend.name() + ": " + why);
     return;
   }
+  // The name of run r in messages: the case, and the input dims when the case has several runs.
+  auto run_name = [&](const std::string& at, size_t r) {
+    if (b.runs.size() == 1) return at;
+    std::string s = at + " at";
+    for (const Dims& d : b.runs[r].inputs) s += " " + dims_text(d);
+    return s;
+  };
   if (has_empty_tensor(b)) {
     // Kernels never see empty tensors (engine/core/zero_volume.h): the engine runs such a layer this way.
-    ++report.runs;
-    try {
-      auto got =
-          execute(backend, b, inputs, {}, [&](KernelArgs& a) { run_zero_volume(backend, *b.layer, a); });
-      report_differences(where + " [" + backend.name() + " zero-volume]", got, want,
-                         layer_tolerance(b.info, {}), report);
-    } catch (const Error& e) {
-      report.failures.push_back(where + " [" + backend.name() + " zero-volume]: " + e.message());
+    std::string at = where + " [" + backend.name() + " zero-volume]";
+    for (size_t r = 0; r < b.runs.size(); ++r) {
+      ++report.runs;
+      try {
+        auto got = execute(backend, b, b.runs[r], inputs[r], {},
+                           [&](KernelArgs& a) { run_zero_volume(backend, *b.layer, a); });
+        report_differences(run_name(at, r), got, want[r], layer_tolerance(b.info, {}), report);
+      } catch (const Error& e) {
+        report.failures.push_back(run_name(at, r) + ": " + e.message());
+      }
     }
     return;
   }
@@ -320,18 +380,21 @@ void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& fil
       for (size_t i = 0; i < info.inputs.size(); ++i) info.inputs[i].format = format_at(formats.inputs, i);
       for (size_t o = 0; o < info.outputs.size(); ++o) info.outputs[o].format = format_at(formats.outputs, o);
       std::unique_ptr<Kernel> kernel = backend.create_kernel(info, tactic.name);
-      std::vector<HostTensor> got = execute(backend, b, inputs, formats, [&](KernelArgs& a) {
-        a.workspace_size = kernel->workspace_size();
-        std::shared_ptr<void> workspace(backend.allocate(a.workspace_size ? a.workspace_size : 1),
-                                        [&](void* p) { backend.deallocate(p); });
-        std::unique_ptr<KernelState> state = kernel->create_state();
-        a.workspace = workspace.get();
-        a.pool = backend.thread_pool();
-        a.state = state.get();
-        kernel->execute(a);
-        backend.synchronize(nullptr);
-      });
-      report_differences(at, got, want, layer_tolerance(info, tactic), report);
+      // One workspace and one state for every run, as one execution context has.
+      size_t workspace_size = kernel->workspace_size();
+      std::shared_ptr<void> workspace(backend.allocate(workspace_size ? workspace_size : 1),
+                                      [&](void* p) { backend.deallocate(p); });
+      std::unique_ptr<KernelState> state = kernel->create_state();
+      for (size_t r = 0; r < b.runs.size(); ++r) {
+        std::vector<HostTensor> got = execute(backend, b, b.runs[r], inputs[r], formats, [&](KernelArgs& a) {
+          a.workspace = workspace.get();
+          a.workspace_size = workspace_size;
+          a.pool = backend.thread_pool();
+          a.state = state.get();
+          kernel->execute(a);
+        });
+        report_differences(run_name(at, r), got, want[r], layer_tolerance(info, tactic), report);
+      }
       report.log.push_back(at + " formats " + formats_text(info));
       report.exercised.insert({c.layer.kind, tactic.name});
     } catch (const Error& e) {
