@@ -24,6 +24,9 @@ struct InputSpec {
   /// The format the input is in when the driver asks the backend which tactics apply and which formats they
   /// want (the format its producer writes; a pooling tactic keeps whatever it is given).
   TensorFormat offered = TensorFormat::Plain;
+  /// When > 0 (floating dtypes): every `nonfinite_every`-th element, from element 1, is NaN, +inf, -inf in
+  /// turn.
+  int64_t nonfinite_every = 0;
 };
 
 /// One generated layer. `layer` holds the kind, params and weights; the driver adds the inputs (a network
@@ -47,6 +50,7 @@ void add_pointwise_cases(
 void add_reduction_cases(std::vector<SweepCase>& cases);  // reduce, softmax, normalization, cumulative, topk
 void add_movement_cases(std::vector<SweepCase>& cases);   // the rest: shuffle, concat, slice, pooling, ...
 void add_dynamic_cases(std::vector<SweepCase>& cases);    // a range of input dims per kernel (also_run)
+void add_nonfinite_cases(std::vector<SweepCase>& cases);  // NaN and infinities in the inputs
 
 // ---- Helpers for writing cases ----
 

@@ -13,6 +13,7 @@ std::vector<SweepCase> sweep_cases() {
   add_reduction_cases(cases);
   add_movement_cases(cases);
   add_dynamic_cases(cases);
+  add_nonfinite_cases(cases);
   return cases;
 }
 
