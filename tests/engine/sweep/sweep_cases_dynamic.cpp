@@ -20,6 +20,20 @@ void add_dynamic_cases(std::vector<SweepCase>& cases) {
        make_layer(LayerKind::Convolution, conv, {random_weights({6, 4, 3, 3}, 1), random_weights({6}, 2)}),
        {in({1, 4, 8, 8})}},
       {{{2, 4, 6, 7}}, {{1, 4, 10, 9}}}));
+  ConvolutionParams residual = conv;
+  residual.post_ops = {PostOp{PostOp::Sum, {}, 1.0},
+                       PostOp{PostOp::Activation, ActivationParams{ActivationKind::Relu}, 1.0}};
+  cases.push_back(with({"conv2d_residual_relu",
+                        make_layer(LayerKind::Convolution, residual,
+                                   {random_weights({4, 4, 3, 3}, 11), random_weights({4}, 12)}),
+                        {in({1, 4, 6, 6}), in({1, 4, 6, 6})}},
+                       {{{2, 4, 5, 7}, {2, 4, 5, 7}}}));
+  MatrixMultiplyParams mm_residual{false, false, {PostOp{PostOp::Sum, {}, 0.5}}};
+  cases.push_back(
+      with({"matmul_const_b_residual",
+            make_layer(LayerKind::MatrixMultiply, mm_residual, {random_weights({8, 5}, 13), Weights()}),
+            {in({3, 8}), in({3, 5})}},
+           {{{6, 8}, {6, 5}}}));
   ConvolutionParams strided{{2, 2}, {0, 1}, {1, 0}, {1, 1}, {0, 0}, 2, false, {}};
   cases.push_back(
       with({"conv2d_grouped_strided",

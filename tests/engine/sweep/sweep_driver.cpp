@@ -228,7 +228,7 @@ TensorFormat format_at(const std::vector<TensorFormat>& f, size_t i) {
 /// returns the outputs, dense.
 std::vector<HostTensor> execute(const Backend& backend, const BuiltCase& b, const RunShape& shape,
                                 const std::vector<HostTensor>& inputs, const TacticFormats& formats,
-                                const std::function<void(KernelArgs&)>& run) {
+                                const std::function<void(KernelArgs&)>& run, int64_t output_in_input = -1) {
   std::vector<std::shared_ptr<void>> buffers;  // device (or host) allocations, freed on return
   auto allocate = [&](size_t bytes) {
     void* p = backend.allocate(bytes ? bytes : 1);
@@ -253,6 +253,7 @@ std::vector<HostTensor> execute(const Backend& backend, const BuiltCase& b, cons
     backend.copy(v.data, fill.data(), fill.size(), CopyKind::HostToDevice, nullptr);
     args.outputs.push_back(v);
   }
+  if (output_in_input >= 0) args.outputs[0].data = args.inputs[static_cast<size_t>(output_in_input)].data;
   run(args);
   backend.synchronize(nullptr);
   std::vector<HostTensor> out;
@@ -291,6 +292,20 @@ std::string formats_text(const LayerInfo& info) {
     for (const TensorInfo& t : *list) s += std::string(" ") + tensor_format_name(t.format);
   }
   return s;
+}
+
+/// The input whose buffer the memory plan may give the output (engine/core/plan_common.cpp, "In place"): the
+/// residual of a convolution or matrix multiply with one Sum post-op, in the output's format, dtype and dims,
+/// on a host backend; else -1.
+int64_t in_place_input(const Backend& backend, const Layer& layer, const LayerInfo& info) {
+  const std::vector<PostOp>* post_ops = nullptr;
+  if (layer.kind == LayerKind::Convolution) post_ops = &layer.get<ConvolutionParams>().post_ops;
+  if (layer.kind == LayerKind::MatrixMultiply) post_ops = &layer.get<MatrixMultiplyParams>().post_ops;
+  if (!backend.host_accessible() || !post_ops || count_sum_post_ops(*post_ops) != 1) return -1;
+  int64_t r = first_residual_input(layer);
+  const TensorInfo &x = info.inputs.at(static_cast<size_t>(r)), &y = info.outputs.at(0);
+  bool same = x.format == y.format && x.dtype == y.dtype && x.min == y.min && x.max == y.max;
+  return same ? r : -1;
 }
 
 bool has_nonfinite_input(const SweepCase& c) {
@@ -401,15 +416,25 @@ void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& fil
       std::shared_ptr<void> workspace(backend.allocate(workspace_size ? workspace_size : 1),
                                       [&](void* p) { backend.deallocate(p); });
       std::unique_ptr<KernelState> state = kernel->create_state();
+      auto run_kernel = [&](KernelArgs& a) {
+        a.workspace = workspace.get();
+        a.workspace_size = workspace_size;
+        a.pool = backend.thread_pool();
+        a.state = state.get();
+        kernel->execute(a);
+      };
       for (size_t r = 0; r < b.runs.size(); ++r) {
-        std::vector<HostTensor> got = execute(backend, b, b.runs[r], inputs[r], formats, [&](KernelArgs& a) {
-          a.workspace = workspace.get();
-          a.workspace_size = workspace_size;
-          a.pool = backend.thread_pool();
-          a.state = state.get();
-          kernel->execute(a);
-        });
+        auto got = execute(backend, b, b.runs[r], inputs[r], formats, run_kernel);
         report_differences(run_name(at, r), got, want[r], layer_tolerance(info, tactic), report);
+      }
+      // Again with the output in the residual's buffer, as the memory plan may place it.
+      if (int64_t alias = in_place_input(backend, *b.layer, info); alias >= 0) {
+        for (size_t r = 0; r < b.runs.size(); ++r) {
+          auto got = execute(backend, b, b.runs[r], inputs[r], formats, run_kernel, alias);
+          report_differences(run_name(at + " in place", r), got, want[r], layer_tolerance(info, tactic),
+                             report);
+        }
+        report.log.push_back(at + " also in place (output in input " + std::to_string(alias) + ")");
       }
       report.log.push_back(at + " formats " + formats_text(info));
       report.exercised.insert({c.layer.kind, tactic.name});
