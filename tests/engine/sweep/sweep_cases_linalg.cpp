@@ -216,6 +216,25 @@ void add_attentions(std::vector<SweepCase>& cases) {
   SweepCase bm = attention("bool_mask", {1, 2, 5, 4}, {1, 2, 5, 4}, {1, 2, 5, 4}, masked);
   bm.inputs.push_back(bools({5, 5}));
   cases.push_back(bm);
+  // Views (the builder's attention-view pass): q, k and v read [B, H, S, D] = [2, 2, 5, 4] from projections
+  // laid out [B, S, 3 * H * D] (each its own third), the output written [B, S, H * D].
+  auto view = [](int64_t offset, int64_t row) {
+    return AttentionView{{2, 2, 5, 4}, {5 * row, 4, row, 1}, offset};
+  };
+  AttentionParams views;
+  views.q_view = view(0, 24);
+  views.k_view = view(8, 24);
+  views.v_view = view(16, 24);
+  views.out_view = view(0, 8);
+  views.out_dims = {2, 5, 8};
+  cases.push_back(attention("views_qkv_out", {2, 5, 24}, {2, 5, 24}, {2, 5, 24}, views));
+  AttentionParams causal_views = views;
+  causal_views.causal = true;
+  cases.push_back(
+      attention("views_causal_f16", {2, 5, 24}, {2, 5, 24}, {2, 5, 24}, causal_views, F::Float16));
+  AttentionParams q_only;
+  q_only.q_view = view(4, 24);
+  cases.push_back(attention("view_q_only", {2, 5, 24}, {2, 2, 7, 4}, {2, 2, 7, 4}, q_only));
 }
 
 }  // namespace
