@@ -51,6 +51,7 @@ void add_reduction_cases(std::vector<SweepCase>& cases);  // reduce, softmax, no
 void add_movement_cases(std::vector<SweepCase>& cases);   // the rest: shuffle, concat, slice, pooling, ...
 void add_dynamic_cases(std::vector<SweepCase>& cases);    // a range of input dims per kernel (also_run)
 void add_nonfinite_cases(std::vector<SweepCase>& cases);  // NaN and infinities in the inputs
+void add_larger_cases(std::vector<SweepCase>& cases);     // past one vector / one oneDNN block
 
 // ---- Helpers for writing cases ----
 

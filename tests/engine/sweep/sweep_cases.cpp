@@ -14,6 +14,7 @@ std::vector<SweepCase> sweep_cases() {
   add_movement_cases(cases);
   add_dynamic_cases(cases);
   add_nonfinite_cases(cases);
+  add_larger_cases(cases);
   return cases;
 }
 
