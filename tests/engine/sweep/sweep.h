@@ -40,6 +40,9 @@ struct SweepCase {
   /// dims, at each of these, then at the opt dims again (with one KernelState, as one execution context
   /// would).
   std::vector<std::vector<Dims>> also_run{};
+  /// Made from another case by add_half_precision_variants: when the network rejects it (a kind that takes no
+  /// half-precision input there), that is a note, not a failure.
+  bool derived = false;
 };
 
 /// The case list (sweep_cases_*.cpp, one file per family; sweep_cases.cpp joins them).
@@ -52,6 +55,9 @@ void add_movement_cases(std::vector<SweepCase>& cases);   // the rest: shuffle, 
 void add_dynamic_cases(std::vector<SweepCase>& cases);    // a range of input dims per kernel (also_run)
 void add_nonfinite_cases(std::vector<SweepCase>& cases);  // NaN and infinities in the inputs
 void add_larger_cases(std::vector<SweepCase>& cases);     // past one vector / one oneDNN block
+/// Adds an f16 and a bf16 copy ("<name>@f16", "<name>@bf16") of every case whose inputs are f32 (and Bool),
+/// except the kinds whose dtypes are params or only moved, and the larger cases.
+void add_half_precision_variants(std::vector<SweepCase>& cases);
 
 // ---- Helpers for writing cases ----
 

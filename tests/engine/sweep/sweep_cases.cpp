@@ -15,7 +15,47 @@ std::vector<SweepCase> sweep_cases() {
   add_dynamic_cases(cases);
   add_nonfinite_cases(cases);
   add_larger_cases(cases);
+  add_half_precision_variants(cases);
   return cases;
+}
+
+void add_half_precision_variants(std::vector<SweepCase>& cases) {
+  // Kinds whose dtypes are params (cast, fill), fixed (constant, shape) or only moved (the movement kinds run
+  // the same code for any 2-byte dtype and have f16/bf16 cases of their own).
+  auto skip = [](LayerKind k) {
+    switch (k) {
+      case LayerKind::Cast:
+      case LayerKind::Fill:
+      case LayerKind::Constant:
+      case LayerKind::Shape:
+      case LayerKind::Shuffle:
+      case LayerKind::Concat:
+      case LayerKind::Slice:
+      case LayerKind::Gather:
+      case LayerKind::Scatter:
+      case LayerKind::Padding:
+      case LayerKind::NonZero:
+      case LayerKind::Reformat: return true;
+      default: return false;
+    }
+  };
+  const size_t n = cases.size();
+  for (size_t i = 0; i < n; ++i) {
+    const SweepCase c = cases[i];  // a copy: push_back below may move the vector
+    bool all_f32 = !c.inputs.empty();
+    for (const InputSpec& s : c.inputs)
+      all_f32 = all_f32 && (s.dtype == DType::Float32 || s.dtype == DType::Bool);
+    if (skip(c.layer.kind) || !all_f32 || c.name.rfind("larger_", 0) == 0) continue;
+    for (DType half : {DType::Float16, DType::BFloat16}) {
+      SweepCase v = c;
+      v.name += half == DType::Float16 ? "@f16" : "@bf16";
+      v.derived = true;
+      for (InputSpec& s : v.inputs) {
+        if (s.dtype == DType::Float32) s.dtype = half;
+      }
+      cases.push_back(std::move(v));
+    }
+  }
 }
 
 Layer make_layer(LayerKind kind, LayerParams params, std::vector<Weights> weights) {
