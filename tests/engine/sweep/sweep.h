@@ -71,6 +71,13 @@ InputSpec in(const Dims& dims, DType dtype = DType::Float32, double lo = -1.0, d
 InputSpec ints(const Dims& dims, DType dtype, int64_t lo, int64_t hi);
 /// A Bool input with both values.
 InputSpec bools(const Dims& dims);
+/// `x` as its producer writes it in `format` (see InputSpec::offered).
+InputSpec offered(InputSpec x, TensorFormat format);
+/// Pooling params with dilation 1 (window, stride and paddings: one entry per spatial dim).
+PoolingParams pooling(PoolingParams::Kind kind, std::vector<int64_t> window, std::vector<int64_t> stride,
+                      std::vector<int64_t> pre, std::vector<int64_t> post);
+/// An activation post-op (of a convolution or matrix multiply).
+PostOp activation_post_op(ActivationKind kind, double alpha = 0, double beta = 0);
 
 /// A kernel row of a backend: (layer kind, tactic name).
 using RowId = std::pair<LayerKind, std::string>;

@@ -84,4 +84,25 @@ InputSpec ints(const Dims& dims, DType dtype, int64_t lo, int64_t hi) {
 
 InputSpec bools(const Dims& dims) { return InputSpec{DType::Bool, dims, 0.0, 2.0}; }
 
+InputSpec offered(InputSpec x, TensorFormat format) {
+  x.offered = format;
+  return x;
+}
+
+PoolingParams pooling(PoolingParams::Kind kind, std::vector<int64_t> window, std::vector<int64_t> stride,
+                      std::vector<int64_t> pre, std::vector<int64_t> post) {
+  PoolingParams p;
+  p.kind = kind;
+  p.dilation = std::vector<int64_t>(window.size(), 1);
+  p.window = std::move(window);
+  p.stride = std::move(stride);
+  p.pre_padding = std::move(pre);
+  p.post_padding = std::move(post);
+  return p;
+}
+
+PostOp activation_post_op(ActivationKind kind, double alpha, double beta) {
+  return PostOp{PostOp::Activation, ActivationParams{kind, alpha, beta}, 1.0};
+}
+
 }  // namespace kiln::engine::sweep

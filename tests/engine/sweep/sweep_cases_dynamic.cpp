@@ -71,14 +71,8 @@ void add_dynamic_cases(std::vector<SweepCase>& cases) {
        make_layer(LayerKind::Normalization, group_norm, {random_weights({4}, 8), random_weights({4}, 9)}),
        {in({1, 4, 3, 3})}},
       {{{2, 4, 5, 2}}}));
-  PoolingParams pool;
-  pool.kind = PoolingParams::Max;
-  pool.window = {3, 3};
-  pool.stride = {2, 2};
-  pool.pre_padding = pool.post_padding = {1, 1};
-  pool.dilation = {1, 1};
-  InputSpec blocked = in({1, 9, 6, 6});
-  blocked.offered = TF::Blocked8c;
+  PoolingParams pool = pooling(PoolingParams::Max, {3, 3}, {2, 2}, {1, 1}, {1, 1});
+  InputSpec blocked = offered(in({1, 9, 6, 6}), TF::Blocked8c);
   cases.push_back(
       with({"max_pool_blocked8c", make_layer(LayerKind::Pooling, pool), {blocked}}, {{{2, 9, 9, 5}}}));
   cases.push_back(with({"add_broadcast",

@@ -76,15 +76,10 @@ void add_larger_cases(std::vector<SweepCase>& cases) {
   cases.push_back({"larger_gelu_4099",
                    make_layer(LayerKind::Activation, ActivationParams{ActivationKind::GeluTanh}),
                    {in({4099}, DType::Float32, -6, 6)}});
-  PoolingParams pool;
-  pool.kind = PoolingParams::Average;
-  pool.window = {3, 3};
-  pool.stride = {1, 1};
-  pool.pre_padding = pool.post_padding = {1, 1};
-  pool.dilation = {1, 1};
-  InputSpec x = in({1, 40, 14, 14});
-  x.offered = TensorFormat::Blocked16c;
-  cases.push_back({"larger_avg_blocked16c_c40", make_layer(LayerKind::Pooling, pool), {x}});
+  cases.push_back(
+      {"larger_avg_blocked16c_c40",
+       make_layer(LayerKind::Pooling, pooling(PoolingParams::Average, {3, 3}, {1, 1}, {1, 1}, {1, 1})),
+       {offered(in({1, 40, 14, 14}), TensorFormat::Blocked16c)}});
   ShuffleParams transpose;
   transpose.first_perm = {0, 2, 1, 3};
   cases.push_back(

@@ -7,9 +7,6 @@ namespace {
 
 using F = DType;
 
-PostOp act(ActivationKind kind, double alpha = 0, double beta = 0) {
-  return PostOp{PostOp::Activation, ActivationParams{kind, alpha, beta}, 1.0};
-}
 PostOp sum(double scale = 1.0) { return PostOp{PostOp::Sum, {}, scale}; }
 
 struct Conv {
@@ -57,7 +54,7 @@ void add_convolutions(std::vector<SweepCase>& cases) {
        .post = {1, 2},
        .dilation = {2, 2},
        .groups = 2,
-       .post_ops = {act(A::Relu)}},
+       .post_ops = {activation_post_op(A::Relu)}},
       {.name = "2d_3x3_s1_p1_nobias",
        .x = {1, 8, 8, 8},
        .w = {8, 8, 3, 3},
@@ -108,11 +105,12 @@ void add_convolutions(std::vector<SweepCase>& cases) {
        .w = {5, 3, 3, 3},
        .pre = {1, 1},
        .post = {1, 1},
-       .post_ops = {act(A::Sigmoid), act(A::Clip, 0.2, 0.7)}},
+       .post_ops = {activation_post_op(A::Sigmoid), activation_post_op(A::Clip, 0.2, 0.7)}},
       {.name = "2d_post_gelu_silu_leaky",
        .x = {1, 3, 5, 5},
        .w = {4, 3, 3, 3},
-       .post_ops = {act(A::GeluErf), act(A::Silu), act(A::LeakyRelu, 0.1)}},
+       .post_ops = {activation_post_op(A::GeluErf), activation_post_op(A::Silu),
+                    activation_post_op(A::LeakyRelu, 0.1)}},
       {.name = "2d_blocked_input",
        .x = {1, 9, 5, 5},
        .w = {4, 9, 3, 3},
@@ -154,7 +152,7 @@ void add_convolutions(std::vector<SweepCase>& cases) {
                       .w = {4, 4, 3, 3},
                       .pre = {1, 1},
                       .post = {1, 1},
-                      .post_ops = {sum(0.5), act(A::Relu)}},
+                      .post_ops = {sum(0.5), activation_post_op(A::Relu)}},
                      2000);
   r.inputs.push_back(in({1, 4, 6, 6}));
   cases.push_back(r);
@@ -177,20 +175,21 @@ void add_matmuls(std::vector<SweepCase>& cases) {
   cases.push_back(matmul("m0", {0, 4}, {4, 3}));
   cases.push_back(matmul("f16", {2, 5, 8}, {2, 8, 3}, false, false, F::Float16));
   cases.push_back(matmul("bf16_tb", {6, 8}, {4, 8}, false, true, F::BFloat16));
-  cases.push_back(matmul("post_tanh", {3, 8}, {8, 4}, false, false, F::Float32, {act(ActivationKind::Tanh)}));
+  cases.push_back(matmul("post_tanh", {3, 8}, {8, 4}, false, false, F::Float32,
+                         {activation_post_op(ActivationKind::Tanh)}));
   // Constant b (the builder moves it to weights[0]) with a bias [N] and an activation.
-  cases.push_back(
-      {"const_b_bias_relu",
-       make_layer(LayerKind::MatrixMultiply, MatrixMultiplyParams{false, false, {act(ActivationKind::Relu)}},
-                  {random_weights({6, 5}, 31), random_weights({5}, 32)}),
-       {in({2, 3, 6})}});
+  cases.push_back({"const_b_bias_relu",
+                   make_layer(LayerKind::MatrixMultiply,
+                              MatrixMultiplyParams{false, false, {activation_post_op(ActivationKind::Relu)}},
+                              {random_weights({6, 5}, 31), random_weights({5}, 32)}),
+                   {in({2, 3, 6})}});
   cases.push_back({"const_b_transposed_bias",
                    make_layer(LayerKind::MatrixMultiply, MatrixMultiplyParams{false, true, {}},
                               {random_weights({5, 6}, 33), random_weights({5}, 34)}),
                    {in({4, 6})}});
   // A residual (Sum post-op) after the product.
   SweepCase r = matmul("residual_sum", {2, 3, 4}, {2, 4, 5}, false, false, F::Float32,
-                       {sum(), act(ActivationKind::Elu, 1.0)});
+                       {sum(), activation_post_op(ActivationKind::Elu, 1.0)});
   r.inputs.push_back(in({2, 3, 5}));
   cases.push_back(r);
 }

@@ -118,17 +118,7 @@ struct Pool {
 
 void add_poolings(std::vector<SweepCase>& cases) {
   using P = PoolingParams;
-  auto pool = [](P::Kind kind, std::vector<int64_t> window, std::vector<int64_t> stride,
-                 std::vector<int64_t> pre, std::vector<int64_t> post) {
-    P p;
-    p.kind = kind;
-    p.window = window;
-    p.stride = stride;
-    p.pre_padding = pre;
-    p.post_padding = post;
-    p.dilation = std::vector<int64_t>(window.size(), 1);
-    return p;
-  };
+  const auto pool = pooling;
   P ceil = pool(P::Max, {3, 3}, {2, 2}, {0, 0}, {0, 0});
   ceil.ceil_mode = true;
   P avg_nopad = pool(P::Average, {3, 2}, {2, 1}, {1, 1}, {1, 0});

@@ -12,56 +12,18 @@ InputSpec nf(InputSpec x, int64_t every) {
   return x;
 }
 
-PostOp act(ActivationKind kind, double alpha = 0, double beta = 0) {
-  return PostOp{PostOp::Activation, ActivationParams{kind, alpha, beta}, 1.0};
-}
-
+/// A non-finite copy ("nonfinite_<name>") of every f32 activation, unary and binary case already in `cases`.
 void add_pointwise(std::vector<SweepCase>& cases) {
-  using A = ActivationKind;
-  const std::vector<std::pair<std::string, ActivationParams>> acts = {
-      {"relu", {A::Relu}},
-      {"sigmoid", {A::Sigmoid}},
-      {"tanh", {A::Tanh}},
-      {"gelu_erf", {A::GeluErf}},
-      {"gelu_tanh", {A::GeluTanh}},
-      {"silu", {A::Silu}},
-      {"hardswish", {A::HardSwish}},
-      {"hardsigmoid", {A::HardSigmoid, 0.2, 0.5}},
-      {"leaky_relu", {A::LeakyRelu, 0.05}},
-      {"elu", {A::Elu, 1.0}},
-      {"selu", {A::Selu}},
-      {"softplus", {A::Softplus, 1.0, 20.0}},
-      {"softsign", {A::Softsign}},
-      {"clip", {A::Clip, -0.5, 0.5}},
-      {"mish", {A::Mish}},
-  };
-  for (const auto& [name, p] : acts) {
-    cases.push_back({"nonfinite_" + name,
-                     make_layer(LayerKind::Activation, p),
-                     {nf(in({2, 21}, DType::Float32, -4, 4), 4)}});
-  }
-  using U = UnaryOp;
-  const std::vector<std::pair<std::string, U>> unaries = {
-      {"exp", U::Exp},     {"log", U::Log},     {"sqrt", U::Sqrt},   {"rsqrt", U::Rsqrt}, {"abs", U::Abs},
-      {"neg", U::Neg},     {"recip", U::Recip}, {"erf", U::Erf},     {"sin", U::Sin},     {"cos", U::Cos},
-      {"floor", U::Floor}, {"ceil", U::Ceil},   {"expm1", U::Expm1}, {"log1p", U::Log1p}, {"isnan", U::IsNan},
-      {"isinf", U::IsInf}, {"sign", U::Sign},   {"round", U::Round},
-  };
-  for (const auto& [name, op] : unaries) {
-    cases.push_back({"nonfinite_" + name,
-                     make_layer(LayerKind::Unary, UnaryParams{op}),
-                     {nf(in({2, 21}, DType::Float32, 0.1, 3), 4)}});
-  }
-  using E = ElementwiseOp;
-  const std::vector<std::pair<std::string, E>> binaries = {
-      {"add", E::Add}, {"sub", E::Sub}, {"mul", E::Mul}, {"div", E::Div},
-      {"pow", E::Pow}, {"max", E::Max}, {"min", E::Min},
-  };
-  for (const auto& [name, op] : binaries) {
-    cases.push_back(
-        {"nonfinite_" + name,
-         make_layer(LayerKind::Elementwise, ElementwiseParams{op}),
-         {nf(in({3, 17}, DType::Float32, 0.1, 2), 5), nf(in({3, 17}, DType::Float32, 0.1, 2), 3)}});
+  const size_t n = cases.size();
+  for (size_t i = 0; i < n; ++i) {
+    const LayerKind k = cases[i].layer.kind;
+    if (k != LayerKind::Activation && k != LayerKind::Unary && k != LayerKind::Elementwise) continue;
+    SweepCase c = cases[i];
+    if (c.inputs.empty() || c.inputs[0].dtype != DType::Float32 || !c.also_run.empty()) continue;
+    c.name = "nonfinite_" + c.name;
+    int64_t every = 4;  // other periods for other inputs: NaN meets inf, inf meets finite values
+    for (InputSpec& x : c.inputs) x = nf(x, every--);
+    cases.push_back(std::move(c));
   }
 }
 
@@ -101,14 +63,8 @@ void add_reductions(std::vector<SweepCase>& cases) {
 void add_spatial(std::vector<SweepCase>& cases) {
   for (auto kind : {PoolingParams::Max, PoolingParams::Average}) {
     for (auto format : {TensorFormat::Plain, TensorFormat::Blocked8c}) {
-      PoolingParams p;
-      p.kind = kind;
-      p.window = {3, 3};
-      p.stride = {2, 2};
-      p.pre_padding = p.post_padding = {1, 1};
-      p.dilation = {1, 1};
-      InputSpec x = nf(in({1, 3, 7, 7}), 11);
-      x.offered = format;
+      PoolingParams p = pooling(kind, {3, 3}, {2, 2}, {1, 1}, {1, 1});
+      InputSpec x = offered(nf(in({1, 3, 7, 7}), 11), format);
       cases.push_back({std::string("nonfinite_") + (kind == PoolingParams::Max ? "max" : "avg") + "_" +
                            tensor_format_name(format),
                        make_layer(LayerKind::Pooling, p),
@@ -116,8 +72,8 @@ void add_spatial(std::vector<SweepCase>& cases) {
     }
   }
   for (const auto& [name, post_ops] : std::vector<std::pair<std::string, std::vector<PostOp>>>{
-           {"relu", {act(ActivationKind::Relu)}},
-           {"clip_0_6", {act(ActivationKind::Clip, 0, 6)}},
+           {"relu", {activation_post_op(ActivationKind::Relu)}},
+           {"clip_0_6", {activation_post_op(ActivationKind::Clip, 0, 6)}},
            {"none", {}}}) {
     ConvolutionParams p{{1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, 1, false, post_ops};
     cases.push_back(
