@@ -148,6 +148,10 @@ void add_poolings(std::vector<SweepCase>& cases) {
        TF::ChannelsLast},
       {"avg3d_blocked8c", pool(P::Average, {2, 2, 2}, {1, 2, 2}, {0, 0, 0}, {0, 0, 0}), in({1, 9, 3, 4, 4}),
        TF::Blocked8c},
+      {"avg1d_channels_last", pool(P::Average, {2}, {2}, {1}, {0}), in({2, 5, 7}), TF::ChannelsLast},
+      {"max3d_channels_last", pool(P::Max, {2, 2, 2}, {1, 2, 2}, {0, 0, 0}, {1, 1, 0}), in({1, 3, 3, 4, 4}),
+       TF::ChannelsLast},
+      {"max1d_blocked16c", pool(P::Max, {3}, {1}, {1}, {1}), in({1, 17, 6}), TF::Blocked16c},
       {"max2d_f16", pool(P::Max, {2, 2}, {2, 2}, {0, 0}, {0, 0}), in({1, 2, 4, 4}, F::Float16)},
       {"avg2d_bf16", pool(P::Average, {2, 2}, {1, 1}, {0, 0}, {0, 0}), in({1, 2, 4, 4}, F::BFloat16)},
       {"max2d_batch0", pool(P::Max, {2, 2}, {2, 2}, {0, 0}, {0, 0}), in({0, 2, 4, 4})},
@@ -189,6 +193,9 @@ void add_reformats(std::vector<SweepCase>& cases) {
   cases.push_back(reformat("channels_last_to_plain_5d", TF::ChannelsLast, TF::Plain, in({1, 4, 2, 3, 2})));
   cases.push_back(reformat("blocked8c_to_blocked16c", TF::Blocked8c, TF::Blocked16c, in({1, 12, 3, 2})));
   cases.push_back(reformat("channels_last_to_blocked8c", TF::ChannelsLast, TF::Blocked8c, in({1, 9, 2, 2})));
+  cases.push_back(
+      reformat("blocked16c_to_channels_last_5d", TF::Blocked16c, TF::ChannelsLast, in({1, 18, 2, 2, 3})));
+  cases.push_back(reformat("blocked8c_to_plain_3d", TF::Blocked8c, TF::Plain, in({2, 11, 5})));
   cases.push_back(
       reformat("plain_to_channels_last_f16", TF::Plain, TF::ChannelsLast, in({1, 3, 2, 2}, F::Float16)));
 }

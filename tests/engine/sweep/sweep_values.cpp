@@ -32,9 +32,10 @@ void for_each_index(const Dims& dims, const std::function<void(const Dims&)>& f)
 
 Tolerance tolerance_for(DType dtype) {
   switch (dtype) {
-    // fp32: fast kernels sum in another order (oneDNN's blocked accumulation, vector lanes) and use polynomial
-    // exp/tanh/erf accurate to a few ulp. The longest sums here (1000 terms of magnitude <= 1, results up to ~30)
-    // then differ by ~1e-5 at most: 1e-4 absolute plus 1e-4 relative leaves an order of margin.
+    // fp32: fast kernels sum in another order (oneDNN's blocked accumulation, vector lanes) and use
+    // polynomial exp/tanh/erf accurate to a few ulp. The longest sums here (1000 terms of magnitude <= 1,
+    // results up to ~30) then differ by ~1e-5 at most: 1e-4 absolute plus 1e-4 relative leaves an order of
+    // margin.
     case DType::Float32:
     case DType::Float64: return {1e-4, 1e-4};
     // fp16: 11-bit significand (eps 9.8e-4); a kernel may round intermediates (products, partial sums) to
