@@ -14,11 +14,12 @@
 namespace kiln::engine::sweep {
 namespace {
 
-/// The cpu backend with every kernel miswired the way kernel bugs look: output element 0 off by one, or the
-/// output never written. The driver must report each tactic it runs.
+/// The cpu backend with every kernel miswired the way kernel bugs look: output element 0 off by one, the
+/// output never written, or off by one only once re-created from its plan data (a kernel that stores plan
+/// data wrongly). The driver must report each tactic it runs.
 class MiswiredBackend : public Backend {
  public:
-  enum Fault { OffByOne, NoWrite };
+  enum Fault { OffByOne, NoWrite, OffByOneWhenLoaded };
   MiswiredBackend(const Backend& base, Fault fault) : base_(base), fault_(fault) {}
   std::string name() const override { return "miswired"; }
   std::string device() const override { return base_.device(); }
@@ -29,7 +30,8 @@ class MiswiredBackend : public Backend {
     return base_.formats(l, t);
   }
   std::unique_ptr<Kernel> create_kernel(const LayerInfo& l, const std::string& t) const override {
-    return std::make_unique<Wrong>(base_.create_kernel(l, t), fault_);
+    bool wrong = fault_ != OffByOneWhenLoaded || l.plan_data != nullptr;
+    return std::make_unique<Wrong>(base_.create_kernel(l, t), wrong ? fault_ : OffByOneWhenLoaded, wrong);
   }
   ThreadPool* thread_pool() const override { return base_.thread_pool(); }
   void* allocate(size_t bytes) const override { return base_.allocate(bytes); }
@@ -37,16 +39,18 @@ class MiswiredBackend : public Backend {
 
  private:
   struct Wrong : Kernel {
-    Wrong(std::unique_ptr<Kernel> k, Fault f) : inner(std::move(k)), fault(f) {}
+    Wrong(std::unique_ptr<Kernel> k, Fault f, bool w) : inner(std::move(k)), fault(f), wrong(w) {}
     size_t workspace_size() const override { return inner->workspace_size(); }
     std::unique_ptr<KernelState> create_state() const override { return inner->create_state(); }
     void execute(KernelArgs& args) const override {
-      if (fault == NoWrite) return;
+      if (wrong && fault == NoWrite) return;
       inner->execute(args);
-      args.outputs[0].as<float>()[0] += 1.0f;
+      if (wrong) args.outputs[0].as<float>()[0] += 1.0f;
     }
+    std::vector<uint8_t> plan_data() const override { return {1}; }
     std::unique_ptr<Kernel> inner;
     Fault fault;
+    bool wrong;
   };
   const Backend& base_;
   Fault fault_;
@@ -57,12 +61,16 @@ TEST(BackendSweep, DriverReportsEveryWrongTactic) {
   SweepCase relu{
       "relu", make_layer(LayerKind::Activation, ActivationParams{ActivationKind::Relu}), {in({3, 5})}};
   const size_t tactics = 2;  // cpu "vec" and "ref"
-  for (auto fault : {MiswiredBackend::OffByOne, MiswiredBackend::NoWrite}) {
+  for (auto fault :
+       {MiswiredBackend::OffByOne, MiswiredBackend::NoWrite, MiswiredBackend::OffByOneWhenLoaded}) {
     MiswiredBackend wrong(*cpu, fault);
     SweepReport report;
     run_case(wrong, relu, SweepFilter{}, report);
     EXPECT_EQ(report.runs, static_cast<int64_t>(tactics));
-    EXPECT_EQ(report.failures.size(), tactics) << (report.failures.empty() ? "" : report.failures[0]);
+    // Always wrong: the untimed, the tuned and the loaded kernel of each tactic; wrong when loaded: the last.
+    size_t wrong_kernels = fault == MiswiredBackend::OffByOneWhenLoaded ? 1 : 3;
+    EXPECT_EQ(report.failures.size(), tactics * wrong_kernels)
+        << (report.failures.empty() ? "" : report.failures[0]);
   }
   SweepReport report;
   run_case(*cpu, relu, SweepFilter{}, report);

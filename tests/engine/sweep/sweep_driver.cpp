@@ -278,31 +278,48 @@ void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& fil
       TacticFormats formats = backend.formats(info, tactic.name);
       for (size_t i = 0; i < info.inputs.size(); ++i) info.inputs[i].format = format_at(formats.inputs, i);
       for (size_t o = 0; o < info.outputs.size(); ++o) info.outputs[o].format = format_at(formats.outputs, o);
-      std::unique_ptr<Kernel> kernel = backend.create_kernel(info, tactic.name);
-      // One workspace and one state for every run, as one execution context has.
-      size_t workspace_size = kernel->workspace_size();
-      std::shared_ptr<void> workspace(backend.allocate(workspace_size ? workspace_size : 1),
-                                      [&](void* p) { backend.deallocate(p); });
-      std::unique_ptr<KernelState> state = kernel->create_state();
-      auto run_kernel = [&](KernelArgs& a) {
-        a.workspace = workspace.get();
-        a.workspace_size = workspace_size;
-        a.pool = backend.thread_pool();
-        a.state = state.get();
-        kernel->execute(a);
-      };
-      for (size_t r = 0; r < b.runs.size(); ++r) {
-        auto got = execute(backend, b, b.runs[r], inputs[r], formats, run_kernel);
-        report_differences(run_name(at, r), got, want[r], layer_tolerance(info, tactic), report);
-      }
-      // Again with the output in the residual's buffer, as the memory plan may place it.
-      if (int64_t alias = in_place_input(backend, *b.layer, info); alias >= 0) {
+      // Runs `kernel` at every run of the case (and in place where the memory plan may put it), one workspace
+      // and one state for all, as one execution context has.
+      auto check = [&](const Kernel& kernel, const std::string& label) {
+        size_t workspace_size = kernel.workspace_size();
+        std::shared_ptr<void> workspace(backend.allocate(workspace_size ? workspace_size : 1),
+                                        [&](void* p) { backend.deallocate(p); });
+        std::unique_ptr<KernelState> state = kernel.create_state();
+        auto run_kernel = [&](KernelArgs& a) {
+          a.workspace = workspace.get();
+          a.workspace_size = workspace_size;
+          a.pool = backend.thread_pool();
+          a.state = state.get();
+          kernel.execute(a);
+        };
         for (size_t r = 0; r < b.runs.size(); ++r) {
-          auto got = execute(backend, b, b.runs[r], inputs[r], formats, run_kernel, alias);
-          report_differences(run_name(at + " in place", r), got, want[r], layer_tolerance(info, tactic),
-                             report);
+          auto got = execute(backend, b, b.runs[r], inputs[r], formats, run_kernel);
+          report_differences(run_name(label, r), got, want[r], layer_tolerance(info, tactic), report);
         }
-        report.log.push_back(at + " also in place (output in input " + std::to_string(alias) + ")");
+        if (int64_t alias = in_place_input(backend, *b.layer, info); alias >= 0) {
+          for (size_t r = 0; r < b.runs.size(); ++r) {
+            auto got = execute(backend, b, b.runs[r], inputs[r], formats, run_kernel, alias);
+            report_differences(run_name(label + " in place", r), got, want[r], layer_tolerance(info, tactic),
+                               report);
+          }
+          report.log.push_back(label + " also in place (output in input " + std::to_string(alias) + ")");
+        }
+      };
+      // As an untimed build creates it.
+      check(*backend.create_kernel(info, tactic.name), at);
+      // As a timed build creates it (LayerInfo::tune: cuda kernels may time alternatives of their own) and as
+      // a loaded plan re-creates it from what it stored (Kernel::plan_data), when it stores anything.
+      LayerInfo tuned = info;
+      tuned.tune = true;
+      std::unique_ptr<Kernel> timed = backend.create_kernel(tuned, tactic.name);
+      std::vector<uint8_t> plan_data = timed->plan_data();
+      if (!plan_data.empty()) {
+        check(*timed, at + " tuned");
+        LayerInfo loaded = info;
+        loaded.plan_data = &plan_data;
+        check(*backend.create_kernel(loaded, tactic.name), at + " loaded");
+        report.log.push_back(at + " also tuned and loaded from " + std::to_string(plan_data.size()) +
+                             " bytes of plan data");
       }
       report.log.push_back(at + " formats " + formats_text(info));
       report.exercised.insert({c.layer.kind, tactic.name});
