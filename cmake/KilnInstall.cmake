@@ -5,7 +5,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(KILN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Kiln)
-set(kiln_installed_layers support ir engine settings frontend lowering conversion partitioning runtime compiler)
+set(kiln_installed_layers support ir engine settings frontend lowering conversion partitioning runtime_core runtime compiler)
 set(kiln_installed_targets)
 foreach(layer ${kiln_installed_layers})
   set_target_properties(kiln_${layer} PROPERTIES EXPORT_NAME ${layer})

@@ -7,7 +7,7 @@
 #include "common/bundle.h"
 #include "common/fuzz_check.h"
 #include "kiln/support/zip.h"
-#include "runtime/module_archive_read.h"
+#include "runtime_core/module_archive_read.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<std::vector<uint8_t>> archive = kiln::fuzz::archive_bytes(data, size);

@@ -14,7 +14,7 @@
 #include "kiln/support/json_limits.h"
 #include "kiln/support/version.h"
 #include "kiln/support/zip.h"
-#include "runtime/module_archive_read.h"
+#include "runtime_core/module_archive_read.h"
 
 namespace kiln::runtime {
 namespace {
@@ -147,48 +147,9 @@ std::shared_ptr<CompiledModule> load_zip(const ZipReader& zip, const std::string
 }  // namespace
 
 std::shared_ptr<CompiledModule> load_from_bytes(std::vector<uint8_t> bytes, const std::string& label) {
-  ZipReader zip = [&]() {
-    try {
-      return ZipReader::from_bytes(std::move(bytes), label);
-    } catch (const Error& e) {
-      bad_archive(label, e.message());
-    }
-  }();
-  return load_zip(zip, label);
+  return load_zip(open_module_zip(std::move(bytes), label), label);
 }
 
 std::shared_ptr<CompiledModule> load(const std::string& path) { return load_from_bytes(read_file_bytes(path), path); }
-
-ModuleArchiveInfo describe_module_archive(const std::string& path) {
-  ZipReader zip = ZipReader::open(path);
-  ModuleArchiveInfo info;
-  info.format_version = read_format_version(zip, path);
-  const std::string meta_entry = std::string(kModuleRoot) + "module.json";
-  if (zip.contains(meta_entry)) {
-    const std::string text = zip.read_text(meta_entry);
-    if (json_nesting_depth(text) <= kMaxJsonDepth) {
-      json meta = json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (meta.is_object() && meta.contains("kiln_version") && meta["kiln_version"].is_string())
-        info.kiln_version = meta["kiln_version"].get<std::string>();
-    }
-  }
-  info.file_bytes = std::filesystem::file_size(path);
-  const std::string engines = std::string(kModuleRoot) + "engines/", data = std::string(kModuleRoot) + "data/";
-  for (const ZipEntry& e : zip.entries()) {
-    if (e.name.rfind(engines, 0) == 0) info.plan_bytes += e.uncompressed_size;
-    if (e.name.rfind(data, 0) == 0) info.constant_bytes += e.uncompressed_size;
-  }
-  return info;
-}
-
-bool is_module_archive(const std::string& path) {
-  try {
-    ZipReader zip = ZipReader::open(path);
-    const std::string entry = std::string(kModuleRoot) + "archive_format";
-    return zip.contains(entry) && zip.read_text(entry) == kModuleFormatName;
-  } catch (const Error&) {
-    return false;
-  }
-}
 
 }  // namespace kiln::runtime

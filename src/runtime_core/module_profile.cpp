@@ -1,6 +1,6 @@
 // A CompiledModule's per-layer profile: PyTorch run times and the profile in program order.
 
-#include "runtime/module_profile.h"
+#include "runtime_core/module_profile.h"
 
 namespace kiln::runtime {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Reading a .kiln archive (module_archive.h describes the layout) into its parts, every field validated,
-// without libtorch: load() builds the CompiledModule from these parts; the fuzz target fuzz/kiln_archive runs
+// without libtorch: load() builds the CompiledModule, HostModule::load the HostModule, from these parts; the fuzz target fuzz/kiln_archive runs
 // this alone.
 
 #include <memory>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
-#include "kiln/runtime/compiled_module.h"
+#include "kiln/runtime/module_parts.h"
 #include "kiln/support/zip.h"
 
 namespace kiln::runtime {
@@ -39,6 +39,9 @@ int read_format_version(const ZipReader& zip, const std::string& label);
 /// Throws kiln::Error(InvalidInput) "not a valid .kiln archive: ..." naming `label`, Unsupported for another
 /// format version.
 ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::string& label);
+
+/// The archive in `bytes` as a zip; a malformed zip is "not a valid .kiln archive: ..." naming `label`.
+ZipReader open_module_zip(std::vector<uint8_t> bytes, const std::string& label);
 
 /// Throws kiln::Error(InvalidInput) "not a valid .kiln archive: WHAT" naming `label`.
 [[noreturn]] void bad_archive(const std::string& label, const std::string& what);

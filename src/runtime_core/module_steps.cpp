@@ -1,6 +1,6 @@
 // Splitting a partitioned graph into engine steps and PyTorch runs.
 
-#include "runtime/module_steps.h"
+#include "runtime_core/module_steps.h"
 
 #include <algorithm>
 #include <set>

@@ -1,7 +1,7 @@
 // The .kiln archive's validated reading: everything load() checks that needs no libtorch (fuzz/kiln_archive
 // runs it under libFuzzer).
 
-#include "runtime/module_archive_read.h"
+#include "runtime_core/module_archive_read.h"
 
 #include <map>
 #include <set>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/ir/text.h"
-#include "kiln/runtime/module_archive.h"
+#include "kiln/runtime/module_archive_format.h"
 #include "kiln/support/error.h"
 #include "kiln/support/json_limits.h"
 #include "kiln/support/printable.h"
@@ -18,6 +18,14 @@ namespace kiln::runtime {
 
 [[noreturn]] void bad_archive(const std::string& label, const std::string& what) {
   throw Error(ErrorKind::InvalidInput, "not a valid .kiln archive: " + what, ErrorContext{label, "", "", ""});
+}
+
+ZipReader open_module_zip(std::vector<uint8_t> bytes, const std::string& label) {
+  try {
+    return ZipReader::from_bytes(std::move(bytes), label);
+  } catch (const Error& e) {
+    bad_archive(label, e.message());
+  }
 }
 
 namespace {

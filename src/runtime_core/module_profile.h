@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kiln/engine/layer_profile.h"
-#include "runtime/module_steps.h"
+#include "runtime_core/module_steps.h"
 
 namespace kiln::runtime {
 
