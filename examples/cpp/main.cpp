@@ -1,5 +1,5 @@
 // run_module MODULE.kiln IO.npz: runs a compiled module on the npz's input_K and checks output_K (atol 1e-4).
-#include <kiln/runtime/module_archive.h>
+#include <kiln/runtime/host_module.h>
 #include <kiln/support/npz.h>
 #include <cmath>
 #include <cstdio>
@@ -8,7 +8,7 @@ int main(int argc, char** argv) {
   auto io = kiln::read_npz(argv[2]);
   std::vector<kiln::HostTensor> inputs, outputs;
   for (int k = 0; io.count("input_" + std::to_string(k)); ++k) inputs.push_back(io.at("input_" + std::to_string(k)));
-  outputs = kiln::runtime::load(argv[1])->execute_host(inputs);
+  outputs = kiln::runtime::HostModule::load(argv[1])->execute(inputs);
   double worst = 0;
   for (size_t k = 0; k < outputs.size(); ++k) {
     const kiln::HostTensor &want = io.at("output_" + std::to_string(k)), &got = outputs[k];
