@@ -55,6 +55,7 @@ void add_movement_cases(std::vector<SweepCase>& cases);   // the rest: shuffle, 
 void add_dynamic_cases(std::vector<SweepCase>& cases);    // a range of input dims per kernel (also_run)
 void add_nonfinite_cases(std::vector<SweepCase>& cases);  // NaN and infinities in the inputs
 void add_larger_cases(std::vector<SweepCase>& cases);     // past one vector / one oneDNN block
+void add_edge_cases(std::vector<SweepCase>& cases);       // at the edges of each kind's semantics
 /// Adds an f16 and a bf16 copy ("<name>@f16", "<name>@bf16") of every case whose inputs are f32 (and Bool),
 /// except the kinds whose dtypes are params or only moved, and the larger cases.
 void add_half_precision_variants(std::vector<SweepCase>& cases);

@@ -15,6 +15,7 @@ std::vector<SweepCase> sweep_cases() {
   add_dynamic_cases(cases);
   add_nonfinite_cases(cases);
   add_larger_cases(cases);
+  add_edge_cases(cases);
   add_half_precision_variants(cases);
   return cases;
 }
