@@ -60,7 +60,7 @@ class HostTorchRun : public TorchRun {
 
 class LibtorchPlugin : public TorchPlugin {
  public:
-  std::string build() const override { return kiln_build_id(); }
+  std::string build() const override { return KILN_PLUGIN_BUILD; }  // src/runtime/layer.cmake
   std::unique_ptr<TorchRun> prepare(std::shared_ptr<const ir::Graph> run, const std::string& backend) const override {
     return std::make_unique<HostTorchRun>(std::move(run), backend_device(backend));
   }

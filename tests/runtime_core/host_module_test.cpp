@@ -159,6 +159,20 @@ TEST(HostModule, PyTorchStepWithoutThePluginFailsWithOneLine) {
   EXPECT_FALSE(libtorch_mapped());
 }
 
+TEST(HostModule, PluginOfAnotherBuildIsRefused) {
+  const std::string path = torch_step_module();
+  setenv("KILN_TORCH_PLUGIN", KILN_FOREIGN_TORCH_PLUGIN, 1);
+  try {
+    HostModule::load(path);
+    ADD_FAILURE() << "used a plug-in of another build";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("plug-in belongs to Kiln 0.0.0 another-build"), std::string::npos)
+        << e.what();
+  }
+  unsetenv("KILN_TORCH_PLUGIN");
+}
+
 // In a child process (started afresh: a forked child of a process with OpenMP's threads can hang): the plug-in,
 // found next to libkiln_runtime_core.so in build/lib, loads libtorch there.
 TEST(HostModule, PyTorchStepRunsThroughThePlugin) {

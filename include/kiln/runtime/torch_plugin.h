@@ -34,8 +34,8 @@ class TorchRun {
 class TorchPlugin {
  public:
   virtual ~TorchPlugin() = default;
-  /// The Kiln build the plug-in belongs to (support/version.h's version and revision): HostModule refuses a
-  /// plug-in of another build, since ir::Graph crosses between them.
+  /// The Kiln build the plug-in was compiled in ("<version> <git revision>", as kiln_build_id()): HostModule
+  /// refuses a plug-in of another build, since ir::Graph crosses between them.
   virtual std::string build() const = 0;
   /// Prepares a PyTorch run: its nodes are resolved against libtorch; `backend` is the module's ("cuda": the run
   /// executes on the GPU). Throws kiln::Error naming the node on an operator libtorch lacks.
