@@ -135,6 +135,11 @@ TEST(BackendSweep, EveryTacticAgainstReference) {
   RecordProperty("coverage", coverage);
   if (std::getenv("KILN_SWEEP_VERBOSE")) {
     for (const std::string& n : report.log) std::cout << "[sweep] " << n << "\n";
+    for (const auto& [row, dtypes] : report.dtypes) {
+      std::cout << "[sweep] row " << layer_kind_name(row.first) << " '" << row.second << "' computed";
+      for (const std::string& d : dtypes) std::cout << " " << d;
+      std::cout << "\n";
+    }
     for (const std::string& n : report.notes) std::cout << "[sweep] " << n << "\n";
   }
 }

@@ -5,6 +5,7 @@
 // row that no case exercises fails the sweep, so a new row cannot land without a case that checks it.
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -98,11 +99,12 @@ struct SweepFilter {
 
 /// What a sweep did.
 struct SweepReport {
-  std::set<RowId> exercised;          // rows that ran at least one case and were compared
-  int64_t runs = 0;                   // (tactic, case) pairs run
-  std::vector<std::string> failures;  // one line each: case, tactic, what differed
-  std::vector<std::string> notes;     // cases the backend does not support at all (not failures)
-  std::vector<std::string> log;       // one line per run: case, tactic, formats
+  std::set<RowId> exercised;                      // rows that ran at least one case and were compared
+  std::map<RowId, std::set<std::string>> dtypes;  // per exercised row: the dtypes of the outputs it computed
+  int64_t runs = 0;                               // (tactic, case) pairs run
+  std::vector<std::string> failures;              // one line each: case, tactic, what differed
+  std::vector<std::string> notes;                 // cases the backend does not support at all (not failures)
+  std::vector<std::string> log;                   // one line per run: case, tactic, formats
 };
 
 /// The registered rows that `report` did not exercise and that may not be excused: all of them unless the

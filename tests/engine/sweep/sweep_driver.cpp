@@ -323,6 +323,8 @@ void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& fil
       }
       report.log.push_back(at + " formats " + formats_text(info));
       report.exercised.insert({c.layer.kind, tactic.name});
+      for (const TensorInfo& t : info.outputs)
+        report.dtypes[{c.layer.kind, tactic.name}].insert(dtype_name(t.dtype));
     } catch (const Error& e) {
       report.failures.push_back(at + ": " + e.message());
     }
