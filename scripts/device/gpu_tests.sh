@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run ON THE GPU MACHINE from the repository root: builds the engine tests with the CUDA backend (no torch) and
-# runs the gpu-labeled layer suite and the backend-conformance sweep (KILN_TEST_BACKEND=cuda). Logs go to $OUT (or /tmp/kiln-gpu); a pass/fail
-# table is printed last. cuDNN comes from the system toolkit or the nvidia-cudnn Python wheel.
+# runs the gpu-labeled layer suite and the backend-conformance sweep (KILN_TEST_BACKEND=cuda). Logs go to $OUT
+# (or /tmp/kiln-gpu); a pass/fail table is printed last. cuDNN comes from the system toolkit or the nvidia-cudnn Python wheel.
 set -uo pipefail
 out=${OUT:-/tmp/kiln-gpu}
 mkdir -p "$out"
@@ -20,7 +20,7 @@ echo "gpu tests exit code: $?"
 KILN_TEST_BACKEND=cuda KILN_SWEEP_VERBOSE=1 timeout 300 build-gpu/tests/kiln_engine_tests \
   --gtest_filter='BackendSweep.*' >"$out/sweep.log" 2>&1
 echo "cuda sweep exit code: $? ($(grep -o 'coverage: .*' "$out/sweep.log"))"
-grep -A1 -E "Failure$" "$out/sweep.log" | grep -vE "Failure$|^--|^Failed$" | cut -c1-300 | head -40
+grep -A2 -E "Failure$" "$out/sweep.log" | grep -vE "Failure$|^--|^Failed$" | cut -c1-300 | head -40
 timeout 120 build-gpu/tests/kiln_engine_tests >"$out/cpu_tests.log" 2>&1
 echo "cpu engine suite exit code: $? ($(grep -c '^\[       OK' "$out/cpu_tests.log") ok)"
 grep -E "Failure|error|differ|not supported" "$out/gpu_tests.log" | cut -c1-400 | head -60
