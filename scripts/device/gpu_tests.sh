@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run ON THE GPU MACHINE from the repository root: builds the engine tests with the CUDA backend (no torch) and
 # runs the gpu-labeled layer suite and the backend-conformance sweep (KILN_TEST_BACKEND=cuda). Logs go to $OUT
-# (or /tmp/kiln-gpu); a pass/fail table is printed last. cuDNN comes from the system toolkit or the nvidia-cudnn Python wheel.
+# (or /tmp/kiln-gpu); a pass/fail table is printed last. cuDNN comes from the system toolkit or the nvidia-cudnn
+# Python wheel.
 set -uo pipefail
 out=${OUT:-/tmp/kiln-gpu}
 mkdir -p "$out"
