@@ -9,10 +9,10 @@ namespace {
 bool is_known_op(const std::string& spelling) {
   const std::set<std::string> one = {spelling};
   for (const frontend::OpSchema& schema : frontend::known_op_schemas()) {
-    if (op_in_set(schema.op, one)) return true;
+    if (ir::op_in_set(schema.op, one)) return true;
   }
   for (const ir::OpName& op : converters().unique_targets()) {
-    if (op_in_set(op, one)) return true;
+    if (ir::op_in_set(op, one)) return true;
   }
   return false;
 }

@@ -12,22 +12,10 @@
 namespace kiln::conversion {
 namespace {
 
-// Python operator namespaces: their callables have no overloads.
+// Python operator namespaces: their callables have no overloads. Converters may also be keyed by the sympy
+// functions of torch.export's symbolic nodes.
 bool is_python_namespace(const std::string& ns) {
-  return ns == "_operator" || ns == "operator" || ns == "math" || ns == "builtins" || ns == "torch" ||
-         ns == "_sympy" || ns == "sympy";
-}
-
-std::string canonical_namespace(const std::string& ns) { return ns == "operator" ? "_operator" : ns; }
-
-// Strips "torch.ops." and rewrites "aten::add.Tensor" as "aten.add.Tensor".
-std::string normalize_spelling(std::string_view text) {
-  std::string s(text);
-  constexpr std::string_view kPrefix = "torch.ops.";
-  if (s.rfind(kPrefix, 0) == 0) s = s.substr(kPrefix.size());
-  for (size_t pos; (pos = s.find("::")) != std::string::npos;) s.replace(pos, 2, ".");
-  if (s.rfind("operator.", 0) == 0) s = "_" + s;
-  return s;
+  return ir::is_python_namespace(ns) || ns == "_sympy" || ns == "sympy";
 }
 
 std::vector<std::string> split_dots(const std::string& s) {
@@ -45,32 +33,13 @@ std::vector<std::string> split_dots(const std::string& s) {
   return parts;
 }
 
-std::string packet_of(const ir::OpName& op) { return canonical_namespace(op.ns) + "." + op.name; }
-
 const char* to_string(Priority p) { return p == Priority::High ? "high" : "standard"; }
 
 }  // namespace
 
-std::string canonical_op_name(const ir::OpName& op) {
-  std::string s = packet_of(op);
-  if (!op.overload.empty()) s += "." + op.overload;
-  return s;
-}
-
-bool op_in_set(const ir::OpName& op, const std::set<std::string>& ops) {
-  if (ops.empty()) return false;
-  const std::string full = canonical_op_name(op);
-  const std::string packet = packet_of(op);
-  for (const std::string& entry : ops) {
-    const std::string e = normalize_spelling(entry);
-    if (e == full || e == packet) return true;
-  }
-  return false;
-}
-
 void ConverterRegistry::register_converter(std::string_view key, ConverterImpl impl, RegistrationOptions options) {
   if (!options.enabled) return;
-  const std::string text = normalize_spelling(key);
+  const std::string text = ir::normalize_op_spelling(key);
   const std::vector<std::string> parts = split_dots(text);
   const bool well_formed =
       (parts.size() == 2 || parts.size() == 3) &&
@@ -78,7 +47,7 @@ void ConverterRegistry::register_converter(std::string_view key, ConverterImpl i
   KILN_CHECK(well_formed, InvalidInput, "converter key '", key,
              "' is not an operator overload such as 'aten.relu.default'");
   ir::OpName target;
-  target.ns = canonical_namespace(parts[0]);
+  target.ns = ir::canonical_op_namespace(parts[0]);
   target.name = parts[1];
   if (parts.size() == 3) {
     target.overload = parts[2];
@@ -109,7 +78,7 @@ void ConverterRegistry::register_converter(std::string_view key, ConverterImpl i
   entry.registry_name = std::move(options.registry_name);
   entry.priority = options.priority;
 
-  const std::string name = canonical_op_name(target);
+  const std::string name = ir::canonical_op_name(target);
   targets_.emplace(name, target);
   std::vector<ConverterEntry>& list = entries_[name];
   if (options.priority == Priority::High) {
@@ -121,8 +90,8 @@ void ConverterRegistry::register_converter(std::string_view key, ConverterImpl i
 
 LookupResult ConverterRegistry::lookup(const ir::Node& node, const settings::CompilationSettings& settings) const {
   LookupResult result;
-  const std::string name = canonical_op_name(node.target());
-  if (op_in_set(node.target(), settings.torch_executed_ops)) {
+  const std::string name = ir::canonical_op_name(node.target());
+  if (ir::op_in_set(node.target(), settings.torch_executed_ops)) {
     result.miss = LookupMiss::Disallowed;
     result.reason = name + " is in torch_executed_ops";
     return result;
@@ -181,7 +150,7 @@ ConverterMatch ConverterRegistry::at(const ir::Node& node, const settings::Compi
   LookupResult result = lookup(node, settings);
   if (!result.match) {
     throw Error(ErrorKind::Unsupported, "no usable converter: " + result.reason,
-                ErrorContext{"", node.name(), canonical_op_name(node.target()), ""});
+                ErrorContext{"", node.name(), ir::canonical_op_name(node.target()), ""});
   }
   return std::move(*result.match);
 }
@@ -191,7 +160,7 @@ bool ConverterRegistry::contains(const ir::Node& node, const settings::Compilati
 }
 
 bool ConverterRegistry::contains(const ir::OpName& target) const {
-  auto it = entries_.find(canonical_op_name(target));
+  auto it = entries_.find(ir::canonical_op_name(target));
   return it != entries_.end() && !it->second.empty();
 }
 
@@ -204,7 +173,7 @@ std::vector<ir::OpName> ConverterRegistry::unique_targets() const {
 }
 
 std::vector<ConverterEntry> ConverterRegistry::get_all_converters_with_target(const ir::OpName& target) const {
-  auto it = entries_.find(canonical_op_name(target));
+  auto it = entries_.find(ir::canonical_op_name(target));
   return it == entries_.end() ? std::vector<ConverterEntry>{} : it->second;
 }
 
@@ -255,7 +224,7 @@ size_t ConverterRegistry::size() const {
 }
 
 size_t ConverterRegistry::erase(const ir::OpName& target) {
-  const std::string name = canonical_op_name(target);
+  const std::string name = ir::canonical_op_name(target);
   auto it = entries_.find(name);
   if (it == entries_.end()) return 0;
   size_t n = it->second.size();

@@ -11,10 +11,6 @@ namespace kiln::ir {
 
 namespace {
 
-bool is_python_namespace(std::string_view ns) {
-  return ns == "_operator" || ns == "operator" || ns == "math" || ns == "builtins" || ns == "torch";
-}
-
 bool valid_part(std::string_view part) {
   if (part.empty()) return false;
   for (char c : part) {
@@ -24,6 +20,42 @@ bool valid_part(std::string_view part) {
 }
 
 }  // namespace
+
+std::string canonical_op_namespace(std::string_view ns) {
+  return ns == "operator" ? "_operator" : std::string(ns);
+}
+
+bool is_python_namespace(std::string_view ns) {
+  return ns == "_operator" || ns == "operator" || ns == "math" || ns == "builtins" || ns == "torch";
+}
+
+std::string normalize_op_spelling(std::string_view text) {
+  std::string s(text);
+  constexpr std::string_view kPrefix = "torch.ops.";
+  if (s.rfind(kPrefix, 0) == 0) s = s.substr(kPrefix.size());
+  for (size_t pos; (pos = s.find("::")) != std::string::npos;) s.replace(pos, 2, ".");
+  if (s.rfind("operator.", 0) == 0) s = "_" + s;
+  return s;
+}
+
+std::string canonical_op_packet(const OpName& op) { return canonical_op_namespace(op.ns) + "." + op.name; }
+
+std::string canonical_op_name(const OpName& op) {
+  std::string s = canonical_op_packet(op);
+  if (!op.overload.empty()) s += "." + op.overload;
+  return s;
+}
+
+bool op_in_set(const OpName& op, const std::set<std::string>& ops) {
+  if (ops.empty()) return false;
+  const std::string full = canonical_op_name(op);
+  const std::string packet = canonical_op_packet(op);
+  for (const std::string& entry : ops) {
+    const std::string e = normalize_op_spelling(entry);
+    if (e == full || e == packet) return true;
+  }
+  return false;
+}
 
 OpName OpName::parse(std::string_view text) {
   std::string original(text);

@@ -56,7 +56,7 @@ PatternTable& table() {
 
 bool step_matches(const std::vector<std::string>& alternatives, const ir::Node& node) {
   std::set<std::string> set(alternatives.begin(), alternatives.end());
-  return conversion::op_in_set(node.target(), set);
+  return ir::op_in_set(node.target(), set);
 }
 
 // The single node continuing a chain from `node`, or nullptr when its outputs have other uses.

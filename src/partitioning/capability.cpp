@@ -33,10 +33,6 @@ const std::set<std::string>& non_compute_packets() {
   return kPackets;
 }
 
-std::string packet_text(const ir::OpName& op) {
-  return (op.ns == "operator" ? std::string("_operator") : op.ns) + "." + op.name;
-}
-
 void count_node(const ir::Node& node, const settings::CompilationSettings& settings,
                 const conversion::ConverterRegistry& registry, GraphSupport& out) {
   if (is_engine_segment(node) && node.subgraph()) {
@@ -44,7 +40,7 @@ void count_node(const ir::Node& node, const settings::CompilationSettings& setti
     return;
   }
   const NodeSupport s = is_node_supported(node, settings, registry);
-  const std::string op = conversion::canonical_op_name(node.target());
+  const std::string op = ir::canonical_op_name(node.target());
   OpSupport& per = out.per_op[op];
   ++out.total;
   if (s.supported) {
@@ -75,7 +71,7 @@ const char* to_string(SupportStatus status) {
 }
 
 bool is_impure_op(const ir::OpName& op) {
-  if (impure_packets().count(packet_text(op))) return true;
+  if (impure_packets().count(ir::canonical_op_packet(op))) return true;
   if (op.is_python_operator()) return false;
   // In-place variants (aten.add_) and out= overloads write into tensors the engine does not own. Dunder
   // names (aten.__and__) are not in-place.
@@ -86,14 +82,14 @@ bool is_impure_op(const ir::OpName& op) {
 
 bool is_compute_node(const ir::Node& node) {
   if (node.target().is_python_operator()) return false;
-  return non_compute_packets().count(packet_text(node.target())) == 0;
+  return non_compute_packets().count(ir::canonical_op_packet(node.target())) == 0;
 }
 
 NodeSupport is_node_supported(const ir::Node& node, const settings::CompilationSettings& settings,
                               const conversion::ConverterRegistry& registry) {
   NodeSupport out;
-  const std::string op = conversion::canonical_op_name(node.target());
-  if (conversion::op_in_set(node.target(), settings.torch_executed_ops)) {
+  const std::string op = ir::canonical_op_name(node.target());
+  if (ir::op_in_set(node.target(), settings.torch_executed_ops)) {
     out.status = SupportStatus::TorchExecuted;
     out.reason = op + " is in torch_executed_ops";
     return out;

@@ -59,7 +59,7 @@ BackendSupport registry_backend_support(const settings::CompilationSettings& set
 }
 
 BackendSupport op_set_backend_support(std::set<std::string> ops) {
-  return [ops = std::move(ops)](const ir::Node& node) { return conversion::op_in_set(node.target(), ops); };
+  return [ops = std::move(ops)](const ir::Node& node) { return ir::op_in_set(node.target(), ops); };
 }
 
 PartitionResult hierarchical_adjacency_partition(const ir::Graph& graph,
@@ -75,12 +75,12 @@ PartitionResult hierarchical_adjacency_partition(const ir::Graph& graph,
   std::vector<int> labels(dag.nodes.size(), kTorchLabel);
   for (size_t i = 0; i < dag.nodes.size(); ++i) {
     const ir::Node& node = *dag.nodes[i];
-    const std::string op = conversion::canonical_op_name(node.target());
+    const std::string op = ir::canonical_op_name(node.target());
     OpSupport& per = result.support.per_op[op];
     ++result.support.total;
     std::string reason;
     SupportStatus status = SupportStatus::NoConverter;
-    if (conversion::op_in_set(node.target(), settings.torch_executed_ops)) {
+    if (ir::op_in_set(node.target(), settings.torch_executed_ops)) {
       status = SupportStatus::TorchExecuted;
       reason = op + " is in torch_executed_ops";
     } else if (is_impure_op(node.target())) {

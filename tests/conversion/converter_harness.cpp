@@ -44,7 +44,7 @@ int register_cases(const std::string& family, CaseList (*make)()) {
 std::set<std::string> case_targets(const ConverterCase& c) {
   std::set<std::string> out;
   auto g = ir::parse_graph(c.ir);
-  for (const ir::Node* n : g->nodes()) out.insert(canonical_op_name(n->target()));
+  for (const ir::Node* n : g->nodes()) out.insert(ir::canonical_op_name(n->target()));
   return out;
 }
 
@@ -260,7 +260,7 @@ void check_converter_case(const ConverterCase& c) {
     FAIL() << "IR does not parse: " << e.what();
   }
   fill_constants(*graph, c.seed);
-  for (const ir::Node* n : graph->nodes()) tested_targets().insert(canonical_op_name(n->target()));
+  for (const ir::Node* n : graph->nodes()) tested_targets().insert(ir::canonical_op_name(n->target()));
 
   std::unique_ptr<ir::Graph> reference;
   if (!c.reference_ir.empty()) {

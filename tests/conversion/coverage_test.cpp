@@ -22,7 +22,7 @@ TEST(ConverterCoverage, EveryRegisteredTargetHasACase) {
   EXPECT_GT(cases, 100u);
   std::vector<std::string> missing;
   for (const ir::OpName& t : converters().unique_targets()) {
-    if (!covered.count(canonical_op_name(t))) missing.push_back(canonical_op_name(t));
+    if (!covered.count(ir::canonical_op_name(t))) missing.push_back(ir::canonical_op_name(t));
   }
   std::string list;
   for (const auto& m : missing) list += " " + m;
@@ -36,7 +36,7 @@ TEST(ConverterCoverage, BuiltinTableRegistersEveryFamilyOnce) {
   EXPECT_GE(converter_families().size(), 10u);
   // A second registration appends candidates (it does not replace): the table itself registers each target once.
   for (const ir::OpName& t : fresh.unique_targets()) {
-    EXPECT_EQ(fresh.get_all_converters_with_target(t).size(), 1u) << canonical_op_name(t);
+    EXPECT_EQ(fresh.get_all_converters_with_target(t).size(), 1u) << ir::canonical_op_name(t);
   }
 }
 

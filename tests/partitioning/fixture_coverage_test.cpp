@@ -21,7 +21,7 @@ conversion::ConverterRegistry stubs_for(const ir::Graph& g) {
   conversion::RegistrationOptions o;
   o.supports_dynamic_shapes = true;
   for (const ir::Node* n : g.nodes()) {
-    const std::string name = conversion::canonical_op_name(n->target());
+    const std::string name = ir::canonical_op_name(n->target());
     if (n->target().name == "lgamma" || reg.contains(n->target())) continue;
     reg.register_converter(name, testing::stub_converter(), o);
   }
@@ -55,7 +55,7 @@ TEST(FixtureCoverage, TinyConvnetReportsLgammaOnly) {
     // Without dynamic-shape support every node with the dynamic batch falls back.
     conversion::ConverterRegistry static_only;
     for (const ir::OpName& t : reg.unique_targets()) {
-      static_only.register_converter(conversion::canonical_op_name(t), testing::stub_converter());
+      static_only.register_converter(ir::canonical_op_name(t), testing::stub_converter());
     }
     GraphSupport st = get_graph_converter_support(*p.graph, s, static_only);
     EXPECT_LT(st.supported, report.support.supported);

@@ -82,12 +82,6 @@ struct LookupResult {
   std::string reason;
 };
 
-/// Canonical text of an operator name for registry keys and op sets: "aten.add.Tensor", "_operator.getitem".
-std::string canonical_op_name(const ir::OpName& op);
-/// True when `op` is named in `ops`, by overload ("aten.add.Tensor") or packet ("aten.add"); entries may be
-/// spelled "torch.ops.aten.add.Tensor" or "aten::add.Tensor".
-bool op_in_set(const ir::OpName& op, const std::set<std::string>& ops);
-
 class ConverterRegistry {
  public:
   /// Lists the overloads of a packet ("aten.relu" -> {"default", "out"}), or nullopt when unknown.

@@ -1,6 +1,7 @@
 #pragma once
 // OpName: an operator's namespace, name and overload, printed "aten.conv2d.default".
 
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -26,5 +27,28 @@ struct OpName {
   bool operator==(const OpName&) const = default;
   auto operator<=>(const OpName&) const = default;
 };
+
+/// True for the namespaces of Python callables, which have no overloads ("_operator", "operator", "math",
+/// "builtins", "torch").
+bool is_python_namespace(std::string_view ns);
+
+/// The canonical spelling of an operator namespace: "operator" is written "_operator"; others stay.
+std::string canonical_op_namespace(std::string_view ns);
+
+/// Rewrites the spellings users and exporters give an operator into the canonical one: strips "torch.ops.",
+/// writes "aten::add.Tensor" as "aten.add.Tensor" and "operator.getitem" as "_operator.getitem". No
+/// validation.
+std::string normalize_op_spelling(std::string_view text);
+
+/// The overload packet in canonical spelling: "aten.add", "_operator.getitem".
+std::string canonical_op_packet(const OpName& op);
+
+/// Canonical text of an operator name for registry keys and op sets: "aten.add.Tensor", "_operator.getitem"
+/// (namespace "operator" is spelled "_operator").
+std::string canonical_op_name(const OpName& op);
+
+/// True when `op` is named in `ops`, by overload ("aten.add.Tensor") or packet ("aten.add"); entries may be
+/// spelled "torch.ops.aten.add.Tensor" or "aten::add.Tensor".
+bool op_in_set(const OpName& op, const std::set<std::string>& ops);
 
 }  // namespace kiln::ir
