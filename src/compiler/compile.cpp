@@ -8,15 +8,16 @@
 
 #include "compiler/engine_cache_entry.h"
 #include "compiler/segment_fallback.h"
-#include "kiln/settings/settings_json.h"
 #include "kiln/compiler/engine_cache.h"
 #include "kiln/compiler/engine_hash.h"
 #include "kiln/conversion/interpreter.h"
 #include "kiln/conversion/segment_conversion.h"
 #include "kiln/engine/builder.h"
+#include "kiln/ir/segment.h"
 #include "kiln/lowering/pass_manager.h"
 #include "kiln/partitioning/partitioners.h"
 #include "kiln/partitioning/segments.h"
+#include "kiln/settings/settings_json.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 
@@ -245,7 +246,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
     PhaseTimer timer("conversion and build");
     const CacheUse cache = open_cache(settings, engine_cache);
     for (const ir::Node* node : partitioned->nodes()) {
-      if (!partitioning::is_engine_segment(*node)) continue;
+      if (!ir::is_engine_segment(*node)) continue;
       EngineBuildInfo info;
       info.segment = node->name();
       info.nodes = node->subgraph() ? node->subgraph()->num_nodes() : 0;

@@ -6,6 +6,7 @@
 #include "compiler/plan_refit.h"
 #include "kiln/compiler/compile.h"
 #include "kiln/compiler/engine_hash.h"
+#include "kiln/ir/segment.h"
 #include "kiln/ir/text.h"
 #include "kiln/partitioning/segments.h"
 #include "kiln/support/error.h"
@@ -52,11 +53,11 @@ void check_same_graph(const ir::Graph& module_graph, const ir::Graph& lowered) {
   }
   std::vector<const ir::Node*> engines;
   for (const ir::Node* n : fresh->nodes()) {
-    if (partitioning::is_engine_segment(*n)) engines.push_back(n);
+    if (ir::is_engine_segment(*n)) engines.push_back(n);
   }
   size_t k = 0;
   for (const ir::Node* n : module_graph.nodes()) {
-    if (!partitioning::is_engine_segment(*n)) continue;
+    if (!ir::is_engine_segment(*n)) continue;
     const std::string diff = first_difference(*n->subgraph(), *engines.at(k++)->subgraph());
     KILN_CHECK(diff.empty(), InvalidInput, "refit: the new program's structure differs in engine segment '",
                n->name(), "': ", diff);

@@ -2,7 +2,7 @@
 
 #include "compiler/segment_fallback.h"
 
-#include "kiln/partitioning/segments.h"
+#include "kiln/ir/segment.h"
 #include "kiln/support/error.h"
 #include "partitioning/graph_copy.h"
 
@@ -40,24 +40,20 @@ std::unique_ptr<ir::Graph> inline_segments(const ir::Graph& graph, const std::se
   for (const ir::Value* v : graph.inputs()) map[v] = partitioning::copy_as_input(*out, *v);
   for (const ir::Value* v : graph.constants()) map[v] = partitioning::copy_constant(*out, *v);
   for (const ir::Node* node : graph.nodes()) {
-    if (!partitioning::is_engine_segment(*node) || segments.count(node->name()) == 0) {
+    if (!ir::is_engine_segment(*node) || segments.count(node->name()) == 0) {
       partitioning::copy_node(*out, *node, map);
       continue;
     }
     const ir::Graph& sub = *node->subgraph();
     partitioning::ValueMap inner;
-    for (size_t i = 0; i < sub.inputs().size(); ++i) {
-      const ir::Argument& arg = node->arg("input_" + std::to_string(i));
-      std::vector<ir::Value*> values = arg.values();
-      KILN_CHECK(values.size() == 1, Internal, "engine segment '", node->name(), "' input_", i, " is not one value");
-      inner[sub.inputs()[i]] = partitioning::mapped(map, values[0]);
-    }
+    const std::vector<ir::Value*> args = ir::segment_inputs(*node);
+    for (size_t i = 0; i < args.size(); ++i) inner[sub.inputs()[i]] = partitioning::mapped(map, args[i]);
     for (const ir::Value* c : sub.constants()) inner[c] = outer_constant(*out, *c);
     const std::string run = torch_run_name(node->name());
     for (const ir::Node* n : sub.nodes()) {
       ir::Node* copy = partitioning::copy_node(*out, *n, inner);
-      copy->mutable_metadata()[partitioning::kSegmentKey] = run;
-      copy->mutable_metadata().erase(partitioning::kBackendKey);
+      copy->mutable_metadata()[ir::kSegmentRunKey] = run;
+      copy->mutable_metadata().erase(ir::kSegmentBackendKey);
     }
     for (size_t i = 0; i < node->outputs().size(); ++i) {
       map[node->outputs()[i]] = partitioning::mapped(inner, sub.outputs()[i]);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kiln/ir/segment.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 
@@ -38,20 +39,24 @@ void adapt_config_to_network(engine::BuilderConfig& config, const engine::Networ
   }
 }
 
-bool is_engine_segment_node(const ir::Node& node) {
-  const ir::OpName& t = node.target();
-  return t.ns == "kiln" && t.name == "engine_segment" && node.subgraph() != nullptr;
+namespace {
+
+// An engine segment that holds the nodes to convert.
+bool convertible_segment(const ir::Node& node) {
+  return ir::is_engine_segment(node) && node.subgraph() != nullptr;
 }
+
+}  // namespace
 
 BuiltSegment convert_segment(const ir::Node& segment, const settings::CompilationSettings& settings,
                              const InterpreterOptions& options, const ConverterRegistry* registry) {
-  KILN_CHECK(is_engine_segment_node(segment), InvalidInput, "node '", segment.name(), "' is not an engine segment");
+  KILN_CHECK(convertible_segment(segment), InvalidInput, "node '", segment.name(),
+             "' is not an engine segment");
   BuiltSegment out;
   out.name = segment.name();
   try {
     settings::CompilationSettings s = settings;
-    auto backend = segment.metadata().find("kiln.backend");
-    if (backend != segment.metadata().end() && !backend->second.empty()) s.backend = backend->second;
+    if (std::string backend = ir::segment_backend(segment); !backend.empty()) s.backend = backend;
     InterpreterResult r = Interpreter(*segment.subgraph(), s, options, registry).run();
     engine::BuilderConfig config = builder_config_from_settings(s);
     if (r.dynamic) config.profiles.push_back(r.profile);
@@ -76,7 +81,7 @@ std::map<std::string, BuiltSegment> convert_engine_segments(const ir::Graph& par
                                                             const ConverterRegistry* registry) {
   std::map<std::string, BuiltSegment> out;
   for (const ir::Node* n : partitioned.nodes()) {
-    if (!is_engine_segment_node(*n)) continue;
+    if (!convertible_segment(*n)) continue;
     out.emplace(n->name(), convert_segment(*n, settings, options, registry));
   }
   return out;

@@ -50,7 +50,7 @@ std::unique_ptr<ir::Graph> build_partitioned_graph(const ir::Graph& graph, const
     if (!seg.engine) {
       for (const ir::Node* n : seg.nodes) {
         ir::Node* copy = copy_node(*out, *n, map);
-        copy->mutable_metadata()[kSegmentKey] = name;
+        copy->mutable_metadata()[ir::kSegmentRunKey] = name;
       }
       continue;
     }
@@ -86,14 +86,14 @@ std::unique_ptr<ir::Graph> build_partitioned_graph(const ir::Graph& graph, const
 
     std::vector<ir::NamedArgument> args;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      args.push_back({"input_" + std::to_string(i), argument_for(mapped(map, inputs[i])), false});
+      args.push_back({ir::segment_input_name(i), argument_for(mapped(map, inputs[i])), false});
     }
     std::vector<ir::OutputSpec> specs;
     for (const ir::Value* v : outputs) specs.push_back({v->name(), v->kind(), v->meta()});
-    ir::Node* node = out->create_node(engine_segment_op(), std::move(args), std::move(specs), nullptr,
+    ir::Node* node = out->create_node(ir::engine_segment_op(), std::move(args), std::move(specs), nullptr,
                                       out->unique_name(name));
     node->set_subgraph(std::move(sub));
-    node->mutable_metadata()[kBackendKey] = seg.backend;
+    node->mutable_metadata()[ir::kSegmentBackendKey] = seg.backend;
     for (size_t i = 0; i < outputs.size(); ++i) {
       node->outputs()[i]->set_sym_value(outputs[i]->sym_value());
       map[outputs[i]] = node->outputs()[i];

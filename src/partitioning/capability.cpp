@@ -35,7 +35,7 @@ const std::set<std::string>& non_compute_packets() {
 
 void count_node(const ir::Node& node, const settings::CompilationSettings& settings,
                 const conversion::ConverterRegistry& registry, GraphSupport& out) {
-  if (is_engine_segment(node) && node.subgraph()) {
+  if (ir::is_engine_segment(node) && node.subgraph()) {
     for (const ir::Node* inner : node.subgraph()->nodes()) count_node(*inner, settings, registry, out);
     return;
   }

@@ -21,12 +21,12 @@ std::unique_ptr<ir::Graph> partition_like(const ir::Graph& graph, const ir::Grap
   };
   std::vector<PlannedSegment> plan;
   for (const ir::Node* node : partitioned.nodes()) {
-    if (!is_engine_segment(*node)) {
+    if (!ir::is_engine_segment(*node)) {
       plan.push_back(PlannedSegment{false, "", false, {take(node->name(), "run in PyTorch")}});
       continue;
     }
     KILN_CHECK(node->subgraph() != nullptr, InvalidInput, "engine segment '", node->name(), "' has no subgraph");
-    PlannedSegment seg{true, segment_backend(*node), false, {}};
+    PlannedSegment seg{true, ir::segment_backend(*node), false, {}};
     for (const ir::Node* inner : node->subgraph()->nodes()) {
       seg.nodes.push_back(take(inner->name(), "in engine segment '" + node->name() + "'"));
     }

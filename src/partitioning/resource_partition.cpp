@@ -117,12 +117,12 @@ std::unique_ptr<ir::Graph> resource_partition(const ir::Graph& partitioned, std:
     return n;
   };
   for (const ir::Node* node : partitioned.nodes()) {
-    if (!is_engine_segment(*node)) {
+    if (!ir::is_engine_segment(*node)) {
       if (plan.empty() || plan.back().engine) plan.push_back(PlannedSegment{});
       plan.back().nodes.push_back(flat_node(node->name()));
       continue;
     }
-    const std::string backend = segment_backend(*node);
+    const std::string backend = ir::segment_backend(*node);
     const bool tagged = !backend.empty() && node->name().rfind("_run_on_acc_" + backend + "_", 0) == 0;
     std::vector<const ir::Node*> seq;
     int64_t bytes = 0;

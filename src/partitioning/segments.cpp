@@ -9,15 +9,6 @@
 
 namespace kiln::partitioning {
 
-ir::OpName engine_segment_op() { return ir::OpName{"kiln", "engine_segment", "default"}; }
-
-bool is_engine_segment(const ir::Node& node) { return node.target() == engine_segment_op(); }
-
-std::string segment_backend(const ir::Node& node) {
-  auto it = node.metadata().find(kBackendKey);
-  return it == node.metadata().end() ? std::string() : it->second;
-}
-
 int64_t constant_bytes(const ir::Value& constant) {
   if (constant.data().defined()) return static_cast<int64_t>(constant.data().nbytes());
   std::optional<std::vector<int64_t>> sizes = constant.meta().static_sizes();
@@ -34,11 +25,11 @@ std::vector<SegmentInfo> describe_segments(const ir::Graph& graph) {
   size_t torch_count = 0;
   for (size_t i = 0; i < nodes.size();) {
     const ir::Node* node = nodes[i];
-    if (is_engine_segment(*node)) {
+    if (ir::is_engine_segment(*node)) {
       SegmentInfo s;
       s.name = node->name();
       s.engine = true;
-      s.backend = segment_backend(*node);
+      s.backend = ir::segment_backend(*node);
       if (node->subgraph()) {
         for (const ir::Node* n : node->subgraph()->nodes()) s.nodes.push_back(n->name());
         for (const ir::Value* v : node->subgraph()->inputs()) s.inputs.push_back(v->name());
@@ -51,13 +42,13 @@ std::vector<SegmentInfo> describe_segments(const ir::Graph& graph) {
     }
     // A run of consecutive PyTorch nodes (split where the recorded segment name changes).
     auto tag = [](const ir::Node* n) {
-      auto it = n->metadata().find(kSegmentKey);
+      auto it = n->metadata().find(ir::kSegmentRunKey);
       return it == n->metadata().end() ? std::string() : it->second;
     };
     const std::string name = tag(node);
     size_t j = i;
     std::unordered_set<const ir::Node*> members;
-    while (j < nodes.size() && !is_engine_segment(*nodes[j]) && tag(nodes[j]) == name) members.insert(nodes[j++]);
+    while (j < nodes.size() && !ir::is_engine_segment(*nodes[j]) && tag(nodes[j]) == name) members.insert(nodes[j++]);
     SegmentInfo s;
     s.name = name.empty() ? "_run_on_gpu_torch_" + std::to_string(torch_count) : name;
     ++torch_count;
@@ -88,9 +79,9 @@ std::unique_ptr<ir::Graph> flatten_partitions(const ir::Graph& graph) {
   for (const ir::Value* in : graph.inputs()) map[in] = copy_as_input(*out, *in);
   for (const ir::Value* c : graph.constants()) map[c] = copy_constant(*out, *c);
   for (const ir::Node* node : graph.nodes()) {
-    if (!is_engine_segment(*node)) {
+    if (!ir::is_engine_segment(*node)) {
       ir::Node* copy = copy_node(*out, *node, map);
-      copy->mutable_metadata().erase(kSegmentKey);
+      copy->mutable_metadata().erase(ir::kSegmentRunKey);
       continue;
     }
     const ir::Graph* sub = node->subgraph().get();

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/ir/segment.h"
 #include "kiln/ir/text.h"
 #include "kiln/runtime/module_archive_format.h"
 #include "kiln/support/error.h"
@@ -211,7 +212,7 @@ ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::strin
     segment.input_bindings = strings_field(e, "input_bindings", "engine entry", label);
     segment.output_bindings = strings_field(e, "output_bindings", "engine entry", label);
     const ir::Node* node = contents.graph->find_node(segment.node);
-    if (node == nullptr || node->target().to_string() != kEngineSegmentOp) {
+    if (node == nullptr || !ir::is_engine_segment(*node)) {
       bad_archive(label, "engine '" + segment.node + "' is not an engine segment of the graph");
     }
     if (!zip.contains(plan)) bad_archive(label, "plan entry '" + plan + "' is missing");

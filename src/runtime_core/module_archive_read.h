@@ -15,7 +15,6 @@ namespace kiln::runtime {
 
 inline constexpr const char* kModuleRoot = "kiln_module/";
 inline constexpr const char* kModuleFormatName = "kiln";
-inline constexpr const char* kEngineSegmentOp = "kiln.engine_segment.default";
 
 /// What a .kiln archive holds: the partitioned graph with every constant's data attached, one engine per
 /// segment (plan deserialized, bindings named), the backend and the output kinds.

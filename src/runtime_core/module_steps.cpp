@@ -7,14 +7,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "kiln/ir/segment.h"
 #include "kiln/support/error.h"
 
 namespace kiln::runtime {
 namespace {
-
-constexpr const char* kEngineSegmentOp = "kiln.engine_segment.default";
-
-bool is_segment(const ir::Node& node) { return node.target().to_string() == kEngineSegmentOp; }
 
 using ValueMap = std::unordered_map<const ir::Value*, ir::Value*>;
 
@@ -91,7 +88,7 @@ std::vector<ModuleStep> plan_module_steps(const ir::Graph& graph, const std::map
     run.clear();
   };
   for (const ir::Node* node : graph.nodes()) {
-    if (!is_segment(*node)) {
+    if (!ir::is_engine_segment(*node)) {
       KILN_CHECK(node->subgraph() == nullptr, Unsupported, "node '", node->name(), "' (",
                  node->target().to_string(), ") has a subgraph but is not an engine segment");
       run.push_back(node);
@@ -105,14 +102,7 @@ std::vector<ModuleStep> plan_module_steps(const ir::Graph& graph, const std::map
     step.segment = node;
     step.engine_index = it->second;
     const ir::Graph& sub = *node->subgraph();
-    for (size_t i = 0; i < sub.inputs().size(); ++i) {
-      const ir::Argument* arg = node->find_arg("input_" + std::to_string(i));
-      KILN_CHECK(arg != nullptr, InvalidInput, "engine segment '", node->name(), "' lacks argument 'input_", i, "'");
-      std::vector<ir::Value*> values = arg->values();
-      KILN_CHECK(values.size() == 1, InvalidInput, "engine segment '", node->name(), "' argument 'input_", i,
-                 "' must name one value");
-      step.inputs.push_back(values[0]);
-    }
+    for (const ir::Value* v : ir::segment_inputs(*node)) step.inputs.push_back(v);
     KILN_CHECK(node->outputs().size() == sub.outputs().size(), InvalidInput, "engine segment '", node->name(),
                "' has ", node->outputs().size(), " outputs but its subgraph returns ", sub.outputs().size());
     for (const ir::Value* out : node->outputs()) step.outputs.push_back(out);

@@ -8,12 +8,12 @@
 #include <gtest/gtest.h>
 
 #include "compiler/compile_test_util.h"
-#include "kiln/settings/settings_json.h"
 #include "kiln/conversion/registry.h"
 #include "kiln/conversion/segment_conversion.h"
 #include "kiln/frontend/program.h"
-#include "kiln/partitioning/segments.h"
+#include "kiln/ir/segment.h"
 #include "kiln/runtime/module_archive.h"
+#include "kiln/settings/settings_json.h"
 #include "kiln/support/error.h"
 
 namespace kiln::compiler {
@@ -126,7 +126,7 @@ TEST(Compile, FailedSegmentFallsBackToPyTorch) {
   EXPECT_FALSE(report.fallbacks.empty());
   EXPECT_EQ(module->summary().engine_segments, module->engines().size());
   for (const ir::Node* node : module->graph().nodes()) {
-    if (partitioning::is_engine_segment(*node)) continue;
+    if (ir::is_engine_segment(*node)) continue;
     EXPECT_EQ(node->subgraph(), nullptr);
   }
   expect_matches_io(*module, fixture("tiny_mlp", "io_0.npz"));

@@ -10,7 +10,7 @@
 #include "compiler/compile_test_util.h"
 #include "kiln/compiler/compile.h"
 #include "kiln/frontend/program.h"
-#include "kiln/partitioning/segments.h"
+#include "kiln/ir/segment.h"
 #include "kiln/runtime/module_archive.h"
 
 namespace kiln {
@@ -69,7 +69,7 @@ TEST_P(CompileFixture, EveryOpRunsInEnginesExceptLgamma) {
   EXPECT_GE(module->summary().engine_segments, 1u);
   std::vector<std::string> torch_ops;
   for (const ir::Node* node : module->graph().nodes()) {
-    if (!partitioning::is_engine_segment(*node)) torch_ops.push_back(node->target().to_string());
+    if (!ir::is_engine_segment(*node)) torch_ops.push_back(node->target().to_string());
   }
   std::vector<std::string> expected;
   if (c.fixture == "tiny_convnet") expected = {"aten.lgamma.default"};

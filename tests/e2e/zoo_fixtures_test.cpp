@@ -12,7 +12,7 @@
 #include "compiler/compile_test_util.h"
 #include "kiln/compiler/compile.h"
 #include "kiln/frontend/program.h"
-#include "kiln/partitioning/segments.h"
+#include "kiln/ir/segment.h"
 #include "kiln/runtime/module_archive.h"
 
 namespace kiln {
@@ -60,7 +60,7 @@ TEST_P(ZooFixture, CompilesForTheCpuAndMatchesEagerFp32) {
   if (c.label.rfind("zoo_", 0) == 0) EXPECT_GE(module->summary().engine_segments, 1u) << c.label;
   // Higher-order ops run in PyTorch (their control flow in Kiln's runtime); the wrappers were inlined.
   for (const ir::Node* node : module->graph().nodes()) {
-    if (partitioning::is_engine_segment(*node)) continue;
+    if (ir::is_engine_segment(*node)) continue;
     EXPECT_NE(node->target().name, "wrap_with_set_grad_enabled") << c.label;
     EXPECT_NE(node->target().name, "wrap_with_autocast") << c.label;
   }

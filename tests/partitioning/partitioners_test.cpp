@@ -66,7 +66,7 @@ TEST(Partitioners, ThreeSegmentsWhereANaiveWalkMakesSeven) {
     // The engine segment node passes its inputs as input_0.. and its subgraph mirrors the boundary.
     const ir::Node* seg = r.graph->find_node("_run_on_acc_0");
     ASSERT_NE(seg, nullptr);
-    EXPECT_TRUE(is_engine_segment(*seg));
+    EXPECT_TRUE(ir::is_engine_segment(*seg));
     EXPECT_EQ(seg->arg("input_1").as_tensor()->name(), "y");
     EXPECT_EQ(seg->subgraph()->inputs().size(), 2u);
     EXPECT_EQ(seg->subgraph()->outputs().size(), 3u);

@@ -41,16 +41,15 @@ engine::BuilderConfig builder_config_from_settings(const settings::CompilationSe
 /// half-precision program keeps its own types rather than failing the build).
 void adapt_config_to_network(engine::BuilderConfig& config, const engine::Network& network);
 
-/// True for an engine segment node.
-bool is_engine_segment_node(const ir::Node& node);
-
-/// Converts and builds one engine segment node. Errors are rethrown with the segment's name in the message.
+/// Converts and builds one engine segment node (ir/segment.h) holding its subgraph. Errors are rethrown with
+/// the segment's name in the message.
 BuiltSegment convert_segment(const ir::Node& segment, const settings::CompilationSettings& settings,
                              const InterpreterOptions& options = {}, const ConverterRegistry* registry = nullptr);
 
-/// Converts and builds every engine segment of a partitioned graph: segment name -> BuiltSegment. The options'
-/// symbol ranges/hints apply to every segment (derive them from user input specs with symbol_ranges_from_specs);
-/// their input_ranges apply by segment input name.
+/// Converts and builds every engine segment holding its subgraph of a partitioned graph: segment name ->
+/// BuiltSegment. The options'
+/// symbol ranges/hints apply to every segment (derive them from user input specs with
+/// symbol_ranges_from_specs); their input_ranges apply by segment input name.
 std::map<std::string, BuiltSegment> convert_engine_segments(const ir::Graph& partitioned,
                                                             const settings::CompilationSettings& settings,
                                                             const InterpreterOptions& options = {},

@@ -2,13 +2,13 @@
 // The partitioned graph's form, shared by partitioning, the runtime and the coverage report.
 //
 // A partitioned graph is an ir::Graph whose nodes are
-//   - engine segments: nodes with target kiln.engine_segment.default, named "_run_on_acc_<k>" (or
-//     "_run_on_acc_<backend>_<k>" from the hierarchical partitioner). Their subgraph() holds the segment's nodes.
-//     The node's arguments "input_0", "input_1", ... are the segment's inputs in order and equal the subgraph's
-//     inputs (same value names); the node's outputs are the subgraph's outputs in order (same names as in the
-//     original graph). Weights used by the segment are constants of the subgraph (a weight used by several
-//     segments is duplicated, sharing its storage). Metadata "kiln.backend" names the backend.
-//   - torch nodes: the original nodes, unchanged, with metadata "kiln.segment" = "_run_on_gpu_<k>" naming the
+//   - engine segments (ir/segment.h: target kiln.engine_segment.default, their nodes in subgraph(), arguments
+//     "input_<i>"), named "_run_on_acc_<k>" (or "_run_on_acc_<backend>_<k>" from the hierarchical
+//     partitioner). The node's outputs are the subgraph's outputs in order (same names as in the original
+//     graph). Weights used by the segment are constants of the subgraph (a weight used by several segments is
+//     duplicated, sharing its storage). Metadata ir::kSegmentBackendKey names the backend.
+//   - torch nodes: the original nodes, unchanged, with metadata ir::kSegmentRunKey = "_run_on_gpu_<k>" naming
+//   the
 //     run of consecutive torch nodes they belong to.
 // Segments are numbered in program order, engine and torch runs sharing one counter.
 
@@ -17,19 +17,9 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/segment.h"
 
 namespace kiln::partitioning {
-
-/// "kiln.engine_segment.default".
-ir::OpName engine_segment_op();
-/// Metadata keys on partitioned nodes.
-inline constexpr const char* kBackendKey = "kiln.backend";
-inline constexpr const char* kSegmentKey = "kiln.segment";
-
-/// True for an engine segment node.
-bool is_engine_segment(const ir::Node& node);
-/// The backend recorded on an engine segment ("" when none).
-std::string segment_backend(const ir::Node& node);
 
 /// One segment of a partitioned graph, in order.
 struct SegmentInfo {
