@@ -2,9 +2,9 @@
 
 #include "compiler/segment_fallback.h"
 
+#include "kiln/ir/graph_extract.h"
 #include "kiln/ir/segment.h"
 #include "kiln/support/error.h"
-#include "partitioning/graph_copy.h"
 
 namespace kiln::compiler {
 namespace {
@@ -28,40 +28,35 @@ ir::Value* outer_constant(ir::Graph& dst, const ir::Value& c) {
     v->set_meta(c.meta());
     return v;
   }
-  return partitioning::copy_constant(dst, c);
+  return ir::copy_constant(dst, c);
 }
 
 }  // namespace
 
 std::unique_ptr<ir::Graph> inline_segments(const ir::Graph& graph, const std::set<std::string>& segments) {
   auto out = std::make_unique<ir::Graph>();
-  partitioning::copy_symbols(*out, graph);
-  partitioning::ValueMap map;
-  for (const ir::Value* v : graph.inputs()) map[v] = partitioning::copy_as_input(*out, *v);
-  for (const ir::Value* v : graph.constants()) map[v] = partitioning::copy_constant(*out, *v);
+  ir::ValueMap map = ir::copy_inputs_and_constants(*out, graph);
   for (const ir::Node* node : graph.nodes()) {
     if (!ir::is_engine_segment(*node) || segments.count(node->name()) == 0) {
-      partitioning::copy_node(*out, *node, map);
+      ir::copy_node(*out, *node, map);
       continue;
     }
     const ir::Graph& sub = *node->subgraph();
-    partitioning::ValueMap inner;
+    ir::ValueMap inner;
     const std::vector<ir::Value*> args = ir::segment_inputs(*node);
-    for (size_t i = 0; i < args.size(); ++i) inner[sub.inputs()[i]] = partitioning::mapped(map, args[i]);
+    for (size_t i = 0; i < args.size(); ++i) inner[sub.inputs()[i]] = ir::mapped(map, args[i]);
     for (const ir::Value* c : sub.constants()) inner[c] = outer_constant(*out, *c);
     const std::string run = torch_run_name(node->name());
     for (const ir::Node* n : sub.nodes()) {
-      ir::Node* copy = partitioning::copy_node(*out, *n, inner);
+      ir::Node* copy = ir::copy_node(*out, *n, inner);
       copy->mutable_metadata()[ir::kSegmentRunKey] = run;
       copy->mutable_metadata().erase(ir::kSegmentBackendKey);
     }
     for (size_t i = 0; i < node->outputs().size(); ++i) {
-      map[node->outputs()[i]] = partitioning::mapped(inner, sub.outputs()[i]);
+      map[node->outputs()[i]] = ir::mapped(inner, sub.outputs()[i]);
     }
   }
-  std::vector<ir::Value*> outputs;
-  for (const ir::Value* v : graph.outputs()) outputs.push_back(partitioning::mapped(map, v));
-  out->set_outputs(std::move(outputs));
+  ir::copy_outputs(*out, graph, map);
   return out;
 }
 

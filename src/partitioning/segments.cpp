@@ -4,7 +4,7 @@
 
 #include <unordered_set>
 
-#include "graph_copy.h"
+#include "kiln/ir/graph_extract.h"
 #include "kiln/support/error.h"
 
 namespace kiln::partitioning {
@@ -48,7 +48,8 @@ std::vector<SegmentInfo> describe_segments(const ir::Graph& graph) {
     const std::string name = tag(node);
     size_t j = i;
     std::unordered_set<const ir::Node*> members;
-    while (j < nodes.size() && !ir::is_engine_segment(*nodes[j]) && tag(nodes[j]) == name) members.insert(nodes[j++]);
+    while (j < nodes.size() && !ir::is_engine_segment(*nodes[j]) && tag(nodes[j]) == name)
+      members.insert(nodes[j++]);
     SegmentInfo s;
     s.name = name.empty() ? "_run_on_gpu_torch_" + std::to_string(torch_count) : name;
     ++torch_count;
@@ -74,13 +75,10 @@ std::vector<SegmentInfo> describe_segments(const ir::Graph& graph) {
 
 std::unique_ptr<ir::Graph> flatten_partitions(const ir::Graph& graph) {
   auto out = std::make_unique<ir::Graph>();
-  copy_symbols(*out, graph);
-  ValueMap map;
-  for (const ir::Value* in : graph.inputs()) map[in] = copy_as_input(*out, *in);
-  for (const ir::Value* c : graph.constants()) map[c] = copy_constant(*out, *c);
+  ir::ValueMap map = ir::copy_inputs_and_constants(*out, graph);
   for (const ir::Node* node : graph.nodes()) {
     if (!ir::is_engine_segment(*node)) {
-      ir::Node* copy = copy_node(*out, *node, map);
+      ir::Node* copy = ir::copy_node(*out, *node, map);
       copy->mutable_metadata().erase(ir::kSegmentRunKey);
       continue;
     }
@@ -91,20 +89,18 @@ std::unique_ptr<ir::Graph> flatten_partitions(const ir::Graph& graph) {
                InvalidInput, "engine segment '", node->name(), "' has ", args.size(), " inputs and ",
                node->outputs().size(), " outputs but its subgraph has ", sub->inputs().size(), " and ",
                sub->outputs().size());
-    ValueMap sub_map;
-    for (size_t i = 0; i < args.size(); ++i) sub_map[sub->inputs()[i]] = mapped(map, args[i]);
+    ir::ValueMap sub_map;
+    for (size_t i = 0; i < args.size(); ++i) sub_map[sub->inputs()[i]] = ir::mapped(map, args[i]);
     for (const ir::Value* c : sub->constants()) {
       ir::Value* existing = out->find_value(c->name());
-      sub_map[c] = existing != nullptr ? existing : copy_constant(*out, *c);
+      sub_map[c] = existing != nullptr ? existing : ir::copy_constant(*out, *c);
     }
-    for (const ir::Node* inner : sub->nodes()) copy_node(*out, *inner, sub_map);
+    for (const ir::Node* inner : sub->nodes()) ir::copy_node(*out, *inner, sub_map);
     for (size_t i = 0; i < node->outputs().size(); ++i) {
-      map[node->outputs()[i]] = mapped(sub_map, sub->outputs()[i]);
+      map[node->outputs()[i]] = ir::mapped(sub_map, sub->outputs()[i]);
     }
   }
-  std::vector<ir::Value*> outs;
-  for (const ir::Value* v : graph.outputs()) outs.push_back(mapped(map, v));
-  out->set_outputs(std::move(outs));
+  ir::copy_outputs(*out, graph, map);
   return out;
 }
 

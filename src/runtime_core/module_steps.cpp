@@ -4,73 +4,22 @@
 
 #include <algorithm>
 #include <set>
-#include <unordered_map>
 #include <unordered_set>
 
+#include "kiln/ir/graph_extract.h"
 #include "kiln/ir/segment.h"
 #include "kiln/support/error.h"
 
 namespace kiln::runtime {
 namespace {
 
-using ValueMap = std::unordered_map<const ir::Value*, ir::Value*>;
-
-// Copies `src` to the end of `dst`, reading mapped values; records its outputs in `map`.
-void copy_node(ir::Graph& dst, const ir::Node& src, ValueMap& map) {
-  std::vector<ir::NamedArgument> args = src.args();
-  for (ir::NamedArgument& a : args) {
-    for (ir::Value* v : a.value.values()) {
-      auto it = map.find(v);
-      KILN_CHECK(it != map.end(), Internal, "value '", v->name(), "' read by node '", src.name(),
-                 "' is not defined before it");
-      a.value.replace_value(v, it->second);
-    }
-  }
-  std::vector<ir::OutputSpec> specs;
-  for (const ir::Value* out : src.outputs()) specs.push_back({out->name(), out->kind(), out->meta()});
-  ir::Node* node = dst.create_node(src.target(), std::move(args), std::move(specs), nullptr, src.name());
-  node->mutable_metadata() = src.metadata();
-  for (size_t i = 0; i < src.outputs().size(); ++i) {
-    node->outputs()[i]->set_sym_value(src.outputs()[i]->sym_value());
-    map[src.outputs()[i]] = node->outputs()[i];
-  }
-}
-
 // Builds the graph of one PyTorch run and fills the step's inputs and outputs.
 void build_torch_run(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes, const ir::UseMap& uses,
                      ModuleStep& step) {
-  auto g = std::make_shared<ir::Graph>();
-  g->symbol_ranges() = graph.symbol_ranges();
-  g->symbol_hints() = graph.symbol_hints();
-  std::unordered_set<const ir::Node*> in_run(nodes.begin(), nodes.end());
-  ValueMap map;
-  for (const ir::Node* node : nodes) {
-    for (ir::Value* v : node->inputs()) {
-      if (map.count(v) != 0) continue;
-      if (v->role() == ir::ValueRole::Constant) {
-        map[v] = g->add_constant(v->name(), v->fqn(), v->constant_kind(), v->data(), v->meta());
-        map[v]->set_meta(v->meta());
-        continue;
-      }
-      ir::Value* input = g->add_input(v->name(), v->kind(), v->meta());
-      input->set_sym_value(v->sym_value());
-      map[v] = input;
-      step.inputs.push_back(v);
-    }
-    copy_node(*g, *node, map);
-  }
-  std::vector<ir::Value*> outputs;
-  for (const ir::Node* node : nodes) {
-    for (const ir::Value* out : node->outputs()) {
-      bool used_outside = graph.is_output(out);
-      for (const ir::Node* user : uses.users(out)) used_outside = used_outside || in_run.count(user) == 0;
-      if (!used_outside) continue;
-      outputs.push_back(map.at(out));
-      step.outputs.push_back(out);
-    }
-  }
-  g->set_outputs(std::move(outputs));
-  step.torch_graph = std::move(g);
+  ir::ExtractedGraph run = ir::extract_subgraph(graph, nodes, uses);
+  step.torch_graph = std::move(run.graph);
+  step.inputs = std::move(run.inputs);
+  step.outputs = std::move(run.outputs);
   step.num_nodes = nodes.size();
 }
 
