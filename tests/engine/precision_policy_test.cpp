@@ -137,5 +137,62 @@ TEST(PrecisionPolicy, Float32MinFillClampsToFp16RangeAndSoftmaxStaysFinite) {
   }
 }
 
+// softmax(x @ W) * 2 with x in [1, 2) and W near `scale`: with scale 1e4 the logits (8 terms near 1.5e4) pass
+// fp16's 65504 (inf in fp16: the softmax gives NaN), which the softmax brings back into [0, 1].
+std::shared_ptr<Plan> logits_plan(double scale, BuilderConfig config) {
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {2, 8});
+  std::vector<float> w(8 * 16);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(scale + 0.1 * static_cast<double>(i % 16));
+  Tensor* weight = net.add_constant("w", Weights(HostTensor::from_floats(w, {8, 16})));
+  Tensor* logits = net.add_matrix_multiply("logits", x, false, weight, false);
+  Tensor* probs = net.add_softmax("probs", logits, 1);
+  Tensor* two = net.add_constant("two", Weights(HostTensor::from_floats({2.0f}, {1, 1})));
+  Tensor* y = net.add_elementwise("scaled", probs, two, ElementwiseOp::Mul);
+  y->set_name("y");
+  net.mark_output(y);
+  config.timing_iterations = 0;  // the first tactic: builds compare byte for byte
+  return build(net, config);
+}
+
+HostTensor logits_input() {
+  std::mt19937 rng(5);
+  return testing::random_tensor(DType::Float32, {2, 8}, rng, 1.0, 2.0);
+}
+
+// Tolerance 1e-3 absolute on outputs in [0, 2]: the layers that overflowed run in fp32 after the check, so
+// only fp16's rounding of a value near 1 (4.9e-4 relative) separates the two.
+TEST(PrecisionPolicy, SampleInputsRebuildTheFirstOverflowingLayersInFp32) {
+  KILN_REQUIRE_TEST_BACKEND();
+  const HostTensor x = logits_input();
+  const HostTensor want = run(logits_plan(1e4, config_for(Precision::FP32)), {{"x", x}})[0];
+  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_TRUE(std::isfinite(want.get_as_double(i))) << i;
+
+  const HostTensor before = run(logits_plan(1e4, config_for(Precision::FP16)), {{"x", x}})[0];
+  EXPECT_FALSE(std::isfinite(before.get_as_double(0))) << "without sample inputs the fp16 logits overflow";
+
+  BuilderConfig config = config_for(Precision::FP16);
+  config.sample_inputs = {{{"x", x}}};
+  auto plan = logits_plan(1e4, config);
+  // The matmul overflows first; kept in fp32, its output cast down for the softmax overflows next. The
+  // scaling after the softmax only read non-finite values: it stays fp16.
+  EXPECT_TRUE(noted(plan, "logits", "non-finite on sample input 0 in")) << all_notes(plan);
+  EXPECT_TRUE(noted(plan, "probs", "non-finite on sample input 0 in")) << all_notes(plan);
+  EXPECT_FALSE(noted(plan, "scaled", "non-finite")) << all_notes(plan);
+  const HostTensor got = run(plan, {{"x", x}})[0];
+  for (int64_t i = 0; i < want.numel(); ++i)
+    EXPECT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-3) << i;
+}
+
+TEST(PrecisionPolicy, SampleInputsThatNothingOverflowsLeaveThePlanAsItWas) {
+  KILN_REQUIRE_TEST_BACKEND();
+  BuilderConfig config = config_for(Precision::FP16);
+  auto plain = logits_plan(1.0, config);
+  config.sample_inputs = {{{"x", logits_input()}}};
+  auto checked = logits_plan(1.0, config);
+  EXPECT_EQ(all_notes(checked), all_notes(plain));
+  EXPECT_EQ(checked->serialize(), plain->serialize());
+}
+
 }  // namespace
 }  // namespace kiln::engine

@@ -5,6 +5,7 @@
 // precision assignment, backend support check, tactic selection by timing, activation memory planning.
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,9 +54,19 @@ struct BuilderConfig {
   /// copied them from, and write their output in the layout of a following permute (static shapes only); the
   /// bypassed copies go away. On by default; off builds the copies as the network has them.
   bool attention_views = true;
+  /// Sample inputs of a weakly typed fp16/bf16 build: one map (input name -> array of the binding's dtype,
+  /// dims within profile 0) per sample. The builder runs the plan on them, compares each layer's output with
+  /// an fp32 build's on the same inputs, and rebuilds the first layer along each path whose output is
+  /// non-finite only in the reduced type in fp32 (at most kMaxPrecisionProbeRounds times;
+  /// precision_policy.h). Empty (or an fp32 or strongly typed build): no check, and the plan is what it would
+  /// be without it. Run time is unaffected.
+  std::vector<std::map<std::string, HostTensor>> sample_inputs;
   /// Log every pass, fusion and tactic choice at Info (as --verbose does).
   bool verbose = false;
 };
+
+/// Rebuilds a sample-input check (BuilderConfig::sample_inputs) may do before it gives up.
+inline constexpr int kMaxPrecisionProbeRounds = 4;
 
 /// Builds plans. Stateless apart from its config; build() may be called repeatedly.
 class Builder {

@@ -17,6 +17,9 @@
 //   range clamps them to +-65504 instead of becoming +-inf: masks filled with torch.finfo(float32).min
 //   (-3.4e38) stay finite, so a fully masked softmax row is uniform as in eager fp16 (which fills with
 //   finfo(float16).min), not NaN.
+// - With sample inputs (BuilderConfig::sample_inputs), the data: the first layer along each path whose output
+//   is non-finite in the reduced type on a sample, where the fp32 build's is finite, stays in fp32 (found by
+//   probe builds at build time: engine/core/precision_probe.h).
 // Layers kept in fp32 read their reduced-type inputs through casts up, and their consumers read them through
 // casts down; network inputs feed fp32 layers directly.
 

@@ -6,6 +6,7 @@
 
 #include "engine/core/passes.h"
 #include "engine/core/plan_impl.h"
+#include "engine/core/precision_probe.h"
 #include "engine/core/tactics.h"
 #include "kiln/support/error.h"
 #include "kiln/support/limits.h"
@@ -304,47 +305,57 @@ const char* precision_name(Precision precision) {
   return "?";
 }
 
-Builder::Builder(BuilderConfig config) : config_(std::move(config)) {}
+namespace {
 
-std::shared_ptr<Plan> Builder::build(const Network& network) const {
-  VerboseScope verbose(config_.verbose);
+// The reduced floating type of a weakly typed build (fp16 before bf16), or fp32.
+DType reduced_dtype(const BuilderConfig& config) {
+  if (config.strongly_typed) return DType::Float32;
+  auto has = [&](Precision p) {
+    return std::count(config.precisions.begin(), config.precisions.end(), p) > 0;
+  };
+  return has(Precision::FP16) ? DType::Float16 : has(Precision::BF16) ? DType::BFloat16 : DType::Float32;
+}
+
+// One build. `keep_fp32`: layers the sample-input check keeps in fp32; `probe`: every layer output a binding.
+std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& network,
+                                 const std::map<std::string, std::string>& keep_fp32, bool probe) {
+  VerboseScope verbose(config.verbose);
   PhaseTimer timer("engine build");
   auto g = std::make_unique<Plan::Impl>();
-  g->backend = create_backend(config_.backend, BackendOptions{config_.threads});
+  g->backend = create_backend(config.backend, BackendOptions{config.threads});
   g->backend_name = g->backend->name();
   g->device = g->backend->device();
-  g->refittable = config_.refittable;
-  g->strip_weights = config_.strip_weights;
+  g->refittable = config.refittable;
+  g->strip_weights = config.strip_weights;
   copy_network(network, *g);
-  std::vector<OptimizationProfile> profiles = make_profiles(*g, config_.profiles);
+  std::vector<OptimizationProfile> profiles = make_profiles(*g, config.profiles);
   size_t before = g->layers.size();
 
-  int folded = passes::fold_constants(*g, config_.refittable);
+  int folded = passes::fold_constants(*g, config.refittable);
   passes::remove_dead_layers(*g);
   int shuffles = passes::eliminate_shuffles(*g);
   passes::remove_dead_layers(*g);
   mark_host_layers(*g);
   compute_ranges(*g, profiles);
-  int linear = passes::fuse_linear(*g, config_.refittable);
+  int linear = passes::fuse_linear(*g, config.refittable);
   int pointwise = passes::fuse_pointwise(*g);
-  int attention_views = config_.attention_views ? passes::fold_attention_views(*g) : 0;
+  int attention_views = config.attention_views ? passes::fold_attention_views(*g) : 0;
   passes::remove_dead_layers(*g);
+  if (probe) passes::expose_layer_outputs(*g);
   KILN_INFO("engine: passes: ", folded, " folded, ", shuffles, " shuffles eliminated, ", linear, " linear fusions, ",
             pointwise, " pointwise chains, ", attention_views, " attention operands as views; ", before, " -> ",
             g->layers.size(), " layers");
 
   std::map<std::string, DType> original_dtypes;
-  if (!config_.strongly_typed) {
-    bool fp16 = std::count(config_.precisions.begin(), config_.precisions.end(), Precision::FP16) > 0;
-    bool bf16 = std::count(config_.precisions.begin(), config_.precisions.end(), Precision::BF16) > 0;
-    if (fp16 || bf16) {
-      DType to = fp16 ? DType::Float16 : DType::BFloat16;
+  {
+    const DType to = reduced_dtype(config);
+    if (to != DType::Float32) {
       for (const auto& pl : g->layers) {
         KILN_CHECK(pl.host || g->backend->supports_precision(pl.layer.kind, to), Unsupported, "layer '", pl.layer.name,
                    "' (", layer_kind_name(pl.layer.kind), "): backend ", g->backend_name, " does not support ",
                    dtype_name(to));
       }
-      passes::lower_precision(*g, to, original_dtypes);
+      passes::lower_precision(*g, to, original_dtypes, keep_fp32);
       KILN_INFO("engine: precision: floating layers run in ", dtype_name(to), " (", g->precision_notes.size(),
                 " departures by the precision policy)");
       for (const PrecisionNote& note : g->precision_notes) {
@@ -356,10 +367,10 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
   mark_host_layers(*g);
   compute_ranges(*g, profiles);
   g->derive();
-  check_precisions(*g, config_);
+  check_precisions(*g, config);
 
   g->upload_constants();
-  select_tactics(*g, config_);
+  select_tactics(*g, config);
   if (int reformats = assign_formats(*g)) {
     // New tensors and layers: ranges again, tactics for the reformats (fast kernels first), every kernel
     // re-created with its tensors' formats.
@@ -408,6 +419,37 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
   }
   g->derive();
   return std::make_shared<Plan>(std::move(g));
+}
+
+}  // namespace
+
+Builder::Builder(BuilderConfig config) : config_(std::move(config)) {}
+
+std::shared_ptr<Plan> Builder::build(const Network& network) const {
+  const DType to = reduced_dtype(config_);
+  if (to == DType::Float32 || config_.sample_inputs.empty()) return build_plan(config_, network, {}, false);
+  // Probes: quick builds (first tactic, no timing cache) that expose every layer's output.
+  BuilderConfig probe = config_;
+  probe.sample_inputs.clear();
+  probe.timing_cache_path.clear();
+  probe.timing_iterations = 0;
+  probe.strip_weights = false;
+  probe.verbose = false;
+  BuilderConfig fp32 = probe;
+  fp32.precisions = {Precision::FP32};
+  const std::shared_ptr<const Plan> reference = build_plan(fp32, network, {}, true);
+  std::map<std::string, std::string> keep;
+  for (int round = 0; round < kMaxPrecisionProbeRounds; ++round) {
+    const std::shared_ptr<const Plan> reduced = build_plan(probe, network, keep, true);
+    size_t before = keep.size();
+    for (auto& [layer, why] :
+         passes::find_overflowing_layers(reduced, reference, config_.sample_inputs, to)) {
+      if (keep.emplace(layer, why).second)
+        KILN_INFO("engine: precision: ", layer, ": ", why, ": rebuilt in fp32");
+    }
+    if (keep.size() == before) break;
+  }
+  return build_plan(config_, network, keep, false);
 }
 
 }  // namespace kiln::engine

@@ -29,8 +29,9 @@ void replace_uses(Plan::Impl& g, int64_t from, int64_t to);
 void reindex_producers(Plan::Impl& g);
 /// Weakly typed reduced precision (`to` is fp16 or bf16): internal fp32 tensors become `to`, with casts at
 /// the bindings, except where the precision policy (kiln/engine/precision_policy.h) keeps a layer in fp32 or
-/// clamps a constant; g.precision_notes says where and why. Records the original dtype of each named weight
-/// it converts.
-void lower_precision(Plan::Impl& g, DType to, std::map<std::string, DType>& original_dtypes);
+/// clamps a constant; g.precision_notes says where and why. `keep_fp32` (layer name -> reason) adds layers
+/// the sample-input check found overflowing. Records the original dtype of each named weight it converts.
+void lower_precision(Plan::Impl& g, DType to, std::map<std::string, DType>& original_dtypes,
+                     const std::map<std::string, std::string>& keep_fp32 = {});
 
 }  // namespace kiln::engine::passes

@@ -48,8 +48,13 @@ bool is_pointwise(LayerKind kind) {
 }
 
 // Layer index -> why it stays in fp32.
-std::map<size_t, std::string> fp32_layers(const Plan::Impl& g, DType to) {
+std::map<size_t, std::string> fp32_layers(const Plan::Impl& g, DType to,
+                                          const std::map<std::string, std::string>& found) {
   std::map<size_t, std::string> keep;
+  for (size_t i = 0; i < g.layers.size(); ++i) {
+    auto it = found.find(g.layers[i].layer.name);
+    if (it != found.end() && !g.layers[i].host) keep[i] = it->second;
+  }
   if (to != DType::Float16) return keep;  // bf16 has fp32's range
   for (size_t i = 0; i < g.layers.size(); ++i) {
     const PlanLayer& pl = g.layers[i];
@@ -100,10 +105,11 @@ std::string clamp_note(int64_t n) {
 
 }  // namespace
 
-void lower_precision(Plan::Impl& g, DType to, std::map<std::string, DType>& original_dtypes) {
+void lower_precision(Plan::Impl& g, DType to, std::map<std::string, DType>& original_dtypes,
+                     const std::map<std::string, std::string>& keep_fp32) {
   reindex_producers(g);
   g.precision_notes.clear();
-  const std::map<size_t, std::string> keep = fp32_layers(g, to);
+  const std::map<size_t, std::string> keep = fp32_layers(g, to, keep_fp32);
   std::vector<std::vector<size_t>> consumers(g.tensors.size());
   for (size_t i = 0; i < g.layers.size(); ++i) {
     for (int64_t in : g.layers[i].layer.inputs) consumers[static_cast<size_t>(in)].push_back(i);

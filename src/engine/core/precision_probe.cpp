@@ -1,0 +1,127 @@
+// The sample-input check of a reduced-precision build (precision_probe.h).
+
+#include "engine/core/precision_probe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "engine/core/passes.h"
+#include "kiln/engine/execution_context.h"
+#include "kiln/support/error.h"
+
+namespace kiln::engine::passes {
+namespace {
+
+using Values = std::map<std::string, HostTensor>;
+
+// Every binding's value after one run of `plan` on `sample` (inputs included).
+Values run_probe(const std::shared_ptr<const Plan>& plan, const Values& sample) {
+  const Backend& backend = *plan->impl().backend;
+  ExecutionContext context(plan);
+  std::vector<BackendBuffer> buffers;
+  auto buffer = [&](size_t bytes) {
+    BackendBuffer b;
+    b.backend = &backend;
+    b.data = backend.allocate(std::max<size_t>(bytes, 1));
+    buffers.push_back(std::move(b));
+    return buffers.back().data;
+  };
+  Values values;
+  for (const Binding& b : plan->bindings()) {
+    if (!b.is_input) continue;
+    auto it = sample.find(b.name);
+    KILN_CHECK(it != sample.end(), InvalidInput, "sample inputs: no array for input '", b.name, "'");
+    KILN_CHECK(it->second.dtype() == b.dtype, InvalidInput, "sample inputs: input '", b.name, "' is ",
+               dtype_name(it->second.dtype()), ", the network's is ", dtype_name(b.dtype));
+    context.set_input_shape(b.name, it->second.sizes());
+    void* data = buffer(it->second.nbytes());
+    if (it->second.nbytes() > 0)
+      backend.copy(data, it->second.data(), it->second.nbytes(), CopyKind::HostToDevice, nullptr);
+    context.set_tensor_address(b.name, data);
+    values[b.name] = it->second;
+  }
+  std::vector<std::pair<const Binding*, void*>> outputs;
+  for (const Binding& b : plan->bindings()) {
+    if (b.is_input) continue;
+    HostTensor host(b.dtype, context.tensor_shape(b.name));
+    outputs.emplace_back(&b, buffer(host.nbytes()));
+    context.set_tensor_address(b.name, outputs.back().second);
+    values[b.name] = std::move(host);
+  }
+  context.execute();
+  backend.synchronize(nullptr);
+  for (auto& [b, data] : outputs) {
+    HostTensor& host = values[b->name];
+    if (host.nbytes() > 0)
+      backend.copy(host.mutable_data(), data, host.nbytes(), CopyKind::DeviceToHost, nullptr);
+  }
+  return values;
+}
+
+bool all_finite(const HostTensor& t) {
+  if (!is_floating(t.dtype())) return true;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (!std::isfinite(t.get_as_double(i))) return false;
+  }
+  return true;
+}
+
+// The tensor a plan tensor copies (through the builder's reformat layers).
+int64_t source_of(const Plan::Impl& g, int64_t id) {
+  for (int64_t p = g.tensors[id].producer; p >= 0 && g.layers[p].layer.kind == LayerKind::Reformat;
+       p = g.tensors[id].producer) {
+    id = g.layers[p].layer.inputs[0];
+  }
+  return id;
+}
+
+}  // namespace
+
+void expose_layer_outputs(Plan::Impl& g) {
+  reindex_producers(g);
+  g.derive();  // data_dependent
+  for (size_t i = 0; i < g.layers.size(); ++i) {
+    const PlanLayer& pl = g.layers[i];
+    if (pl.host || pl.layer.kind == LayerKind::Constant) continue;
+    for (int64_t id : pl.layer.outputs) {
+      PlanTensor& t = g.tensors[id];
+      if (t.dtype != DType::Float32 || t.is_output || t.is_input || g.data_dependent[id]) continue;
+      t.is_output = true;
+      g.outputs.push_back(id);
+    }
+  }
+}
+
+std::map<std::string, std::string> find_overflowing_layers(const std::shared_ptr<const Plan>& reduced,
+                                                           const std::shared_ptr<const Plan>& reference,
+                                                           const std::vector<Values>& samples,
+                                                           DType reduced_dtype) {
+  const Plan::Impl& g = reference->impl();
+  std::map<std::string, int64_t> ids;
+  for (size_t t = 0; t < g.tensors.size(); ++t) ids.emplace(g.tensors[t].name, static_cast<int64_t>(t));
+  std::map<std::string, std::string> found;
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const Values low = run_probe(reduced, samples[s]);
+    const Values high = run_probe(reference, samples[s]);
+    auto finite_in = [](const Values& v, const std::string& name) {
+      auto it = v.find(name);
+      return it == v.end() || all_finite(it->second);
+    };
+    for (const Binding& b : reference->bindings()) {
+      if (b.is_input || finite_in(low, b.name) || !finite_in(high, b.name)) continue;
+      const int64_t producer = g.tensors[source_of(g, ids.at(b.name))].producer;
+      if (producer < 0) continue;
+      const Layer& layer = g.layers[producer].layer;
+      bool first = true;  // its own inputs are finite in the reduced run
+      for (int64_t in : layer.inputs) first = first && finite_in(low, g.tensors[source_of(g, in)].name);
+      if (first && found.count(layer.name) == 0) {
+        found[layer.name] = std::string("non-finite on sample input ") + std::to_string(s) + " in " +
+                            (reduced_dtype == DType::Float16 ? "fp16" : "bf16") + " (finite in fp32)";
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace kiln::engine::passes
