@@ -38,14 +38,7 @@ SHARED_PRIVATE = {"runtime_core": {"runtime"}}
 
 # Known violations, (including file, included header) as the check reports them, each with the issue point that
 # removes it. Remove an entry with the violation: a stale entry fails the check.
-ALLOWED = {
-    # Issue 21, point 2: engine/ops becomes the engine's lowest sub-layer (layer kinds, shape inference, reference
-    # implementations, host math) and core depends on it, never the reverse. Until then the reference
-    # implementations use core's shape inference and attention layout.
-    ("src/engine/reference/linalg.cpp", "src/engine/core/attention_layout.h"),
-    ("src/engine/reference/linalg.cpp", "src/engine/core/shape_inference.h"),
-    ("src/engine/reference/reference.h", "src/engine/core/shape_inference.h"),
-}
+ALLOWED = set()
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 LAYER_RE = re.compile(r"kiln_add_layer\(\s*(\w+)((?:\s+DEPS)?[^)]*)\)")

@@ -7,6 +7,7 @@
 #include "engine/core/passes.h"
 #include "engine/core/plan_impl.h"
 #include "engine/core/precision_probe.h"
+#include "engine/core/shape_walk.h"
 #include "engine/core/tactics.h"
 #include "kiln/support/error.h"
 #include "kiln/support/limits.h"
@@ -14,10 +15,6 @@
 
 namespace kiln::engine {
 namespace {
-
-bool known(const Dims& d) {
-  return std::all_of(d.begin(), d.end(), [](int64_t x) { return x >= 0; });
-}
 
 std::string dims_str(const Dims& d) {
   std::string s = "[";
@@ -58,7 +55,7 @@ std::vector<OptimizationProfile> make_profiles(const Plan::Impl& g, const std::v
     OptimizationProfile p;
     for (int64_t id : g.inputs) {
       const auto& t = g.tensors[id];
-      KILN_CHECK(known(t.dims), InvalidInput, "input '", t.name, "' has dynamic dims ", dims_str(t.dims),
+      KILN_CHECK(dims_known(t.dims), InvalidInput, "input '", t.name, "' has dynamic dims ", dims_str(t.dims),
                  " but the builder config has no optimization profile");
       p.set_dimensions(t.name, t.dims, t.dims, t.dims);
     }
@@ -69,8 +66,8 @@ std::vector<OptimizationProfile> make_profiles(const Plan::Impl& g, const std::v
     for (int64_t id : g.inputs) {
       const auto& t = g.tensors[id];
       if (!p.has(t.name)) {
-        KILN_CHECK(known(t.dims), InvalidInput, "optimization profile ", pi, " has no range for dynamic input '", t.name,
-                   "'");
+        KILN_CHECK(dims_known(t.dims), InvalidInput, "optimization profile ", pi,
+                   " has no range for dynamic input '", t.name, "'");
         p.set_dimensions(t.name, t.dims, t.dims, t.dims);
         continue;
       }
@@ -123,15 +120,13 @@ void compute_ranges(Plan::Impl& g, const std::vector<OptimizationProfile>& profi
         pp.min[t][d] = lo;
         pp.max[t][d] = hi;
       }
-      KILN_CHECK(known(pp.max[t]) && known(pp.min[t]), InvalidInput, "cannot bound the dims of tensor '",
-                 g.tensors[t].name, "' over the profile (got ", dims_str(pp.max[t]),
-                 "): a shape depends on data the builder cannot evaluate");
+      KILN_CHECK(dims_known(pp.max[t]) && dims_known(pp.min[t]), InvalidInput,
+                 "cannot bound the dims of tensor '", g.tensors[t].name, "' over the profile (got ",
+                 dims_str(pp.max[t]), "): a shape depends on data the builder cannot evaluate");
     }
     g.profiles.push_back(std::move(pp));
   }
 }
-
-bool is_value_dtype(DType d) { return d == DType::Int64 || d == DType::Int32 || d == DType::Bool; }
 
 /// Marks shape-tensor layers (evaluated on the host at shape time) and checks shape inputs are computable.
 void mark_host_layers(Plan::Impl& g) {
@@ -141,7 +136,7 @@ void mark_host_layers(Plan::Impl& g) {
     const Layer& l = pl.layer;
     if (l.outputs.size() != 1 || !is_value_dtype(g.tensors[l.outputs[0]].dtype)) continue;
     const Dims& od = g.tensors[l.outputs[0]].dims;
-    if (!known(od) || od.size() > 1 || (od.size() == 1 && od[0] > 64)) continue;
+    if (!dims_known(od) || od.size() > 1 || (od.size() == 1 && od[0] > kMaxHostValueElements)) continue;
     if (l.kind == LayerKind::Constant) {
       host_t[l.outputs[0]] = true;
       continue;

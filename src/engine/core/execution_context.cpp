@@ -6,9 +6,8 @@
 #include "engine/core/device_graph.h"
 #include "engine/core/layer_timer.h"
 #include "engine/core/plan_impl.h"
-#include "engine/core/shape_inference.h"
+#include "engine/core/shape_walk.h"
 #include "engine/core/zero_volume.h"
-#include "engine/reference/reference.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 
@@ -354,26 +353,18 @@ void ExecutionContext::State::run(bool execute) {
   values.assign(nt, std::nullopt);
   for (size_t i = 0; i < g->inputs.size(); ++i) dims[g->inputs[i]] = *input_dims[i];
   std::vector<bool> unknown(nt, false);  // dims depend on data not yet computed (shape-only runs)
+  // Before a nonzero has run, its count is unknown (a shape-only run stops there) or, when executing, every
+  // element (the arena holds the largest size; the kernel reports the real count).
+  DataDependentGuess guess = execute ? DataDependentGuess::Max : DataDependentGuess::Unknown;
   for (size_t li = 0; li < g->layers.size(); ++li) {
     const Layer& l = g->layers[li].layer;
-    std::vector<ShapeIn> in;
-    bool any_unknown = false;
-    for (int64_t id : l.inputs) {
-      in.push_back({g->tensors[id].dtype, dims[id], values[id] ? &*values[id] : nullptr});
-      any_unknown = any_unknown || unknown[id];
-    }
-    std::vector<ShapeOut> outs;
-    try {
-      outs = infer_shapes(l, in);
-    } catch (const Error& e) {
-      throw Error(e.kind(), "layer '" + l.name + "' (" + layer_kind_name(l.kind) + "): " + e.message(),
-                  ErrorContext{"", l.name, layer_kind_name(l.kind), ""});
-    }
+    std::vector<ShapeIn> in = plan_shape_inputs(*g, l, dims, values);
+    bool any_unknown = std::any_of(l.inputs.begin(), l.inputs.end(), [&](int64_t id) { return unknown[id]; });
+    std::vector<ShapeOut> outs = infer_layer_shapes(l, in);
     for (size_t o = 0; o < outs.size(); ++o) {
       int64_t id = l.outputs[o];
-      dims[id] = outs[o].dims;
+      dims[id] = guessed_dims(outs[o], in, guess);
       unknown[id] = any_unknown || outs[o].data_dependent;
-      if (outs[o].data_dependent && execute) dims[id][0] = bytes_of(in[0].dims, DType::UInt8);  // max count
     }
     if (!execute && any_unknown) continue;
     if (execute && timer) timer->begin(stream);
@@ -393,26 +384,17 @@ void ExecutionContext::State::run_layer(size_t li, const std::vector<ShapeIn>& i
                                         std::vector<bool>& unknown) {
   const PlanLayer& pl = g->layers[li];
   const Layer& l = pl.layer;
+  if (l.kind == LayerKind::Constant || pl.host) {
+    values[l.outputs[0]] = host_value(l, pl.host, in, outs, HostValues::HostLayers);
+  }
   if (l.kind == LayerKind::Constant) {
-    const HostTensor& w = l.weights[0].value;
-    if (!is_floating(w.dtype()) && w.numel() <= 1024) values[l.outputs[0]] = w;
     if (execute) copy_constant_output(li);
     return;
   }
   if (pl.host) {
-    std::vector<HostTensor> vals;
-    HostTensor v;
-    if (l.kind == LayerKind::Shape) {
-      v = HostTensor::from_int64s(in[0].dims, {static_cast<int64_t>(in[0].dims.size())});
-    } else {
-      for (int64_t id : l.inputs) {
-        KILN_CHECK(values[id].has_value(), Internal, "host layer '", l.name, "' input value unknown");
-        vals.push_back(*values[id]);
-      }
-      v = ref::evaluate(l, vals).at(0);
-    }
     int64_t out = l.outputs[0];
-    values[out] = v;
+    KILN_CHECK(values[out].has_value(), Internal, "host layer '", l.name, "' input value unknown");
+    const HostTensor& v = *values[out];
     dims[out] = v.sizes();
     if (execute && v.nbytes()) {
       check_capacity(out);

@@ -3,16 +3,11 @@
 #include <algorithm>
 #include <sstream>
 
-#include "engine/core/shape_inference.h"
-#include "engine/reference/reference.h"
+#include "engine/core/shape_walk.h"
 #include "kiln/support/error.h"
 
 namespace kiln::engine {
 namespace {
-
-constexpr int64_t kMaxKnownValueElements = 64;
-
-bool is_value_dtype(DType d) { return d == DType::Int64 || d == DType::Int32 || d == DType::Bool; }
 
 std::vector<int64_t> normalize_axes(std::vector<int64_t> axes, int64_t rank) {
   for (auto& a : axes) a = normalize_axis(a, rank, "axis");
@@ -84,23 +79,13 @@ std::string Network::unique_layer_name(const std::string& name, LayerKind kind) 
 
 std::vector<Tensor*> Network::finish_layer(std::unique_ptr<Layer> layer) {
   std::vector<ShapeIn> in;
-  std::vector<HostTensor> in_values;
-  bool all_known = true;
   for (int64_t id : layer->inputs) {
     KILN_CHECK(id >= 0 && id < num_tensors(), InvalidInput, "layer '", layer->name, "': input tensor id ", id,
                " out of range");
     const Tensor* t = tensors_[id].get();
-    const HostTensor* v = known_value(id);
-    in.push_back({t->dtype(), t->dims(), v});
-    if (v) in_values.push_back(*v); else all_known = false;
+    in.push_back({t->dtype(), t->dims(), known_value(id)});
   }
-  std::vector<ShapeOut> outs;
-  try {
-    outs = infer_shapes(*layer, in);
-  } catch (const Error& e) {
-    throw Error(e.kind(), "layer '" + layer->name + "' (" + layer_kind_name(layer->kind) + "): " + e.message(),
-                ErrorContext{"", layer->name, layer_kind_name(layer->kind), ""});
-  }
+  std::vector<ShapeOut> outs = infer_layer_shapes(*layer, in);
   int64_t index = static_cast<int64_t>(layers_.size());
   std::vector<Tensor*> result;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -108,29 +93,9 @@ std::vector<Tensor*> Network::finish_layer(std::unique_ptr<Layer> layer) {
     layer->outputs.push_back(t->id());
     result.push_back(t);
   }
-  // Track small integer values (shape arithmetic) so later layers see exact dims where possible.
-  bool value_layer = layer->kind == LayerKind::Shape ||
-                     (layer->kind == LayerKind::Constant && is_value_dtype(outs[0].dtype)) ||
-                     (all_known && layer->kind != LayerKind::NonZero && !layer->inputs.empty());
-  if (value_layer && outs.size() == 1 && is_value_dtype(outs[0].dtype)) {
-    bool dims_known = std::all_of(outs[0].dims.begin(), outs[0].dims.end(), [](int64_t d) { return d >= 0; });
-    int64_t n = 1;
-    for (int64_t d : outs[0].dims) n *= std::max<int64_t>(d, 0);
-    if (dims_known && n <= kMaxKnownValueElements) {
-      if (layer->kind == LayerKind::Shape) {
-        const Dims& d = in[0].dims;
-        if (std::all_of(d.begin(), d.end(), [](int64_t x) { return x >= 0; })) {
-          values_[result[0]->id()] = HostTensor::from_int64s(d, {static_cast<int64_t>(d.size())});
-        }
-      } else {
-        try {
-          values_[result[0]->id()] = ref::evaluate(*layer, in_values).at(0);
-        } catch (const Error&) {
-          // Not evaluable now (e.g. an out-of-range index): the value stays unknown, the run will report it.
-        }
-      }
-    }
-  }
+  // Small integer values (shape arithmetic) are tracked so later layers see exact dims where possible.
+  if (auto v = host_value(*layer, false, in, outs, HostValues::Fold))
+    values_[result[0]->id()] = std::move(*v);
   layers_.push_back(std::move(layer));
   return result;
 }

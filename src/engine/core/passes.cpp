@@ -4,9 +4,9 @@
 #include <map>
 #include <set>
 
-#include "engine/core/shape_inference.h"
 #include "engine/reference/common.h"
 #include "engine/reference/reference.h"
+#include "engine/reference/shape_inference.h"
 #include "kiln/engine/pointwise_limits.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"

@@ -2,21 +2,13 @@
 #include <sstream>
 
 #include "engine/core/plan_impl.h"
-#include "engine/core/shape_inference.h"
+#include "engine/core/shape_walk.h"
 #include "engine/core/zero_volume.h"
-#include "engine/reference/reference.h"
 #include "kiln/support/checked_math.h"
 #include "kiln/support/error.h"
 #include "kiln/support/hash.h"
 
 namespace kiln::engine {
-namespace {
-constexpr int64_t kHostValueLimit = 1024;
-bool all_known(const Dims& d) {
-  return std::all_of(d.begin(), d.end(), [](int64_t x) { return x >= 0; });
-}
-}  // namespace
-
 void Plan::Impl::derive() {
   bindings.clear();
   for (int64_t id : inputs) {
@@ -111,51 +103,26 @@ void Plan::Impl::create_kernels(int64_t only, ErrorKind build_failure) {
   }
 }
 
+std::vector<ShapeIn> plan_shape_inputs(const Plan::Impl& plan, const Layer& layer,
+                                       const std::vector<Dims>& dims,
+                                       const std::vector<std::optional<HostTensor>>& values) {
+  std::vector<ShapeIn> in;
+  for (int64_t id : layer.inputs)
+    in.push_back({plan.tensors[id].dtype, dims[id], values[id] ? &*values[id] : nullptr});
+  return in;
+}
+
 ConcreteShapes infer_concrete(const Plan::Impl& plan, const std::vector<Dims>& input_dims, DataDependentGuess guess) {
   ConcreteShapes s;
   s.dims.assign(plan.tensors.size(), Dims{});
   s.values.assign(plan.tensors.size(), std::nullopt);
   for (size_t i = 0; i < plan.inputs.size(); ++i) s.dims[plan.inputs[i]] = input_dims.at(i);
-  for (size_t li = 0; li < plan.layers.size(); ++li) {
-    const PlanLayer& pl = plan.layers[li];
+  for (const PlanLayer& pl : plan.layers) {
     const Layer& l = pl.layer;
-    std::vector<ShapeIn> in;
-    bool values_known = true;
-    for (int64_t id : l.inputs) {
-      in.push_back({plan.tensors[id].dtype, s.dims[id], s.values[id] ? &*s.values[id] : nullptr});
-      if (!s.values[id]) values_known = false;
-    }
-    std::vector<ShapeOut> outs;
-    try {
-      outs = infer_shapes(l, in);
-    } catch (const Error& e) {
-      throw Error(e.kind(), "layer '" + l.name + "' (" + layer_kind_name(l.kind) + "): " + e.message(),
-                  ErrorContext{"", l.name, layer_kind_name(l.kind), ""});
-    }
-    for (size_t o = 0; o < outs.size(); ++o) {
-      Dims d = outs[o].dims;
-      if (outs[o].data_dependent && guess != DataDependentGuess::Unknown && all_known(in[0].dims)) {
-        int64_t n = 1;
-        for (int64_t x : in[0].dims) n *= x;
-        d[0] = guess == DataDependentGuess::Max ? n : 0;
-      }
-      s.dims[l.outputs[o]] = d;
-    }
-    bool small = outs.size() == 1 && all_known(outs[0].dims);
-    if (small) {
-      int64_t n = 1;
-      for (int64_t x : outs[0].dims) n *= x;
-      small = n <= kHostValueLimit;
-    }
-    if (l.kind == LayerKind::Constant && small && !is_floating(outs[0].dtype)) {
-      s.values[l.outputs[0]] = l.weights[0].value;
-    } else if (pl.host && l.kind == LayerKind::Shape && all_known(in[0].dims)) {
-      s.values[l.outputs[0]] = HostTensor::from_int64s(in[0].dims, {static_cast<int64_t>(in[0].dims.size())});
-    } else if (pl.host && values_known && small) {
-      std::vector<HostTensor> vals;
-      for (int64_t id : l.inputs) vals.push_back(*s.values[id]);
-      s.values[l.outputs[0]] = ref::evaluate(l, vals).at(0);
-    }
+    std::vector<ShapeIn> in = plan_shape_inputs(plan, l, s.dims, s.values);
+    std::vector<ShapeOut> outs = infer_layer_shapes(l, in);
+    for (size_t o = 0; o < outs.size(); ++o) s.dims[l.outputs[o]] = guessed_dims(outs[o], in, guess);
+    if (!outs.empty()) s.values[l.outputs[0]] = host_value(l, pl.host, in, outs, HostValues::HostLayers);
   }
   return s;
 }
@@ -182,7 +149,7 @@ std::vector<bool> data_dependent_tensors(const Plan::Impl& plan) {
     for (int64_t id : l.inputs) from_dd = from_dd || dd[id];
     for (int64_t id : l.outputs) {
       const Dims& d = plan.tensors[id].dims;
-      dd[id] = l.kind == LayerKind::NonZero || (from_dd && !all_known(d));
+      dd[id] = l.kind == LayerKind::NonZero || (from_dd && !dims_known(d));
     }
   }
   return dd;

@@ -3,9 +3,11 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/core/shape_walk.h"
 #include "kiln/engine/backend.h"
 #include "kiln/engine/plan.h"
 #include "kiln/engine/precision_policy.h"
@@ -116,14 +118,18 @@ struct Plan::Impl {
 /// Bytes of a tensor of `dims` (dims < 0 count as 0) in `format`.
 int64_t tensor_bytes(TensorFormat format, DType dtype, const Dims& dims);
 
-/// Concrete shape inference over a plan for given input dims. Host layers are evaluated (values filled);
-/// data-dependent dims are 0 (Min), the input numel (Max) or -1 (Unknown).
+/// Concrete shape inference over a plan for given input dims (shape_walk.h's step, HostValues::HostLayers):
+/// host layers are evaluated and small integer constants kept (values filled); data-dependent dims are 0
+/// (Min), the input numel (Max) or -1 (Unknown).
 struct ConcreteShapes {
   std::vector<Dims> dims;
   std::vector<std::optional<HostTensor>> values;
 };
-enum class DataDependentGuess { Unknown, Min, Max };
 ConcreteShapes infer_concrete(const Plan::Impl& plan, const std::vector<Dims>& input_dims, DataDependentGuess guess);
+/// The inputs of plan layer `layer` as shape inference sees them, from a walk's per-tensor dims and values.
+std::vector<ShapeIn> plan_shape_inputs(const Plan::Impl& plan, const Layer& layer,
+                                       const std::vector<Dims>& dims,
+                                       const std::vector<std::optional<HostTensor>>& values);
 
 /// Per tensor: true when its dims depend on data, i.e. it is a NonZero output, or it has a dynamic dim and is made
 /// from such a tensor (a gather at nonzero's indices). A data-dependent network output needs an OutputAllocator;

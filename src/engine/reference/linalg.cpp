@@ -4,11 +4,11 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/core/attention_layout.h"
-#include "engine/core/shape_inference.h"
+#include "engine/reference/attention_layout.h"
 #include "engine/reference/common.h"
 #include "engine/reference/reference.h"
 #include "engine/reference/scalar_ops.h"
+#include "engine/reference/shape_inference.h"
 
 namespace kiln::engine::ref {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "engine/core/shape_inference.h"
+#include "engine/reference/shape_inference.h"
 #include "kiln/engine/backend.h"
 
 namespace kiln::engine::ref {

@@ -6,9 +6,9 @@
 #include <functional>
 #include <memory>
 
-#include "engine/core/shape_inference.h"
 #include "engine/core/zero_volume.h"
 #include "engine/reference/reference.h"
+#include "engine/reference/shape_inference.h"
 #include "engine/sweep/sweep.h"
 #include "engine/sweep/sweep_values.h"
 #include "kiln/support/error.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/core/attention_layout.h"
+#include "engine/reference/attention_layout.h"
 
 namespace kiln::engine::cuda {
 namespace {

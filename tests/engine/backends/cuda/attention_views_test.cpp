@@ -15,9 +15,9 @@
 
 #include "engine/attention_reference.h"
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/core/attention_layout.h"
-#include "engine/core/shape_inference.h"
 #include "engine/engine_test_util.h"
+#include "engine/reference/attention_layout.h"
+#include "engine/reference/shape_inference.h"
 
 namespace kiln::engine {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "engine/backends/cpu/kernels/fast_kernels.h"
 #include "engine/backends/cpu/kernels/vec_math.h"
-#include "engine/core/attention_layout.h"
+#include "engine/reference/attention_layout.h"
 #include "engine/reference/common.h"
 
 namespace kiln::engine::cpu::fast {

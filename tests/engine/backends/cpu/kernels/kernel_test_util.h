@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "engine/backends/cpu/kernel_registry.h"
-#include "engine/core/shape_inference.h"
 #include "engine/reference/reference.h"
+#include "engine/reference/shape_inference.h"
 #include "kiln/engine/thread_pool.h"
 
 namespace kiln::engine::cpu::testing {

@@ -1,4 +1,4 @@
-#include "engine/core/attention_layout.h"
+#include "engine/reference/attention_layout.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,6 +1,6 @@
-#include "engine/core/shape_inference.h"
+#include "engine/reference/shape_inference.h"
 
-#include "engine/core/attention_layout.h"
+#include "engine/reference/attention_layout.h"
 
 #include <algorithm>
 #include <cmath>
