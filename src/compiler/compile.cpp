@@ -2,6 +2,7 @@
 
 #include "kiln/compiler/compile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <sstream>
@@ -111,10 +112,37 @@ CacheUse open_cache(const CompilationSettings& settings, EngineCache* user_cache
   return use;
 }
 
+// The sample values of `node`'s inputs, per sample (`samples`: per sample, one value per input of `top`);
+// empty when an input of the segment is not a program input (its value is not known at build time).
+std::vector<std::vector<HostTensor>> segment_samples(const ir::Graph& top, const ir::Node& node,
+                                                     const std::vector<std::vector<HostTensor>>& samples) {
+  if (samples.empty()) return {};
+  std::vector<size_t> index;
+  for (const ir::Value* v : node.inputs()) {
+    auto it = std::find(top.inputs().begin(), top.inputs().end(), v);
+    if (it == top.inputs().end()) {
+      KILN_INFO("engine ", node.name(), ": sample inputs not used: input '", v->name(),
+                "' is computed, not a program input");
+      return {};
+    }
+    index.push_back(static_cast<size_t>(it - top.inputs().begin()));
+  }
+  std::vector<std::vector<HostTensor>> out;
+  for (const std::vector<HostTensor>& sample : samples) {
+    std::vector<HostTensor>& picked = out.emplace_back();
+    for (size_t k : index) picked.push_back(sample[k]);
+  }
+  return out;
+}
+
 // Converts and builds one engine segment (conversion::convert_segment), or takes it from the engine cache and
-// refits it; timed for the report.
-runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node, const CompilationSettings& settings,
-                                     const CacheUse& cache, EngineBuildInfo& info) {
+// refits it; timed for the report. With sample values for its inputs the engine cache is not read (a cached
+// engine was not checked on them).
+runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
+                                     const CompilationSettings& settings, const CacheUse& cache,
+                                     const std::vector<std::vector<HostTensor>>& samples,
+                                     EngineBuildInfo& info) {
+  const std::vector<std::vector<HostTensor>> node_samples = segment_samples(top, node, samples);
   conversion::InterpreterOptions options;
   options.symbol_ranges = top.symbol_ranges();
   options.symbol_hints = top.symbol_hints();
@@ -124,7 +152,7 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
   std::string hash;
   if (cache.cache != nullptr) {
     hash = engine_segment_hash(*node.subgraph(), options.symbol_ranges, options.symbol_hints, settings, cache.device);
-    if (settings.reuse_cached_engines) {
+    if (settings.reuse_cached_engines && node_samples.empty()) {
       if (std::optional<std::vector<uint8_t>> blob = cache.cache->load(hash)) {
         try {
           detail::CachedEngine cached = detail::load_cache_entry(*blob, *node.subgraph(), settings.strip_engine_weights);
@@ -144,7 +172,8 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
   if (segment.plan == nullptr) {
     CompilationSettings build_settings = settings;
     if (cache.cache != nullptr) build_settings.immutable_weights = false;
-    conversion::BuiltSegment built = conversion::convert_segment(node, build_settings, options);
+    conversion::BuiltSegment built =
+        conversion::convert_segment(node, build_settings, options, nullptr, node_samples);
     info.network_layers = static_cast<size_t>(built.network_layers);
     segment.plan = std::move(built.plan);
     segment.input_bindings = std::move(built.input_bindings);
@@ -206,10 +235,16 @@ void lower(ir::Graph& graph, const CompilationSettings& settings) {
   lowering::apply_lowering_passes(graph, context);
 }
 
-std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& program, const CompilationSettings& settings,
+std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& program,
+                                                 const CompilationSettings& settings,
                                                  const std::vector<InputSpec>& inputs, CompileReport* report,
-                                                 EngineCache* engine_cache) {
+                                                 EngineCache* engine_cache,
+                                                 const std::vector<std::vector<HostTensor>>& sample_inputs) {
   KILN_CHECK(program.graph != nullptr, InvalidInput, "compile: the program has no graph");
+  for (const std::vector<HostTensor>& sample : sample_inputs) {
+    KILN_CHECK(sample.size() == program.graph->inputs().size(), InvalidInput, "compile: a sample has ",
+               sample.size(), " inputs, the program ", program.graph->inputs().size());
+  }
   builder_precisions(settings);  // rejects precisions engines cannot run in before any work
   CompileReport local;
   CompileReport& r = report != nullptr ? *report : local;
@@ -252,7 +287,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
       info.nodes = node->subgraph() ? node->subgraph()->num_nodes() : 0;
       try {
         KILN_CHECK(node->subgraph() != nullptr, Internal, "engine segment without a subgraph");
-        engines.push_back(build_segment(*partitioned, *node, settings, cache, info));
+        engines.push_back(build_segment(*partitioned, *node, settings, cache, sample_inputs, info));
       } catch (const Error& e) {
         Error located = e.with_context(ErrorContext{"", node->name(), "", ""});
         if (settings.pass_through_build_failures) throw located;

@@ -49,7 +49,8 @@ bool convertible_segment(const ir::Node& node) {
 }  // namespace
 
 BuiltSegment convert_segment(const ir::Node& segment, const settings::CompilationSettings& settings,
-                             const InterpreterOptions& options, const ConverterRegistry* registry) {
+                             const InterpreterOptions& options, const ConverterRegistry* registry,
+                             const std::vector<std::vector<HostTensor>>& sample_inputs) {
   KILN_CHECK(convertible_segment(segment), InvalidInput, "node '", segment.name(),
              "' is not an engine segment");
   BuiltSegment out;
@@ -61,6 +62,14 @@ BuiltSegment convert_segment(const ir::Node& segment, const settings::Compilatio
     engine::BuilderConfig config = builder_config_from_settings(s);
     if (r.dynamic) config.profiles.push_back(r.profile);
     adapt_config_to_network(config, *r.network);
+    for (const std::vector<HostTensor>& sample : sample_inputs) {
+      KILN_CHECK(sample.size() == r.input_bindings.size(), InvalidInput, "sample inputs: ", sample.size(),
+                 " values for ", r.input_bindings.size(), " segment inputs");
+      std::map<std::string, HostTensor>& named = config.sample_inputs.emplace_back();
+      for (size_t k = 0; k < sample.size(); ++k) {
+        if (!r.input_bindings[k].empty()) named[r.input_bindings[k]] = sample[k];
+      }
+    }
     out.network_layers = static_cast<int64_t>(r.network->layers().size());
     out.plan = engine::Builder(config).build(*r.network);
     out.input_bindings = std::move(r.input_bindings);

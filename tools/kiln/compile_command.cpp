@@ -1,5 +1,6 @@
-// kiln compile MODEL.pt2 -o OUT.kiln [--backend cpu|cuda] [--precision fp32|fp16|bf16] [--input NAME=MIN:OPT:MAX]...
-//              [partitioning flags] [--verbose]
+// kiln compile MODEL.pt2 -o OUT.kiln [--backend cpu|cuda] [--precision fp32|fp16|bf16] [--input
+// NAME=MIN:OPT:MAX]...
+//              [--sample-inputs IO.npz] [partitioning flags] [--verbose]
 
 #include <iostream>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "kiln/runtime/module_archive.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
+#include "npz_inputs.h"
 #include "output_paths.h"
 #include "settings_options.h"
 
@@ -22,6 +24,7 @@ struct CompileCommandOptions {
   std::string output;
   std::vector<std::string> precisions;
   std::vector<std::string> inputs;
+  std::string sample_inputs;
   std::shared_ptr<SettingsFlags> flags = std::make_shared<SettingsFlags>();  // applied after parsing
   bool verbose = false;
 };
@@ -49,14 +52,16 @@ int run_compile(const CompileCommandOptions& o) {
   std::vector<compiler::InputSpec> specs;
   for (const std::string& text : o.inputs) specs.push_back(compiler::parse_input_spec(text));
   check_outputs({{"-o", o.output}, {"--timing-cache", settings.timing_cache_path, true}},
-                {{"the model", o.model}});
+                {{"the model", o.model}, {"--sample-inputs", o.sample_inputs}});
 
   frontend::Program program = frontend::load_program(o.model);
+  std::vector<std::vector<HostTensor>> samples;
+  if (!o.sample_inputs.empty()) samples.push_back(pick_inputs(program.user_inputs(), o.sample_inputs));
   compiler::CompileReport report;
   std::shared_ptr<runtime::CompiledModule> module;
   {
     PhaseTimer timer("compile");
-    module = compiler::compile(program, settings, specs, &report);
+    module = compiler::compile(program, settings, specs, &report, nullptr, samples);
   }
   size_t plan_bytes = 0, cache_hits = 0, precision_notes = 0;
   engine::TacticStats tactics;
@@ -136,6 +141,10 @@ Action setup_compile(CLI::App& app) {
       ->take_all();
   app.add_option("--input", options->inputs,
                  "Shape range of an input: NAME=MIN:OPT:MAX (shapes like 1x3x224x224) or NAME=SHAPE");
+  app.add_option(
+      "--sample-inputs", options->sample_inputs,
+      "An .npz of inputs (input_K or named like them) an fp16/bf16 build runs to keep the layers that "
+      "overflow on them in fp32");
   add_settings_flags(app, options->flags);
   app.add_flag("--verbose", options->verbose, "Log each phase and engine, print the compile report");
   return [options]() { return run_compile(*options); };

@@ -14,6 +14,7 @@
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 #include "kiln/support/npz.h"
+#include "npz_inputs.h"
 #include "output_paths.h"
 #include "program_info.h"
 
@@ -29,15 +30,6 @@ struct RunOptions {
   double atol = 1e-4;
   double rtol = 1e-4;
 };
-
-// Finds array `indexed` ("input_0"), else the value's own name, in an npz's arrays.
-const HostTensor& pick(const std::map<std::string, HostTensor>& arrays, const std::string& indexed,
-                       const std::string& name, const std::string& file) {
-  auto it = arrays.find(indexed);
-  if (it == arrays.end()) it = arrays.find(name);
-  KILN_CHECK(it != arrays.end(), InvalidInput, "'", file, "' has neither '", indexed, "' nor '", name, "'");
-  return it->second;
-}
 
 std::string format_double(double v) {
   char buf[32];
@@ -102,15 +94,6 @@ int report_outputs(const ir::Graph& graph, const std::vector<size_t>& user_outpu
               << "): " << results[user_outputs[k]].describe() << "\n";
   }
   return kExitOk;
-}
-
-std::vector<HostTensor> pick_inputs(const std::vector<ir::Value*>& graph_inputs, const std::string& path) {
-  std::map<std::string, HostTensor> arrays = read_npz(path);
-  std::vector<HostTensor> inputs;
-  for (size_t k = 0; k < graph_inputs.size(); ++k) {
-    inputs.push_back(pick(arrays, "input_" + std::to_string(k), graph_inputs[k]->name(), path));
-  }
-  return inputs;
 }
 
 int run(const RunOptions& o) {

@@ -61,17 +61,22 @@ struct CompileReport {
 void lower(ir::Graph& graph, const CompilationSettings& settings);
 
 /// Compiles `program` (left unchanged) with `settings`. `inputs` narrows the shape ranges of dynamic inputs
-/// (default: the program's range constraints and export hints). Each phase is logged at Info with its time, each
-/// engine with its layers, fusions and plan bytes. An engine segment whose conversion or build fails runs in
-/// PyTorch instead, with a warning, unless settings.pass_through_build_failures (then the error propagates).
-/// settings.dryrun stops after partitioning and returns nullptr (the report still says what would run where).
-/// With settings.cache_built_engines / reuse_cached_engines (which need immutable_weights=false), engines are looked
-/// up in `engine_cache` (default: a DiskEngineCache at settings.engine_cache_dir) by their segment hash
-/// (engine_hash.h): a hit is a weightless plan refitted with this program's weights ("cache hit" in the log); a miss
-/// is built (refittable) and saved.
-std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& program, const CompilationSettings& settings,
-                                                 const std::vector<InputSpec>& inputs = {},
-                                                 CompileReport* report = nullptr, EngineCache* engine_cache = nullptr);
+/// (default: the program's range constraints and export hints). Each phase is logged at Info with its time,
+/// each engine with its layers, fusions and plan bytes. An engine segment whose conversion or build fails
+/// runs in PyTorch instead, with a warning, unless settings.pass_through_build_failures (then the error
+/// propagates). settings.dryrun stops after partitioning and returns nullptr (the report still says what
+/// would run where). With settings.cache_built_engines / reuse_cached_engines (which need
+/// immutable_weights=false), engines are looked up in `engine_cache` (default: a DiskEngineCache at
+/// settings.engine_cache_dir) by their segment hash (engine_hash.h): a hit is a weightless plan refitted with
+/// this program's weights ("cache hit" in the log); a miss is built (refittable) and saved. `sample_inputs`
+/// (per sample, one value per program input, in order): an fp16/bf16 build of an engine segment whose inputs
+/// are all program inputs runs them and keeps the layers whose output overflows on them in fp32
+/// (BuilderConfig::sample_inputs; the report's precision notes say which); such a segment is built, not taken
+/// from the engine cache.
+std::shared_ptr<runtime::CompiledModule> compile(
+    const frontend::Program& program, const CompilationSettings& settings,
+    const std::vector<InputSpec>& inputs = {}, CompileReport* report = nullptr,
+    EngineCache* engine_cache = nullptr, const std::vector<std::vector<HostTensor>>& sample_inputs = {});
 
 /// The engine builder's precisions for settings.enabled_precisions (FP32 always included).
 std::vector<std::string> precision_names(const CompilationSettings& settings);

@@ -42,9 +42,13 @@ engine::BuilderConfig builder_config_from_settings(const settings::CompilationSe
 void adapt_config_to_network(engine::BuilderConfig& config, const engine::Network& network);
 
 /// Converts and builds one engine segment node (ir/segment.h) holding its subgraph. Errors are rethrown with
-/// the segment's name in the message.
+/// the segment's name in the message. `sample_inputs` (per sample, one value per segment input) become the
+/// builder's sample inputs (BuilderConfig::sample_inputs: a reduced-precision build keeps the layers that
+/// overflow on them in fp32).
 BuiltSegment convert_segment(const ir::Node& segment, const settings::CompilationSettings& settings,
-                             const InterpreterOptions& options = {}, const ConverterRegistry* registry = nullptr);
+                             const InterpreterOptions& options = {},
+                             const ConverterRegistry* registry = nullptr,
+                             const std::vector<std::vector<HostTensor>>& sample_inputs = {});
 
 /// Converts and builds every engine segment holding its subgraph of a partitioned graph: segment name ->
 /// BuiltSegment. The options'

@@ -32,14 +32,13 @@ Values run_probe(const std::shared_ptr<const Plan>& plan, const Values& sample) 
     if (!b.is_input) continue;
     auto it = sample.find(b.name);
     KILN_CHECK(it != sample.end(), InvalidInput, "sample inputs: no array for input '", b.name, "'");
-    KILN_CHECK(it->second.dtype() == b.dtype, InvalidInput, "sample inputs: input '", b.name, "' is ",
-               dtype_name(it->second.dtype()), ", the network's is ", dtype_name(b.dtype));
-    context.set_input_shape(b.name, it->second.sizes());
-    void* data = buffer(it->second.nbytes());
-    if (it->second.nbytes() > 0)
-      backend.copy(data, it->second.data(), it->second.nbytes(), CopyKind::HostToDevice, nullptr);
+    // (a program's int64 input may be an int32 binding)
+    const HostTensor value = it->second.dtype() == b.dtype ? it->second : it->second.to(b.dtype);
+    context.set_input_shape(b.name, value.sizes());
+    void* data = buffer(value.nbytes());
+    if (value.nbytes() > 0) backend.copy(data, value.data(), value.nbytes(), CopyKind::HostToDevice, nullptr);
     context.set_tensor_address(b.name, data);
-    values[b.name] = it->second;
+    values[b.name] = value;
   }
   std::vector<std::pair<const Binding*, void*>> outputs;
   for (const Binding& b : plan->bindings()) {
