@@ -189,6 +189,14 @@ def _program_path(model: Any, inputs: Sequence[Any], kwarg_inputs: Optional[dict
                     type(model).__name__)
 
 
+def _samples(inputs: Sequence[Any], kwarg_inputs: Optional[dict]) -> list:
+    """The example tensors as the sample inputs of an fp16/bf16 build's overflow check (docs/python.md), when they
+    are plain tensors, one per program input (no kwarg_inputs, no kiln.Input, no pytree); else none."""
+    if kwarg_inputs or not all(type(x) is torch.Tensor and x.device.type != "meta" for x in inputs):
+        return []  # (fake and meta tensors hold no values)
+    return [x.detach() for x in inputs]
+
+
 def _is_exported_program(model: Any) -> bool:
     export = getattr(torch, "export", None)
     return export is not None and isinstance(model, getattr(export, "ExportedProgram", ()))
@@ -220,7 +228,7 @@ def compile(model: Any, inputs: Optional[Iterable[Any]] = None, *, precision: An
             options["inputs"] = _input_specs(inputs)
         else:
             options["inputs"] = _input_specs(inputs) if any(isinstance(x, Input) for x in inputs) else None
-        engine, report_text = call(ops().compile, path, json.dumps(options))
+        engine, report_text = call(ops().compile, path, json.dumps(options), _samples(inputs, kwarg_inputs))
     report = CompileReport(json.loads(report_text))
     for line in str(report).splitlines():
         logger.info(line)

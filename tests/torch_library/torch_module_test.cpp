@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/function.h>
 #include <gtest/gtest.h>
 #include <torch/custom_class.h>
@@ -66,6 +67,26 @@ TEST_F(TorchModuleTest, RegisteredClassRunsLikeTheCompiledModule) {
   ASSERT_EQ(got.size(), user.size());
   // Same plans, same kernels and the same libtorch ops on the same input: identical results.
   for (size_t i = 0; i < user.size(); ++i) EXPECT_TRUE(at::equal(got[i], all[user[i]])) << "output " << i;
+}
+
+// torch.ops.kiln.compile(path, options, samples), as kiln.compile calls it: an fp16 compile with
+// tiny_convnet's sample input (one per program input) runs the overflow check (nothing overflows: no such
+// note), and samples of another count than the program's inputs are ignored rather than failing the compile.
+TEST_F(TorchModuleTest, CompileOpTakesSampleInputs) {
+  const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("kiln::compile", "");
+  const std::string pt2 = std::string(KILN_TEST_DATA_DIR) + "/tiny_convnet/model.pt2";
+  const std::string options = R"({"settings": {"enabled_precisions": ["f16", "f32"]}})";
+  at::manual_seed(5);
+  const at::Tensor x = at::randn({2, 3, 16, 16});
+  for (const std::vector<at::Tensor>& samples : {std::vector<at::Tensor>{x}, std::vector<at::Tensor>{x, x}}) {
+    torch::jit::Stack stack{c10::IValue(pt2), c10::IValue(options),
+                            c10::IValue(c10::List<at::Tensor>(samples))};
+    op.callBoxed(&stack);
+    ASSERT_EQ(stack.size(), 2u);
+    const std::string report = stack[1].toStringRef();
+    EXPECT_NE(report.find("\"engines\""), std::string::npos) << report;
+    EXPECT_EQ(report.find("non-finite on sample input"), std::string::npos) << report;
+  }
 }
 
 TEST_F(TorchModuleTest, DescribesItself) {

@@ -11,6 +11,7 @@
 #include "kiln/frontend/program.h"
 #include "kiln/partitioning/coverage.h"
 #include "kiln/runtime/module_archive.h"
+#include "kiln/runtime/torch_executor.h"
 #include "kiln/settings/settings_json.h"
 #include "kiln/support/error.h"
 #include "program_info.h"
@@ -104,7 +105,8 @@ json report_json(const compiler::CompileReport& report) {
 }  // namespace
 
 std::tuple<c10::intrusive_ptr<TorchModule>, std::string> compile_program(const std::string& path,
-                                                                         const std::string& options_text) {
+                                                                         const std::string& options_text,
+                                                                         std::vector<at::Tensor> samples) {
   const json options = parse_options(options_text);
   const compiler::CompilationSettings settings = settings_of(options);
   KILN_CHECK(!settings.dryrun, InvalidInput,
@@ -112,7 +114,13 @@ std::tuple<c10::intrusive_ptr<TorchModule>, std::string> compile_program(const s
   const frontend::Program program = frontend::load_program(path);
   const std::vector<compiler::InputSpec> specs = input_specs(options, program);
   compiler::CompileReport report;
-  std::shared_ptr<runtime::CompiledModule> module = compiler::compile(program, settings, specs, &report);
+  std::vector<std::vector<HostTensor>> sample_inputs;
+  if (!samples.empty() && samples.size() == program.user_inputs().size()) {
+    std::vector<HostTensor>& sample = sample_inputs.emplace_back();
+    for (const at::Tensor& t : samples) sample.push_back(runtime::from_torch(t.cpu().contiguous()));
+  }
+  std::shared_ptr<runtime::CompiledModule> module =
+      compiler::compile(program, settings, specs, &report, nullptr, sample_inputs);
   return {c10::make_intrusive<TorchModule>(std::move(module)), report_json(report).dump()};
 }
 
