@@ -115,8 +115,9 @@ CacheUse open_cache(const CompilationSettings& settings, EngineCache* user_cache
 // The sample values of `node`'s inputs, per sample (`samples`: per sample, one value per input of `top`);
 // empty when an input of the segment is not a program input (its value is not known at build time).
 std::vector<std::vector<HostTensor>> segment_samples(const ir::Graph& top, const ir::Node& node,
+                                                     const CompilationSettings& settings,
                                                      const std::vector<std::vector<HostTensor>>& samples) {
-  if (samples.empty()) return {};
+  if (samples.empty() || builder_precisions(settings).size() < 2) return {};  // fp32 only: nothing to check
   std::vector<size_t> index;
   for (const ir::Value* v : node.inputs()) {
     auto it = std::find(top.inputs().begin(), top.inputs().end(), v);
@@ -142,7 +143,7 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
                                      const CompilationSettings& settings, const CacheUse& cache,
                                      const std::vector<std::vector<HostTensor>>& samples,
                                      EngineBuildInfo& info) {
-  const std::vector<std::vector<HostTensor>> node_samples = segment_samples(top, node, samples);
+  const std::vector<std::vector<HostTensor>> node_samples = segment_samples(top, node, settings, samples);
   conversion::InterpreterOptions options;
   options.symbol_ranges = top.symbol_ranges();
   options.symbol_hints = top.symbol_hints();
