@@ -18,6 +18,7 @@
 #include <string>
 
 #include "engine/core/passes.h"
+#include "engine/reference/shape_inference.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 
@@ -34,10 +35,6 @@ struct Layout {
 };
 
 constexpr size_t kMaxChain = 16;
-
-bool known(const Dims& d) {
-  return std::all_of(d.begin(), d.end(), [](int64_t x) { return x >= 0; });
-}
 
 Layout dense_layout(const Dims& d) {
   Layout l;
@@ -140,7 +137,7 @@ std::optional<int64_t> select_index(const Plan::Impl& g, const Layer& l) {
 /// Whether layer `l` is a step the walk may go through (static dims on both sides).
 bool chain_step(const Plan::Impl& g, const Layer& l) {
   if (l.outputs.size() != 1 || l.inputs.empty()) return false;
-  if (!known(g.tensors[l.inputs[0]].dims) || !known(g.tensors[l.outputs[0]].dims)) return false;
+  if (!dims_known(g.tensors[l.inputs[0]].dims) || !dims_known(g.tensors[l.outputs[0]].dims)) return false;
   if (g.tensors[l.inputs[0]].dtype != g.tensors[l.outputs[0]].dtype) return false;
   if (l.kind == LayerKind::Shuffle) return true;
   return select_index(g, l).has_value();
@@ -246,7 +243,7 @@ bool fold_output(Plan::Impl& g, int64_t a) {
   const auto& sp = s.get<ShuffleParams>();
   const Dims& od = g.tensors[out].dims;
   const Dims& td = g.tensors[s.outputs[0]].dims;
-  if (sp.first_perm.size() != 4 || !known(td) || g.tensors[s.outputs[0]].dtype != g.tensors[out].dtype)
+  if (sp.first_perm.size() != 4 || !dims_known(td) || g.tensors[s.outputs[0]].dtype != g.tensors[out].dtype)
     return false;
   bool identity_first = true;
   for (size_t i = 0; i < 4; ++i)
@@ -289,10 +286,10 @@ int fold_attention_views(Plan::Impl& g) {
     Layer& l = g.layers[i].layer;
     if (l.kind != LayerKind::Attention || l.outputs.size() != 1 || l.inputs.size() < 3) continue;
     if (l.get<AttentionParams>().has_views()) continue;
-    bool static_rank4 = known(g.tensors[l.outputs[0]].dims) && g.tensors[l.outputs[0]].dims.size() == 4;
+    bool static_rank4 = dims_known(g.tensors[l.outputs[0]].dims) && g.tensors[l.outputs[0]].dims.size() == 4;
     for (size_t k = 0; k < 3; ++k) {
       const Dims& d = g.tensors[l.inputs[k]].dims;
-      static_rank4 = static_rank4 && known(d) && d.size() == 4;
+      static_rank4 = static_rank4 && dims_known(d) && d.size() == 4;
     }
     if (!static_rank4) continue;
     std::string which;

@@ -16,12 +16,6 @@
 namespace kiln::engine {
 namespace {
 
-std::string dims_str(const Dims& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
 /// Restores the log level when a verbose build ends.
 class VerboseScope {
  public:

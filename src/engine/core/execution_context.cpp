@@ -14,12 +14,6 @@
 namespace kiln::engine {
 namespace {
 
-std::string dims_str(const Dims& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
 int64_t bytes_of(const Dims& d, DType dt) {
   int64_t n = 1;
   for (int64_t x : d) n *= std::max<int64_t>(x, 0);

@@ -18,10 +18,6 @@ namespace {
 constexpr int64_t kFoldLimit = int64_t{1} << 24;
 constexpr int64_t kPointwiseWeightLimit = int64_t{1} << 16;
 
-bool known(const Dims& d) {
-  return std::all_of(d.begin(), d.end(), [](int64_t x) { return x >= 0; });
-}
-
 bool is_const(const Plan::Impl& g, int64_t id) {
   int64_t p = g.tensors[id].producer;
   return p >= 0 && g.layers[p].layer.kind == LayerKind::Constant;
@@ -92,7 +88,8 @@ bool pure_transpose(const Layer& l) {
 bool pure_reshape(const Plan::Impl& g, const Layer& l) {
   if (l.kind != LayerKind::Shuffle || l.inputs.size() != 1) return false;
   const auto& p = l.get<ShuffleParams>();
-  return p.has_reshape && p.first_perm.empty() && p.second_perm.empty() && known(g.tensors[l.outputs[0]].dims);
+  return p.has_reshape && p.first_perm.empty() && p.second_perm.empty() &&
+         dims_known(g.tensors[l.outputs[0]].dims);
 }
 
 bool is_identity_perm(const std::vector<int64_t>& p) {
@@ -127,7 +124,7 @@ int fold_constants(Plan::Impl& g, bool refittable) {
     HostTensor value;
     if (l.kind == LayerKind::Shape) {
       const Dims& d = g.tensors[l.inputs[0]].dims;
-      if (!known(d)) continue;
+      if (!dims_known(d)) continue;
       value = HostTensor::from_int64s(d, {static_cast<int64_t>(d.size())});
     } else {
       if (l.inputs.empty() && l.kind != LayerKind::Fill) continue;
@@ -141,8 +138,8 @@ int fold_constants(Plan::Impl& g, bool refittable) {
       for (const auto& w : l.weights) named = named || (w.defined() && !w.name.empty());
       if (!all_const || (refittable && named)) continue;
       const Dims& od = g.tensors[l.outputs[0]].dims;
-      if (known(od) && reference_numel(od) > kFoldLimit) continue;
-      if (l.kind == LayerKind::Fill && !known(od)) continue;
+      if (dims_known(od) && reference_numel(od) > kFoldLimit) continue;
+      if (l.kind == LayerKind::Fill && !dims_known(od)) continue;
       try {
         value = ref::evaluate(l, in).at(0);
       } catch (const Error& e) {
@@ -212,8 +209,9 @@ int eliminate_shuffles(Plan::Impl& g) {
       if (l.kind != LayerKind::Shuffle || l.inputs.size() != 1 || l.outputs.empty()) continue;
       int64_t in = l.inputs[0], out = l.outputs[0];
       const auto& p = l.get<ShuffleParams>();
-      bool identity = is_identity_perm(p.first_perm) && is_identity_perm(p.second_perm) &&
-                      (!p.has_reshape || (known(g.tensors[in].dims) && g.tensors[in].dims == g.tensors[out].dims));
+      bool identity =
+          is_identity_perm(p.first_perm) && is_identity_perm(p.second_perm) &&
+          (!p.has_reshape || (dims_known(g.tensors[in].dims) && g.tensors[in].dims == g.tensors[out].dims));
       if (identity && !g.tensors[out].is_output) {
         KILN_INFO("engine: removed identity shuffle '", l.name, "'");
         replace_uses(g, out, in);
@@ -234,7 +232,7 @@ int eliminate_shuffles(Plan::Impl& g) {
         KILN_INFO("engine: merged transposes '", l.name, "' and '", n.name, "'");
         p2 = c;
         n.inputs[0] = in;
-      } else if (pure_reshape(g, l) && pure_reshape(g, n) && known(g.tensors[in].dims)) {
+      } else if (pure_reshape(g, l) && pure_reshape(g, n) && dims_known(g.tensors[in].dims)) {
         KILN_INFO("engine: merged reshapes '", l.name, "' and '", n.name, "'");
         n.get<ShuffleParams>().reshape = g.tensors[n.outputs[0]].dims;
         n.inputs[0] = in;
@@ -338,7 +336,7 @@ int fuse_linear(Plan::Impl& g, bool refittable) {
       // Residual add: the other operand has exactly the output's shape and exists before this layer.
       if (op == ElementwiseOp::Add && g.tensors[other].dtype == g.tensors[out].dtype && other != out) {
         int64_t prod = g.tensors[other].producer;
-        bool same = g.tensors[other].dims == od && known(od);
+        bool same = g.tensors[other].dims == od && dims_known(od);
         if (!same && !g.profiles.empty()) {
           same = true;
           for (const auto& pr : g.profiles) {

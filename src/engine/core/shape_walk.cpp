@@ -11,10 +11,6 @@ bool is_value_dtype(DType dtype) {
   return dtype == DType::Int64 || dtype == DType::Int32 || dtype == DType::Bool;
 }
 
-bool dims_known(const Dims& dims) {
-  return std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0; });
-}
-
 std::vector<ShapeOut> infer_layer_shapes(const Layer& layer, const std::vector<ShapeIn>& in) {
   try {
     return infer_shapes(layer, in);

@@ -23,9 +23,6 @@ constexpr int64_t kMaxHostValueElements = 64;
 /// Integer dtypes whose values shape tensors carry.
 bool is_value_dtype(DType dtype);
 
-/// Whether every dim is known (>= 0).
-bool dims_known(const Dims& dims);
-
 /// infer_shapes for `layer`; an error is rethrown naming the layer and its kind.
 std::vector<ShapeOut> infer_layer_shapes(const Layer& layer, const std::vector<ShapeIn>& in);
 

@@ -11,11 +11,8 @@
 #include "kiln/support/limits.h"
 
 namespace kiln::engine {
-namespace {
 
-constexpr int64_t kUnknown = -1;
-
-bool known(const Dims& dims) {
+bool dims_known(const Dims& dims) {
   return std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0; });
 }
 
@@ -24,6 +21,10 @@ std::string dims_str(const Dims& dims) {
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
   return s + "]";
 }
+
+namespace {
+
+constexpr int64_t kUnknown = -1;
 
 void check_float(const ShapeIn& in, const char* what) {
   KILN_CHECK(is_floating(in.dtype), InvalidInput, what, " must be floating point, got ", dtype_name(in.dtype));
@@ -301,7 +302,7 @@ std::vector<ShapeOut> infer_shuffle(const Layer& layer, const std::vector<ShapeI
         out.push_back(s);
         if (s >= 0) prod = checked_mul(prod, s, "a reshape's elements");
       }
-      bool in_known = known(d);
+      bool in_known = dims_known(d);
       int64_t total = 1;
       for (int64_t x : d) total = checked_mul(total, x < 0 ? 1 : x, "a reshape's elements");
       if (infer_at >= 0 && in_known && prod_known) {
@@ -703,7 +704,7 @@ std::vector<ShapeOut> infer_shapes(const Layer& layer, const std::vector<ShapeIn
       for (size_t i = 0; i < layer.weights.size() && i < 2; ++i) {
         if (!layer.weights[i].defined()) continue;
         int64_t need = 1;
-        bool k = known(wshape);
+        bool k = dims_known(wshape);
         if (k) need = checked_product(wshape, "normalization weight elements");
         KILN_CHECK(!k || layer.weights[i].value.numel() == need, InvalidInput, i ? "bias" : "scale", " has ",
                    layer.weights[i].value.numel(), " elements, expected ", need);

@@ -2,6 +2,7 @@
 // Shape and dtype inference for every layer kind, with validation. Dims may contain -1 (unknown); when all
 // input dims (and the values of shape-tensor inputs) are known the result is exact.
 
+#include <string>
 #include <vector>
 
 #include "kiln/engine/network.h"
@@ -30,6 +31,11 @@ std::vector<ShapeOut> infer_shapes(const Layer& layer, const std::vector<ShapeIn
 int64_t first_residual_input(const Layer& layer);
 /// Number of Sum post-ops.
 int64_t count_sum_post_ops(const std::vector<PostOp>& post_ops);
+
+/// Whether every dim is known (>= 0).
+bool dims_known(const Dims& dims);
+/// Dims as messages print them: "[2, -1, 3]".
+std::string dims_str(const Dims& dims);
 
 /// Broadcasts two dims lists (numpy rules, -1 aware); throws when incompatible.
 Dims broadcast_dims(const Dims& a, const Dims& b);
