@@ -194,5 +194,15 @@ TEST(PrecisionPolicy, SampleInputsThatNothingOverflowsLeaveThePlanAsItWas) {
   EXPECT_EQ(checked->serialize(), plain->serialize());
 }
 
+// A sample that does not fit the network (no array for its input) costs the check, not the build.
+TEST(PrecisionPolicy, SampleInputsThatDoNotFitLeaveThePlanAsItWas) {
+  KILN_REQUIRE_TEST_BACKEND();
+  BuilderConfig config = config_for(Precision::FP16);
+  auto plain = logits_plan(1e4, config);
+  config.sample_inputs = {{{"not_x", logits_input()}}};
+  auto checked = logits_plan(1e4, config);
+  EXPECT_EQ(checked->serialize(), plain->serialize());
+}
+
 }  // namespace
 }  // namespace kiln::engine

@@ -426,17 +426,23 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
   probe.verbose = false;
   BuilderConfig fp32 = probe;
   fp32.precisions = {Precision::FP32};
-  const std::shared_ptr<const Plan> reference = build_plan(fp32, network, {}, true);
   std::map<std::string, std::string> keep;
-  for (int round = 0; round < kMaxPrecisionProbeRounds; ++round) {
-    const std::shared_ptr<const Plan> reduced = build_plan(probe, network, keep, true);
-    size_t before = keep.size();
-    for (auto& [layer, why] :
-         passes::find_overflowing_layers(reduced, reference, config_.sample_inputs, to)) {
-      if (keep.emplace(layer, why).second)
-        KILN_INFO("engine: precision: ", layer, ": ", why, ": rebuilt in fp32");
+  try {
+    const std::shared_ptr<const Plan> reference = build_plan(fp32, network, {}, true);
+    for (int round = 0; round < kMaxPrecisionProbeRounds; ++round) {
+      const std::shared_ptr<const Plan> reduced = build_plan(probe, network, keep, true);
+      size_t before = keep.size();
+      for (auto& [layer, why] :
+           passes::find_overflowing_layers(reduced, reference, config_.sample_inputs, to)) {
+        if (keep.emplace(layer, why).second)
+          KILN_INFO("engine: precision: ", layer, ": ", why, ": rebuilt in fp32");
+      }
+      if (keep.size() == before) break;
     }
-    if (keep.size() == before) break;
+  } catch (const Error& e) {
+    // A sample that does not fit the network (or a probe the backend cannot run) costs the check, not the
+    // build: the plan keeps what the rounds before found.
+    KILN_WARN("engine: precision: the sample-input check stopped: ", e.what());
   }
   return build_plan(config_, network, keep, false);
 }
