@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "engine/core/plan_impl.h"
 #include "engine_test_util.h"
 #include "kiln/engine/plan.h"
 #include "kiln/engine/refitter.h"
@@ -208,6 +209,29 @@ TEST(EnginePlan, WeightWhoseByteCountOverflowsIsRefused) {
     ADD_FAILURE() << "a weight of 2^62 f32 elements loaded";
   } catch (const kiln::Error& e) {
     EXPECT_NE(std::string(e.what()).find("overflow"), std::string::npos) << e.what();
+  }
+}
+
+// A plan whose bytes mark a kernel layer (the matrix multiply) as a host layer loads, and running it is an
+// InvalidInput naming the layer: the builder marks only layers whose value it can compute on the host, so such a
+// plan was edited (it was an Internal error, which hostile input must never produce).
+TEST(EnginePlan, KernelLayerMarkedHostIsInvalidInput) {
+  std::mt19937 rng(71);
+  Model m(rng);
+  m.config.timing_iterations = 0;
+  auto plan = build(m.net, m.config);
+  bool marked = false;
+  for (auto& pl : plan->impl().layers) {
+    if (pl.layer.name == "fc") marked = pl.host = true;
+  }
+  ASSERT_TRUE(marked);
+  auto loaded = Plan::deserialize(plan->serialize());
+  try {
+    run_one(loaded, random_tensor(DType::Float32, {2, 3, 6, 6}, rng));
+    ADD_FAILURE() << "a plan running its matrix multiply on the host ran";
+  } catch (const kiln::Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'fc'"), std::string::npos) << e.what();
   }
 }
 

@@ -387,7 +387,10 @@ void ExecutionContext::State::run_layer(size_t li, const std::vector<ShapeIn>& i
   }
   if (pl.host) {
     int64_t out = l.outputs[0];
-    KILN_CHECK(values[out].has_value(), Internal, "host layer '", l.name, "' input value unknown");
+    // The builder marks a layer host only where its value is computable from shapes and small host values; a plan
+    // that marks another layer host was not made by the builder (its bytes were edited).
+    KILN_CHECK(values[out].has_value(), InvalidInput, "plan: host layer '", l.name,
+               "' has no computable value (a layer the builder would not run on the host)");
     const HostTensor& v = *values[out];
     dims[out] = v.sizes();
     if (execute && v.nbytes()) {
