@@ -14,10 +14,6 @@ namespace {
 
 constexpr double kFp16Max = 65504.0;
 
-bool has_op(const PointwiseInstr& ins, LayerKind kind, int64_t op) {
-  return ins.kind == kind && ins.op == op;
-}
-
 // A pointwise layer (or fused program) that squares, raises to a power or exponentiates: its values grow
 // faster than its inputs.
 bool grows(const Layer& l) {
