@@ -14,6 +14,7 @@
 
 #include "frontend/graph_builder.h"
 
+#include <cctype>
 #include <limits>
 #include <set>
 #include <unordered_map>
@@ -32,6 +33,15 @@ namespace {
 constexpr int64_t kUnboundedThreshold = int64_t{1} << 62;
 // Nested graphs deeper than this are refused (a cond inside a loop body inside a map is depth 3).
 constexpr int kMaxNesting = 32;
+
+// Schema argument names are Python identifiers; the IR text prints them bare, so nothing else may pass.
+bool is_argument_name(const std::string& name) {
+  if (std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
 
 class Builder {
  public:
@@ -431,7 +441,11 @@ class Builder {
     std::string unsupported;  // why Kiln cannot read some argument, if it cannot
     for (const JsonRef& input : node_json.at("inputs").elements()) {
       ir::NamedArgument named;
-      named.name = input.at("name").as_string();
+      const JsonRef name_json = input.at("name");
+      named.name = name_json.as_string();
+      if (!named.name.empty() && !is_argument_name(named.name)) {
+        throw name_json.error("argument name '" + named.name + "' is not an identifier (letters, digits, '_')");
+      }
       // Higher-order ops have no schema: torch writes their arguments unnamed. Kiln names them by position
       // (arg0, arg1, ...) so that the IR text can print them.
       if (named.name.empty()) named.name = "arg" + std::to_string(args.size());

@@ -70,6 +70,18 @@ constexpr int kInt32Code = 4;
 
 // An intermediate's or output's dtype edited in model.json: compiled modules silently cast to the declared type
 // before (int32 garbage for an output declared int32). Load now rejects it, naming node and value.
+// CI's pt2 fuzzer: an argument name with '}' loaded, and the graph's IR text (graph.kir in a .kiln) then did not
+// parse back. Argument names are identifiers, as in every op schema.
+TEST(HostileProgram, ArgumentNameThatIsNotAnIdentifierIsRejected) {
+  for (const std::string bad : {"approximat}e", "a b", "x=1", "1st", "a.b"}) {
+    SCOPED_TRACE(bad);
+    auto bytes = edited("tiny_mlp", [&](nlohmann::json& doc) {
+      doc["graph_module"]["graph"]["nodes"][0]["inputs"][0]["name"] = bad;
+    });
+    expect_rejected(bytes, "is not an identifier");
+  }
+}
+
 TEST(HostileProgram, DeclaredDtypeOfAnIntermediateDisagreesWithItsOp) {
   auto bytes = edited("tiny_mlp", [](nlohmann::json& doc) {
     doc["graph_module"]["graph"]["tensor_values"]["gelu"]["dtype"] = kInt32Code;
