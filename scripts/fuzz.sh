@@ -56,7 +56,11 @@ for t in "${selected[@]}"; do
   log="$build/logs/$t.log"
   mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
   rc=0
-  "$build/fuzz/fuzz_$t" "$corpus" "fuzz/$t/seeds" -dict="fuzz/$t/$t.dict" -max_total_time="$seconds" \
+  # The seeds go in as a list in name order, not as a folder: libFuzzer runs a folder in the order the file
+  # system lists it, which differs between machines, and with it everything a fixed -seed explores.
+  seeds="$build/corpus/$t.seeds"
+  find "fuzz/$t/seeds" -type f | LC_ALL=C sort | paste -sd, - >"$seeds"
+  "$build/fuzz/fuzz_$t" "$corpus" -seed_inputs="@$seeds" -dict="fuzz/$t/$t.dict" -max_total_time="$seconds" \
     -timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="$artifacts/" -print_final_stats=1 \
     "$@" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
