@@ -20,15 +20,14 @@ DType decode_dtype(const JsonRef& code) {
 }
 
 ir::Device decode_device(const JsonRef& device) {
-  ir::Device out;
-  out.type = device.at("type").as_string();
-  if (out.type.empty()) throw device.error("empty device type");
-  if (auto index = device.find("index")) {
-    int64_t i = index->as_int();
-    if (i < -1 || i > std::numeric_limits<int>::max()) throw index->error("bad device index " + std::to_string(i));
-    out.index = static_cast<int>(i);
+  const JsonRef type = device.at("type");
+  int64_t index = -1;
+  if (auto given = device.find("index")) index = given->as_int();
+  try {
+    return ir::Device::make(type.as_string(), index);
+  } catch (const Error& e) {
+    throw device.wrap(e);
   }
-  return out;
 }
 
 ir::SymExpr decode_sym_int(const JsonRef& sym_int, SymbolHints* hints) {

@@ -10,25 +10,29 @@ namespace kiln::ir {
 
 std::string Device::to_string() const { return index < 0 ? type : type + ":" + std::to_string(index); }
 
-Device Device::parse(const std::string& text) {
+Device Device::make(std::string type, int64_t index) {
+  KILN_CHECK(!type.empty() && type.size() <= 64, InvalidInput, "malformed device type '", type, "'");
+  for (char c : type) {
+    KILN_CHECK(std::islower(static_cast<unsigned char>(c)) || c == '_', InvalidInput, "malformed device type '", type,
+               "' (lower-case letters and '_')");
+  }
+  KILN_CHECK(index >= -1 && index <= kMaxIndex, InvalidInput, "device index ", index, " of '", type,
+             "' is out of range [-1, ", kMaxIndex, "]");
   Device d;
-  auto colon = text.find(':');
-  d.type = text.substr(0, colon);
-  KILN_CHECK(!d.type.empty(), InvalidInput, "malformed device '", text, "'");
-  for (char c : d.type) {
-    KILN_CHECK(std::islower(static_cast<unsigned char>(c)) || c == '_', InvalidInput, "malformed device '",
-               text, "'");
-  }
-  if (colon != std::string::npos) {
-    std::string idx = text.substr(colon + 1);
-    KILN_CHECK(!idx.empty() && idx.size() <= 6, InvalidInput, "malformed device index in '", text, "'");
-    for (char c : idx) {
-      KILN_CHECK(std::isdigit(static_cast<unsigned char>(c)), InvalidInput, "malformed device index in '",
-                 text, "'");
-    }
-    d.index = std::stoi(idx);
-  }
+  d.type = std::move(type);
+  d.index = static_cast<int>(index);
   return d;
+}
+
+Device Device::parse(const std::string& text) {
+  auto colon = text.find(':');
+  if (colon == std::string::npos) return make(text, -1);
+  std::string idx = text.substr(colon + 1);
+  KILN_CHECK(!idx.empty() && idx.size() <= 6, InvalidInput, "malformed device index in '", text, "'");
+  for (char c : idx) {
+    KILN_CHECK(std::isdigit(static_cast<unsigned char>(c)), InvalidInput, "malformed device index in '", text, "'");
+  }
+  return make(text.substr(0, colon), std::stoi(idx));
 }
 
 bool TensorMeta::is_static() const {

@@ -82,6 +82,25 @@ TEST(HostileProgram, ArgumentNameThatIsNotAnIdentifierIsRejected) {
   }
 }
 
+// CI's pt2 fuzzer again: a tensor's device type "c`u" loaded and printed as "@c`u", which the IR text does not
+// read back; a device index over 6 digits did the same. Devices are read once (ir::Device::make).
+TEST(HostileProgram, DeviceThatDoesNotPrintBackIsRejected) {
+  const std::pair<nlohmann::json, std::string> cases[] = {
+      {{{"type", "c`u"}, {"index", nullptr}}, "malformed device type"},
+      {{{"type", "Cuda"}, {"index", 0}}, "malformed device type"},
+      {{{"type", "cuda"}, {"index", 1234567}}, "out of range"},
+      {{{"type", "cuda"}, {"index", -2}}, "out of range"},
+  };
+  for (const auto& [device, needle] : cases) {
+    SCOPED_TRACE(device.dump());
+    auto bytes = edited("tiny_mlp", [&](nlohmann::json& doc) {
+      auto& values = doc["graph_module"]["graph"]["tensor_values"];
+      values.begin().value()["device"] = device;
+    });
+    expect_rejected(bytes, needle);
+  }
+}
+
 TEST(HostileProgram, DeclaredDtypeOfAnIntermediateDisagreesWithItsOp) {
   auto bytes = edited("tiny_mlp", [](nlohmann::json& doc) {
     doc["graph_module"]["graph"]["tensor_values"]["gelu"]["dtype"] = kInt32Code;

@@ -22,6 +22,12 @@ struct Device {
   int index = -1;            // -1: none given
   /// "cpu", "cuda:0".
   std::string to_string() const;
+  /// Device indices above this are refused (torch's DeviceIndex is an int8).
+  static constexpr int64_t kMaxIndex = 127;
+  /// A device of `type` (lower-case letters and '_') and `index` (-1 for none, up to kMaxIndex); throws
+  /// kiln::Error(InvalidInput) otherwise. Every device Kiln reads goes through here, so each prints to text
+  /// that parse() reads back.
+  static Device make(std::string type, int64_t index);
   /// Parses "cpu", "cuda", "cuda:1"; throws kiln::Error(InvalidInput).
   static Device parse(const std::string& text);
   bool operator==(const Device&) const = default;
