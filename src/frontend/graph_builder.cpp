@@ -14,13 +14,13 @@
 
 #include "frontend/graph_builder.h"
 
-#include <cctype>
 #include <limits>
 #include <set>
 #include <unordered_map>
 
 #include "frontend/higher_order.h"
 #include "kiln/ir/higher_order.h"
+#include "kiln/ir/identifier.h"
 #include "frontend/serde.h"
 #include "kiln/frontend/op_checks.h"
 #include "kiln/frontend/op_schema.h"
@@ -33,15 +33,6 @@ namespace {
 constexpr int64_t kUnboundedThreshold = int64_t{1} << 62;
 // Nested graphs deeper than this are refused (a cond inside a loop body inside a map is depth 3).
 constexpr int kMaxNesting = 32;
-
-// Schema argument names are Python identifiers; the IR text prints them bare, so nothing else may pass.
-bool is_argument_name(const std::string& name) {
-  if (std::isdigit(static_cast<unsigned char>(name[0]))) return false;
-  for (char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
 
 class Builder {
  public:
@@ -443,7 +434,7 @@ class Builder {
       ir::NamedArgument named;
       const JsonRef name_json = input.at("name");
       named.name = name_json.as_string();
-      if (!named.name.empty() && !is_argument_name(named.name)) {
+      if (!named.name.empty() && !ir::is_identifier(named.name)) {
         throw name_json.error("argument name '" + named.name + "' is not an identifier (letters, digits, '_')");
       }
       // Higher-order ops have no schema: torch writes their arguments unnamed. Kiln names them by position
@@ -578,6 +569,7 @@ class Builder {
       r.max = range_bound(range.find("max_val"), ir::SymRange::kUnbounded);
       if (r.max == ir::SymRange::kUnbounded && r.min == ir::SymRange::kUnbounded) r.min = 0;
       if (r.min > r.max) throw range.error("empty range [" + std::to_string(r.min) + ", " + std::to_string(r.max) + "]");
+      if (!ir::is_identifier(symbol)) throw range.error("symbol name '" + symbol + "' is not an identifier");
       graph_->symbol_ranges()[symbol] = r;
     }
   }

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <functional>
 
+#include "kiln/ir/identifier.h"
 #include "kiln/support/error.h"
 #include "sym_expr_internal.h"
 
@@ -454,9 +455,7 @@ SymExpr SymExpr::from_rep(std::shared_ptr<const Rep> rep) { return SymExpr(std::
 
 SymExpr SymExpr::symbol(std::string name) {
   // Symbol names are identifiers, so that every expression prints as parseable infix text.
-  bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
-  for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-  KILN_CHECK(ok, InvalidInput, "invalid symbol name '", name, "' (expected an identifier)");
+  KILN_CHECK(is_identifier(name), InvalidInput, "invalid symbol name '", name, "' (expected an identifier)");
   auto rep = std::make_shared<Rep>();
   rep->kind = Kind::Symbol;
   rep->hash = mix(static_cast<size_t>(Kind::Symbol) + 1, std::hash<std::string>()(name));

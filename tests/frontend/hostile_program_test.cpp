@@ -101,6 +101,14 @@ TEST(HostileProgram, DeviceThatDoesNotPrintBackIsRejected) {
   }
 }
 
+// The same class: a range constraint's symbol name is printed bare in the IR text ("symbol s77 in [2, 64]").
+TEST(HostileProgram, RangeConstraintSymbolThatIsNotAnIdentifierIsRejected) {
+  auto bytes = edited("tiny_mlp", [](nlohmann::json& doc) {
+    doc["range_constraints"]["s 77"] = {{"min_val", 2}, {"max_val", 64}};
+  });
+  expect_rejected(bytes, "symbol name 's 77' is not an identifier");
+}
+
 TEST(HostileProgram, DeclaredDtypeOfAnIntermediateDisagreesWithItsOp) {
   auto bytes = edited("tiny_mlp", [](nlohmann::json& doc) {
     doc["graph_module"]["graph"]["tensor_values"]["gelu"]["dtype"] = kInt32Code;
