@@ -169,6 +169,48 @@ void add_fused(std::vector<SweepCase>& cases) {
       instr(LayerKind::Elementwise, static_cast<int64_t>(ElementwiseOp::Div), {I + 0, I + 1}),
       instr(LayerKind::Activation, 0, {T + 0}, ActivationParams{ActivationKind::Relu}),
   };
+  // GPT-2's tanh GELU as exported: 0.5 * x * (1 + tanh(0.7978845608 * (x + 0.044715 * pow(x, 3)))), its
+  // constants one-element weights (the fast kernel cubes by multiplies, not std::pow).
+  const auto scalar = [](float v, Dims dims = {}) { return Weights(HostTensor::from_floats({v}, dims)); };
+  using E = ElementwiseOp;
+  const auto ew = [](E op) { return static_cast<int64_t>(op); };
+  FusedPointwiseParams g;
+  g.program = {
+      instr(LayerKind::Elementwise, ew(E::Mul), {I + 0, W + 0}),
+      instr(LayerKind::Elementwise, ew(E::Pow), {I + 0, W + 1}),
+      instr(LayerKind::Elementwise, ew(E::Mul), {T + 1, W + 2}),
+      instr(LayerKind::Elementwise, ew(E::Add), {I + 0, T + 2}),
+      instr(LayerKind::Elementwise, ew(E::Mul), {T + 3, W + 3}),
+      instr(LayerKind::Activation, 0, {T + 4}, ActivationParams{ActivationKind::Tanh}),
+      instr(LayerKind::Elementwise, ew(E::Add), {T + 5, W + 4}),
+      instr(LayerKind::Elementwise, ew(E::Mul), {T + 0, T + 6}),
+  };
+  cases.push_back({"gelu_tanh_as_exported",
+                   make_layer(LayerKind::FusedPointwise, g,
+                              {scalar(0.5f), scalar(3.0f), scalar(0.044715f), scalar(0.7978845608f), scalar(1.0f)}),
+                   {in({3, 700}, F::Float32, -4, 4)}});
+  // pow by each scalar exponent the fast kernel special-cases (2, 0.5, -1, 1), by another (2.5), by a
+  // one-element input (an exponent in [1, 1.5)) and a scalar base (2 ** x), summed.
+  FusedPointwiseParams e;
+  e.program = {
+      instr(LayerKind::Elementwise, ew(E::Pow), {I + 0, W + 0}),
+      instr(LayerKind::Elementwise, ew(E::Pow), {I + 0, W + 1}),
+      instr(LayerKind::Elementwise, ew(E::Add), {T + 0, T + 1}),
+      instr(LayerKind::Elementwise, ew(E::Pow), {I + 0, W + 2}),
+      instr(LayerKind::Elementwise, ew(E::Add), {T + 2, T + 3}),
+      instr(LayerKind::Elementwise, ew(E::Pow), {I + 0, W + 3}),
+      instr(LayerKind::Elementwise, ew(E::Add), {T + 4, T + 5}),
+      instr(LayerKind::Elementwise, ew(E::Pow), {I + 0, W + 4}),
+      instr(LayerKind::Elementwise, ew(E::Add), {T + 6, T + 7}),
+      instr(LayerKind::Elementwise, ew(E::Pow), {I + 0, I + 1}),
+      instr(LayerKind::Elementwise, ew(E::Add), {T + 8, T + 9}),
+      instr(LayerKind::Elementwise, ew(E::Pow), {W + 0, I + 0}),
+      instr(LayerKind::Elementwise, ew(E::Add), {T + 10, T + 11}),
+  };
+  cases.push_back({"pow_scalar_exponents",
+                   make_layer(LayerKind::FusedPointwise, e,
+                              {scalar(2.0f), scalar(0.5f, {1}), scalar(-1.0f), scalar(1.0f, {1, 1}), scalar(2.5f)}),
+                   {in({5, 130}, F::Float32, 0.1, 2), in({}, F::Float32, 1, 1.5)}});
   cases.push_back({"div_relu_f16",
                    make_layer(LayerKind::FusedPointwise, r),
                    {in({3, 8}, F::Float16), in({8}, F::Float16, 0.5, 2)}});
