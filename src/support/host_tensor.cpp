@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kiln/support/error.h"
+#include "kiln/support/host_math.h"
 
 namespace kiln {
 
@@ -74,38 +75,9 @@ uint8_t* HostTensor::mutable_data() {
   return const_cast<uint8_t*>(bytes_->data());
 }
 
-double HostTensor::get_as_double(int64_t i) const {
-  const uint8_t* p = data() + static_cast<size_t>(i) * dtype_size(dtype_);
-  switch (dtype_) {
-    case DType::Float32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DType::Float64: { double v; std::memcpy(&v, p, 8); return v; }
-    case DType::Float16: { uint16_t v; std::memcpy(&v, p, 2); return half_to_float(v); }
-    case DType::BFloat16: { uint16_t v; std::memcpy(&v, p, 2); return bfloat16_to_float(v); }
-    case DType::Int64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case DType::Int32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::Int16: { int16_t v; std::memcpy(&v, p, 2); return v; }
-    case DType::Int8: { int8_t v; std::memcpy(&v, p, 1); return v; }
-    case DType::UInt8: return *p;
-    case DType::Bool: return *p != 0 ? 1.0 : 0.0;
-  }
-  return 0;
-}
+double HostTensor::get_as_double(int64_t i) const { return load_element(data(), dtype_, i); }
 
-void HostTensor::set_from_double(int64_t i, double value) {
-  uint8_t* p = mutable_data() + static_cast<size_t>(i) * dtype_size(dtype_);
-  switch (dtype_) {
-    case DType::Float32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); break; }
-    case DType::Float64: std::memcpy(p, &value, 8); break;
-    case DType::Float16: { uint16_t v = float_to_half(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
-    case DType::BFloat16: { uint16_t v = float_to_bfloat16(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
-    case DType::Int64: { int64_t v = static_cast<int64_t>(value); std::memcpy(p, &v, 8); break; }
-    case DType::Int32: { int32_t v = static_cast<int32_t>(value); std::memcpy(p, &v, 4); break; }
-    case DType::Int16: { int16_t v = static_cast<int16_t>(value); std::memcpy(p, &v, 2); break; }
-    case DType::Int8: { int8_t v = static_cast<int8_t>(value); std::memcpy(p, &v, 1); break; }
-    case DType::UInt8: *p = static_cast<uint8_t>(value); break;
-    case DType::Bool: *p = value != 0 ? 1 : 0; break;
-  }
-}
+void HostTensor::set_from_double(int64_t i, double value) { store_element(mutable_data(), dtype_, i, value); }
 
 HostTensor HostTensor::to(DType dtype) const {
   if (dtype == dtype_) return *this;

@@ -143,7 +143,7 @@ void matmul(const Layer& layer, KernelArgs& args) {
         for (int64_t kk = 0; kk < k; ++kk) t[q * k * n + kk * n + j] = bf[q * k * n + j * k + kk];
     bf.swap(t);
   }
-  int64_t nb = numel_of(batch);
+  int64_t nb = checked_numel(batch);
   std::vector<float> acc(static_cast<size_t>(nb * m * n), 0.0f);
   parallel(args.pool, nb * m, 4, [&](int64_t s, int64_t e) {
     for (int64_t bi = s; bi < e; ++bi) {
@@ -174,7 +174,7 @@ void attention(const Layer& layer, KernelArgs& args) {
   const Dims& qd = ops[0].dims;
   size_t r = qd.size();
   int64_t lq = qd[r - 2], e = qd[r - 1], lk = ops[1].dims[r - 2], ev = ops[2].dims[r - 1];
-  int64_t nb = numel_of(Dims(qd.begin(), qd.end() - 2));
+  int64_t nb = checked_numel(Dims(qd.begin(), qd.end() - 2));
   double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(e));
   // Element (b, row, col) of operand i; columns have stride 1 only in views, so use the real column stride.
   auto at = [&](int i, int64_t b, int64_t row, int64_t col) {

@@ -13,11 +13,11 @@ uint8_t* bytes(const TensorView& t) { return static_cast<uint8_t*>(t.data); }
 /// dst = src permuted (dst dim i = src dim perm[i]).
 void permute_copy(const uint8_t* src, const Dims& sdims, const std::vector<int64_t>& perm, uint8_t* dst, size_t es) {
   size_t r = sdims.size();
-  auto sstr = strides_of(sdims);
+  auto sstr = contiguous_strides(sdims);
   Dims ddims(r);
   std::vector<int64_t> pstr(r);
   for (size_t i = 0; i < r; ++i) { ddims[i] = sdims[perm[i]]; pstr[i] = sstr[perm[i]]; }
-  int64_t n = numel_of(ddims);
+  int64_t n = checked_numel(ddims);
   std::vector<int64_t> idx(r, 0);
   int64_t cur = 0;
   for (int64_t e = 0; e < n; ++e) {
@@ -91,7 +91,7 @@ void slice(const Layer& layer, KernelArgs& args) {
                "slice out of range in dim ", d);
   }
   size_t es = dtype_size(x.dtype);
-  auto xs = strides_of(x.dims);
+  auto xs = contiguous_strides(x.dims);
   int64_t base = 0;
   std::vector<int64_t> step(r);
   for (size_t d = 0; d < r; ++d) { base += p.start[d] * xs[d]; step[d] = p.stride[d] * xs[d]; }
@@ -131,7 +131,7 @@ void gather(const Layer& layer, KernelArgs& args) {
       }
     return;
   }
-  auto xs = strides_of(x.dims), is = strides_of(ix.dims);
+  auto xs = contiguous_strides(x.dims), is = contiguous_strides(ix.dims);
   size_t r = x.dims.size();
   for (int64_t e = 0; e < ix.numel(); ++e) {
     int64_t rem = e, off = 0;
@@ -150,7 +150,7 @@ void scatter(const Layer& layer, KernelArgs& args) {
   const auto& p = layer.get<ScatterParams>();
   const TensorView &x = args.inputs[0], &ix = args.inputs[1], &u = args.inputs[2], &y = args.outputs[0];
   if (x.nbytes()) std::memcpy(y.data, x.data, x.nbytes());
-  auto xs = strides_of(x.dims), is = strides_of(ix.dims), us = strides_of(u.dims);
+  auto xs = contiguous_strides(x.dims), is = contiguous_strides(ix.dims), us = contiguous_strides(u.dims);
   size_t r = x.dims.size();
   for (int64_t e = 0; e < ix.numel(); ++e) {
     int64_t rem = e, off = 0, uoff = 0;
@@ -171,7 +171,7 @@ void padding(const Layer& layer, KernelArgs& args) {
   const auto& p = layer.get<PaddingParams>();
   const TensorView &x = args.inputs[0], &y = args.outputs[0];
   size_t r = x.dims.size(), es = dtype_size(x.dtype);
-  auto xs = strides_of(x.dims), ys = strides_of(y.dims);
+  auto xs = contiguous_strides(x.dims), ys = contiguous_strides(y.dims);
   for (int64_t e = 0; e < y.numel(); ++e) {
     int64_t rem = e, off = 0;
     bool outside = false;
@@ -212,7 +212,7 @@ void nonzero(KernelArgs& args) {
   const TensorView &x = args.inputs[0];
   TensorView& y = args.outputs[0];
   size_t r = x.dims.size();
-  auto xs = strides_of(x.dims);
+  auto xs = contiguous_strides(x.dims);
   int64_t count = 0;
   for (int64_t e = 0; e < x.numel(); ++e) {
     if (load(x, e) == 0) continue;

@@ -45,9 +45,9 @@ void reduce(const Layer& layer, KernelArgs& args) {
   size_t rank = x.dims.size();
   Dims kept = x.dims;
   for (int64_t a : p.axes) kept[a] = 1;
-  std::vector<int64_t> ostr = strides_of(kept);
+  std::vector<int64_t> ostr = contiguous_strides(kept);
   for (int64_t a : p.axes) ostr[a] = 0;
-  int64_t on = numel_of(kept);
+  int64_t on = checked_numel(kept);
   double init = 0;
   switch (p.op) {
     case ReduceOp::Max: init = -std::numeric_limits<double>::infinity(); break;

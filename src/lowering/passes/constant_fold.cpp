@@ -7,18 +7,13 @@
 #include <cmath>
 #include <map>
 
-#include "../host_math.h"
 #include "../rewrite.h"
 #include "kiln/lowering/passes.h"
 #include "kiln/support/error.h"
+#include "kiln/support/host_math.h"
 
 namespace kiln::lowering {
 namespace {
-
-using detail::host_binary;
-using detail::host_unary;
-using detail::host_permute;
-using detail::host_expand;
 
 bool is_reshape_like(const ir::Node& node) {
   return detail::is_op_any(node, {"aten.reshape.default", "aten.view.default", "aten._unsafe_view.default",
@@ -83,7 +78,7 @@ HostTensor evaluate(const ir::Node& node, const ir::TensorMeta& out_meta, const 
     const int64_t size = self.sizes()[static_cast<size_t>(dim)];
     if (index < 0) index += size;
     if (index < 0 || index >= size) return HostTensor();
-    return detail::host_slice(self, dim, index, index + 1, 1).to(out).reshaped(out_sizes);
+    return host_slice(self, dim, index, index + 1, 1).to(out).reshaped(out_sizes);
   }
   if (target == "aten.slice.Tensor") {
     const int64_t dim = detail::normalize_dim(detail::int_arg(node, "dim", 0), self.dim(), node);
@@ -93,7 +88,7 @@ HostTensor evaluate(const ir::Node& node, const ir::TensorMeta& out_meta, const 
     const int64_t end = clamp_bound(detail::int_arg(node, "end", size));
     const int64_t step = detail::int_arg(node, "step", 1);
     if (step <= 0) return HostTensor();
-    return detail::host_slice(self, dim, start, end, step).to(out);
+    return host_slice(self, dim, start, end, step).to(out);
   }
   if (target == "aten.cat.default") {
     std::vector<HostTensor> parts;
@@ -102,7 +97,7 @@ HostTensor evaluate(const ir::Node& node, const ir::TensorMeta& out_meta, const 
     }
     if (parts.empty()) return HostTensor();
     const int64_t dim = detail::normalize_dim(detail::int_arg(node, "dim", 0), parts[0].dim(), node);
-    return detail::host_cat(parts, dim, out);
+    return host_cat(parts, dim, out);
   }
   if (auto it = unary_ops().find(target); it != unary_ops().end()) {
     if (target == "aten._to_copy.default" &&

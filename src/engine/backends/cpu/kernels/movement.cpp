@@ -105,7 +105,7 @@ class ShuffleKernel : public Kernel {
       for (size_t i = 0; i < y.dims.size(); ++i) src[p_.second_perm[i]] = y.dims[i];
       perm = &p_.second_perm;
     }
-    std::vector<int64_t> src_strides = ref::strides_of(src);
+    std::vector<int64_t> src_strides = contiguous_strides(src);
     Dims dims = src;
     std::vector<int64_t> strides = src_strides;
     if (!perm->empty()) {

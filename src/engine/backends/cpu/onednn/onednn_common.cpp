@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "kiln/support/error.h"
+#include "kiln/support/host_math.h"
 
 namespace kiln::engine::cpu::onednn {
 namespace {
@@ -110,11 +111,7 @@ const dnnl::engine& cpu_engine() {
 
 dnnl::memory::dims to_dnnl_dims(const Dims& dims) { return dnnl::memory::dims(dims.begin(), dims.end()); }
 
-dnnl::memory::dims dense_strides(const dnnl::memory::dims& dims) {
-  dnnl::memory::dims s(dims.size(), 1);
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
-  return s;
-}
+dnnl::memory::dims dense_strides(const dnnl::memory::dims& dims) { return contiguous_strides(dims); }
 
 dnnl::memory::desc activation_md(const Dims& dims, DT dtype, TensorFormat format) {
   using Tag = dnnl::memory::format_tag;
