@@ -2,7 +2,9 @@
 // stripped that is serialized again before its refit (an engine cache entry re-saved).
 
 #include <cstring>
+#include <functional>
 
+#include "engine/core/plan_impl.h"
 #include "engine_test_util.h"
 #include "kiln/engine/plan.h"
 #include "kiln/engine/refitter.h"
@@ -61,6 +63,37 @@ TEST(EnginePlanSerialization, StrippedPlanReserializesBeforeItsRefit) {
   // Told to keep its weights from now on, it serializes them.
   again->set_strip_weights(false);
   EXPECT_FALSE(Plan::deserialize(again->serialize())->weights_missing());
+}
+
+// A stripped weight whose refit entry names other dims, dtype or name (found by the plan fuzzer: such a plan
+// loaded, and written again took the entry's dims, so it did not serialize the same twice) is InvalidInput.
+TEST(EnginePlanSerialization, RefitEntryThatDisagreesWithItsStrippedWeightIsInvalidInput) {
+  std::mt19937 rng(73);
+  HostTensor w = random_tensor(DType::Float32, {6, 4}, rng);
+  const std::vector<std::function<void(RefitEntry&)>> edits = {
+      [](RefitEntry& e) { e.original_dims = {6, 5}; },
+      [](RefitEntry& e) { e.original_dtype = DType::Float16; },
+      [](RefitEntry& e) { e.name = "other.weight"; },
+  };
+  for (size_t i = 0; i < edits.size(); ++i) {
+    SCOPED_TRACE(i);
+    Network net;
+    Tensor* x = net.add_input("x", DType::Float32, {3, 6});
+    net.mark_output(
+        net.add_matrix_multiply("fc", x, false, net.add_constant("w", Weights("fc.weight", w)), false));
+    BuilderConfig config;
+    config.refittable = true;
+    auto plan = build(net, config);
+    ASSERT_EQ(plan->impl().refit.size(), 1u);
+    edits[i](plan->impl().refit[0]);
+    try {
+      Plan::deserialize(plan->serialize(/*strip_weights=*/true));
+      ADD_FAILURE() << "loaded";
+    } catch (const kiln::Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidInput) << e.what();
+      EXPECT_NE(std::string(e.what()).find("disagrees"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -493,11 +493,19 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     g->refit.push_back(std::move(e));
   }
   KILN_CHECK(r.remaining() == 0, InvalidInput, "plan file has ", r.remaining(), " trailing bytes");
-  // Stripped weights must have refit entries that say what they are.
+  // Stripped weights must have refit entries that say what they are: the same name, dtype and dims (a plan
+  // written again takes them from the entry).
   for (size_t li = 0; li < nl; ++li) {
     for (const auto& [slot, meta] : stripped[li]) {
       bool found = false;
-      for (const auto& e : g->refit) found = found || (e.layer == static_cast<int64_t>(li) && e.slot == slot);
+      const std::string& name = g->layers[li].layer.weights[slot].name;
+      for (const auto& e : g->refit) {
+        if (e.layer != static_cast<int64_t>(li) || e.slot != slot) continue;
+        found = true;
+        KILN_CHECK(e.name == name && e.original_dtype == meta.first && e.original_dims == meta.second,
+                   InvalidInput, "plan file: the refit entry of stripped weight '", name,
+                   "' disagrees with it (name, dtype or dims)");
+      }
       KILN_CHECK(found, InvalidInput, "plan file: stripped weight without a refit entry");
     }
   }
