@@ -51,6 +51,14 @@ void add_larger_cases(std::vector<SweepCase>& cases) {
                    make_layer(LayerKind::Attention, causal),
                    {in({2, 1, 33, 32}), in({2, 1, 33, 32}), in({2, 1, 33, 32})}});
 
+  // 70 queries: two blocks of the sgemm path, the second with its causal limit and mask rows offset by 64.
+  AttentionParams causal_masked;
+  causal_masked.causal = true;
+  causal_masked.has_mask = true;
+  cases.push_back({"larger_causal_masked_s70",
+                   make_layer(LayerKind::Attention, causal_masked),
+                   {in({1, 2, 70, 16}), in({1, 2, 70, 16}), in({1, 2, 70, 8}), in({2, 70, 70})}});
+
   cases.push_back({"larger_1000",
                    make_layer(LayerKind::Softmax, SoftmaxParams{1, false}),
                    {in({4, 1000}, DType::Float32, -8, 8)}});

@@ -1,17 +1,23 @@
-// Vectorized scaled-dot-product attention (fp32): one task per (batch, query row) — scores by dot products
-// over the head dim, causal and mask applied, a max/exp/sum softmax, then the probability-weighted sum of
-// value rows. q, k and v share their batch dims; the mask (bool: keep where true; float: added) broadcasts to
-// the scores. Operands may be strided views (AttentionView: rows of the head dim contiguous,
-// attention_layout.h).
+// Scaled-dot-product attention (fp32). Where oneDNN's sgemm runs (onednn::sgemm_runs), one task per (batch,
+// block of query rows): the block's scores as one product Q K^T (sgemm), causal and mask applied, a
+// max/exp/sum softmax per row, then the probability-weighted values as one product P V (sgemm) written
+// straight into the output rows. Otherwise one task per query row: scores by dot products over the head dim,
+// the softmax, then the weighted sum of value rows. q, k and v share their batch dims; the mask (bool: keep
+// where true; float: added) broadcasts to the scores. Operands may be strided views (AttentionView: rows of
+// the head dim contiguous, attention_layout.h).
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include <oneapi/dnnl/dnnl.h>
+
 #include "engine/backends/cpu/kernels/fast_kernels.h"
 #include "engine/backends/cpu/kernels/vec_math.h"
+#include "engine/backends/cpu/onednn/onednn_common.h"
 #include "engine/reference/attention_layout.h"
 #include "engine/reference/common.h"
+#include "kiln/support/error.h"
 
 namespace kiln::engine::cpu::fast {
 namespace {
@@ -69,6 +75,65 @@ MaskRows mask_rows(const Dims& mask, const Dims& scores) {
 /// Work per pool task: a smaller split costs more in hand-offs than it saves (tiny_encoder's attention, 80
 /// rows of 10 keys x 16 dims: 27 us over 2 threads split in 4 tasks, 10 us on the caller alone).
 constexpr int64_t kMacsPerTask = 32768;
+/// Query rows per task of the sgemm path: enough rows for sgemm's register blocking, few enough that
+/// BERT-base's 12 heads x 128 queries still make 24 tasks for the pool.
+constexpr int64_t kQueryBlock = 64;
+
+/// y (m x n, row stride ldy) = alpha * a (m x k) * b or b^T (k x n) through oneDNN's row-major sgemm.
+void sgemm(char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float* y, int64_t ldy) {
+  dnnl_status_t st = dnnl_sgemm('N', transb, m, n, k, alpha, a, lda, b, ldb, 0.0f, y, ldy);
+  KILN_CHECK(st == dnnl_success, Internal, "attention: oneDNN sgemm ", m, "x", n, "x", k, " failed (status ",
+             static_cast<int>(st), ")");
+}
+
+/// One Attention call as both paths see it.
+struct Problem {
+  const float *q, *k, *v;
+  float* y;
+  const AttentionRows* rows;  // q, k, v, output
+  int64_t nb, lq, lk, e, ev;
+  float scale;
+  const TensorView* mask;  // null without a mask
+  MaskRows mrows;
+  const float* float_mask;
+  const uint8_t* bool_mask;
+};
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+/// Adds the mask and the causal limit to the scores s[0, lk) of flat score row `row` (query i); returns their
+/// max.
+float mask_scores(const AttentionParams& p, const Problem& pb, int64_t row, int64_t i, float* s) {
+  if (pb.mask != nullptr) {
+    const int64_t base = pb.mrows.start(row), step = pb.mrows.key_stride;
+    if (pb.bool_mask != nullptr) {
+      for (int64_t j = 0; j < pb.lk; ++j) s[j] = pb.bool_mask[base + j * step] == 0 ? kNegInf : s[j];
+    } else if (pb.float_mask != nullptr) {
+      for (int64_t j = 0; j < pb.lk; ++j) s[j] += pb.float_mask[base + j * step];
+    } else {
+      for (int64_t j = 0; j < pb.lk; ++j) s[j] += static_cast<float>(ref::load(*pb.mask, base + j * step));
+    }
+  }
+  if (p.causal) {
+    for (int64_t j = i + 1; j < pb.lk; ++j) s[j] = kNegInf;
+  }
+  float m = kNegInf;
+  for (int64_t j = 0; j < pb.lk; ++j) m = s[j] > m ? s[j] : m;
+  return m;
+}
+
+/// s[j] = exp(s[j] - m) / sum over j (m finite; exp(-inf) is 0).
+KILN_SIMD_CLONES
+void softmax_in_place(float* s, int64_t n, float m) {
+  float sum = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    s[j] = vec::exp(s[j] - m);
+    sum += s[j];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t j = 0; j < n; ++j) s[j] *= inv;
+}
 
 class AttentionKernel : public Kernel {
  public:
@@ -101,46 +166,42 @@ class AttentionKernel : public Kernel {
         mask != nullptr && mask->dtype == DType::Bool ? static_cast<const uint8_t*>(mask->data) : nullptr;
     const float *qs = q.as<float>(), *ks = k.as<float>(), *vs = v.as<float>();
     float* ys = y.as<float>();
-    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    Problem pb{qs, ks, vs, ys, rows, nb, lq, lk, e, ev, scale, mask, mrows, float_mask, bool_mask};
+    // sgemm wants each row stride at least its row (a view of stride-0 rows takes the row path).
+    const bool gemm_rows_ok = lq > 0 && lk > 0 && e > 0 && ev > 0 && rows[0].row >= e && rows[1].row >= e &&
+                              rows[2].row >= ev && rows[3].row >= ev;
+    if (gemm_rows_ok && onednn::sgemm_runs()) {
+      run_blocks(args.pool, pb);
+    } else {
+      run_rows(args.pool, pb);
+    }
+  }
+
+ private:
+  /// One task per query row (dot products per key, then the weighted sum of value rows).
+  void run_rows(ThreadPool* pool, const Problem& pb) const {
+    const int64_t lq = pb.lq, lk = pb.lk, e = pb.e, ev = pb.ev;
+    const AttentionRows* rows = pb.rows;
     // Rows per task: at least kMacsPerTask multiply-adds (a pool hand-off costs about as much as that work).
     const int64_t grain = std::max<int64_t>(1, kMacsPerTask / std::max<int64_t>(1, lk * (e + ev)));
-    ref::parallel(args.pool, nb * lq, grain, [&](int64_t begin, int64_t end) {
+    ref::parallel(pool, pb.nb * lq, grain, [&](int64_t begin, int64_t end) {
       std::vector<float> s(static_cast<size_t>(lk));
       for (int64_t row = begin; row < end; ++row) {
         const int64_t b = row / lq, i = row % lq;
-        const float* qi = qs + rows[0].start(b) + i * rows[0].row;
-        const float* kb = ks + rows[1].start(b);
-        const float* vb = vs + rows[2].start(b);
-        const int64_t kst = rows[1].row, vst = rows[2].row;
-        float m = kNegInf;
-        const int64_t mbase = mask != nullptr ? mrows.start(row) : 0, mstep = mrows.key_stride;
-        for (int64_t j = 0; j < lk; ++j) {
-          float d = dot(qi, kb + j * kst, e) * scale;
-          if (p_.causal && j > i) d = kNegInf;
-          if (mask != nullptr) {
-            const int64_t at = mbase + j * mstep;
-            if (bool_mask != nullptr) {
-              if (bool_mask[at] == 0) d = kNegInf;
-            } else if (float_mask != nullptr) {
-              d += float_mask[at];
-            } else {
-              d += static_cast<float>(ref::load(*mask, at));
-            }
-          }
-          s[j] = d;
-          m = d > m ? d : m;
-        }
-        float* yi = ys + rows[3].start(b) + i * rows[3].row;
-        for (int64_t c = 0; c < ev; ++c) yi[c] = 0.0f;
-        if (m == kNegInf) {  // every key masked: torch gives NaN rows
-          for (int64_t c = 0; c < ev; ++c) yi[c] = std::numeric_limits<float>::quiet_NaN();
-          continue;
-        }
+        const float* qi = pb.q + rows[0].start(b) + i * rows[0].row;
+        const float* kb = pb.k + rows[1].start(b);
+        const float* vb = pb.v + rows[2].start(b);
+        for (int64_t j = 0; j < lk; ++j) s[j] = dot(qi, kb + j * rows[1].row, e) * pb.scale;
+        const float m = mask_scores(p_, pb, row, i, s.data());
+        float* yi = pb.y + rows[3].start(b) + i * rows[3].row;
+        const float fill = m == kNegInf ? std::numeric_limits<float>::quiet_NaN() : 0.0f;  // as torch
+        for (int64_t c = 0; c < ev; ++c) yi[c] = fill;
+        if (m == kNegInf) continue;
         float sum = 0;
         for (int64_t j = 0; j < lk; ++j) {
           const float pj = s[j] == kNegInf ? 0.0f : vec::exp(s[j] - m);
           sum += pj;
-          if (pj != 0.0f) axpy(pj, vb + j * vst, yi, ev);
+          if (pj != 0.0f) axpy(pj, vb + j * rows[2].row, yi, ev);
         }
         const float inv = 1.0f / sum;
         for (int64_t c = 0; c < ev; ++c) yi[c] *= inv;
@@ -148,7 +209,41 @@ class AttentionKernel : public Kernel {
     });
   }
 
- private:
+  /// One task per (batch, block of kQueryBlock query rows): two sgemm products around a row softmax.
+  void run_blocks(ThreadPool* pool, const Problem& pb) const {
+    const int64_t lq = pb.lq, lk = pb.lk, ev = pb.ev;
+    const AttentionRows* rows = pb.rows;
+    const int64_t blocks = (lq + kQueryBlock - 1) / kQueryBlock;
+    const int64_t grain =
+        std::max<int64_t>(1, kMacsPerTask / std::max<int64_t>(1, kQueryBlock * lk * (pb.e + ev)));
+    // Run inline (one chunk or one thread), sgemm may use the pool's threads; inside the team it runs alone.
+    onednn::use_pool_threads(pool);
+    ref::parallel(pool, pb.nb * blocks, grain, [&](int64_t begin, int64_t end) {
+      std::vector<float> s(static_cast<size_t>(kQueryBlock * lk));
+      std::vector<int64_t> empty;  // rows of the block whose every key is masked
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t b = t / blocks, i0 = (t % blocks) * kQueryBlock, n = std::min(kQueryBlock, lq - i0);
+        const float* qi = pb.q + rows[0].start(b) + i0 * rows[0].row;
+        float* yi = pb.y + rows[3].start(b) + i0 * rows[3].row;
+        sgemm('T', n, lk, pb.e, pb.scale, qi, rows[0].row, pb.k + rows[1].start(b), rows[1].row, s.data(),
+              lk);
+        empty.clear();
+        for (int64_t r = 0; r < n; ++r) {
+          float* sr = s.data() + r * lk;
+          const float m = mask_scores(p_, pb, b * lq + i0 + r, i0 + r, sr);
+          if (m == kNegInf) {  // every key masked: torch gives NaN rows
+            std::fill(sr, sr + lk, 0.0f);
+            empty.push_back(r);
+          } else {
+            softmax_in_place(sr, lk, m);
+          }
+        }
+        sgemm('N', n, ev, lk, 1.0f, s.data(), lk, pb.v + rows[2].start(b), rows[2].row, yi, rows[3].row);
+        for (int64_t r : empty) std::fill(yi + r * rows[3].row, yi + r * rows[3].row + ev, std::nanf(""));
+      }
+    });
+  }
+
   AttentionParams p_;
 };
 
