@@ -193,14 +193,15 @@ LayerParams make_params(size_t index) {
   }
 }
 
-/// Writes one weight slot. A named slot still waiting for its refit (loaded stripped) is written stripped again,
-/// with the dtype and dims of its refit entry `missing`.
-void write_weights(Writer& w, const Weights& wt, bool strip, const RefitEntry* missing) {
-  if (!wt.defined() && !wt.name.empty() && missing != nullptr) {
+/// Writes one weight slot. A named slot with a refit entry, written stripped or still waiting for its refit
+/// (loaded stripped), is written stripped with its entry's dtype and dims, so a plan writes the same bytes
+/// however often it is loaded and written again.
+void write_weights(Writer& w, const Weights& wt, bool strip, const RefitEntry* entry) {
+  if (entry != nullptr && !wt.name.empty() && (strip || !wt.defined())) {
     w.u8(1);
     w.str(wt.name);
-    w.u8(static_cast<uint8_t>(missing->original_dtype));
-    w.dims(missing->original_dims);
+    w.u8(static_cast<uint8_t>(entry->original_dtype));
+    w.dims(entry->original_dims);
     w.u8(0);
     return;
   }
@@ -493,19 +494,22 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     g->refit.push_back(std::move(e));
   }
   KILN_CHECK(r.remaining() == 0, InvalidInput, "plan file has ", r.remaining(), " trailing bytes");
-  // Stripped weights must have refit entries that say what they are: the same name, dtype and dims (a plan
-  // written again takes them from the entry).
+  // Every refit entry names its slot's weight and its dims, embedded or stripped (a plan written stripped takes
+  // them from the entry). Its dtype is the weight's before a reduced-precision build lowered it, not checked.
+  for (const RefitEntry& e : g->refit) {
+    const Weights& wt = g->layers[e.layer].layer.weights[e.slot];
+    std::optional<Dims> dims;
+    if (wt.defined()) dims = wt.value.sizes();
+    for (const auto& [slot, meta] : stripped[e.layer]) {
+      if (slot == e.slot) dims = meta.second;
+    }
+    KILN_CHECK(dims && e.name == wt.name && e.original_dims == *dims, InvalidInput, "plan file: refit entry '",
+               e.name, "' disagrees with the weight of layer ", e.layer, " slot ", e.slot, " (name or dims)");
+  }
   for (size_t li = 0; li < nl; ++li) {
     for (const auto& [slot, meta] : stripped[li]) {
       bool found = false;
-      const std::string& name = g->layers[li].layer.weights[slot].name;
-      for (const auto& e : g->refit) {
-        if (e.layer != static_cast<int64_t>(li) || e.slot != slot) continue;
-        found = true;
-        KILN_CHECK(e.name == name && e.original_dtype == meta.first && e.original_dims == meta.second,
-                   InvalidInput, "plan file: the refit entry of stripped weight '", name,
-                   "' disagrees with it (name, dtype or dims)");
-      }
+      for (const auto& e : g->refit) found = found || (e.layer == static_cast<int64_t>(li) && e.slot == slot);
       KILN_CHECK(found, InvalidInput, "plan file: stripped weight without a refit entry");
     }
   }
