@@ -18,6 +18,13 @@ void add_elementwise(std::vector<SweepCase>& cases) {
   cases.push_back(binary("mul_both_broadcast", E::Mul, in({4, 1, 3}), in({1, 5, 1})));
   cases.push_back(binary("div", E::Div, in({33}), in({33}, F::Float32, 0.5, 2.0)));
   cases.push_back(binary("pow", E::Pow, in({2, 9}, F::Float32, 0.1, 2.0), in({9}, F::Float32, -2.0, 2.0)));
+  // Broadcasts the fast kernel fills per run (a squeeze-excite scale, runs of 900 past its 512-element
+  // blocks; runs of 35 inside them) or copies per period (a bias of 37 or of 700, past a block), each order.
+  cases.push_back(binary("mul_channel_runs", E::Mul, in({1, 8, 30, 30}), in({1, 8, 1, 1})));
+  cases.push_back(binary("sub_runs_first", E::Sub, in({2, 6, 1, 1}), in({2, 6, 5, 7})));
+  cases.push_back(binary("add_bias_period", E::Add, in({3, 4, 37}), in({37})));
+  cases.push_back(
+      binary("div_period_first", E::Div, in({700}, F::Float32, 0.5, 2), in({3, 700}, F::Float32, 0.5, 2)));
   cases.push_back(binary("max", E::Max, in({3, 17}), in({3, 17})));
   cases.push_back(binary("min_broadcast", E::Min, in({3, 1, 5}), in({4, 1})));
   cases.push_back(binary("floordiv", E::FloorDiv, in({20}, F::Float32, -4, 4), in({20}, F::Float32, 0.5, 2)));

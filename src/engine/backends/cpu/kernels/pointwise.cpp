@@ -1,18 +1,21 @@
 // Vectorized fp32 pointwise kernels: FusedPointwise programs, and single Activation / Elementwise layers
 // run as one-instruction programs. The output is processed in blocks of kBlock elements; each instruction
 // runs as one vectorizable loop over the block, so a chain of N operations reads its inputs once and never
-// writes intermediates to memory. Broadcast operands are gathered through offsets cached per output shape;
-// a one-element operand is a scalar (filled, not gathered), and pow by a scalar 2, 3, 0.5, -1 or 1 runs as
+// writes intermediates to memory. A broadcast operand is filled per run of equal values ([N, C, 1, 1] over
+// [N, C, H, W], scalars), copied per period ([C] over [.., C]) or else gathered through offsets cached per
+// output shape; pow by a scalar 2, 3, 0.5, -1 or 1 runs as
 // multiplies (GPT-2's tanh GELU cubes its input: std::pow per element took half of GPT-2's time).
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "engine/backends/cpu/kernels/fast_kernels.h"
 #include "engine/backends/cpu/kernels/vec_math.h"
 #include "engine/reference/common.h"
+#include "kiln/support/host_tensor.h"
 
 namespace kiln::engine::cpu::fast {
 namespace {
@@ -169,9 +172,70 @@ void gather(const float* src, const int64_t* off, float* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = src[off[i]];
 }
 
-/// Offsets of broadcast operands for one output shape (shared by the kernel's users; built once per shape).
+/// How one operand maps onto the output's elements (flat index f): the same index (kSame); f / step (kRuns:
+/// each operand value repeats over a run of `step` output elements, e.g. a [N, C, 1, 1] squeeze-excite scale
+/// of [N, C, H, W], or a scalar); f % step (kCycle: the whole operand repeats, e.g. a [C] bias of [.., C]);
+/// or a gathered offset per element (any other broadcast).
+struct Broadcast {
+  enum Kind { kSame, kRuns, kCycle, kGather } kind = kSame;
+  int64_t step = 1;
+  std::vector<int64_t> offsets;  // kGather
+};
+
+Broadcast broadcast_of(const Dims& in, const Dims& out) {
+  Broadcast b;
+  if (in == out) return b;
+  // The output dims above 1, each matched by the (left-padded) operand or broadcast from its 1.
+  const size_t pad = out.size() - in.size();
+  std::string pattern;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] != 1) pattern += (d >= pad && in[d - pad] == out[d]) ? 'm' : 'b';
+  }
+  const int64_t in_n = checked_numel(in), out_n = checked_numel(out);
+  const size_t npos = std::string::npos, first_b = pattern.find('b'), last_b = pattern.rfind('b');
+  const size_t first_m = pattern.find('m'), last_m = pattern.rfind('m');
+  if (first_b == npos) return b;  // only unit dims differ: the same elements in the same order
+  if (in_n > 0 && (last_m == npos || last_m < first_b)) {
+    b.kind = Broadcast::kRuns;
+    b.step = out_n / in_n;
+  } else if (in_n > 0 && last_b < first_m) {
+    b.kind = Broadcast::kCycle;
+    b.step = in_n;
+  } else {
+    b.kind = Broadcast::kGather;
+    b.offsets = ref::broadcast_offsets(in, out);
+  }
+  return b;
+}
+
+/// Output elements [start, start + n) of an operand `src` broadcast by `bc`: a pointer into src where they
+/// are contiguous there, else written to buf.
+const float* load_operand(const float* src, const Broadcast& bc, int64_t start, int64_t n, float* buf) {
+  switch (bc.kind) {
+    case Broadcast::kSame: return src + start;
+    case Broadcast::kRuns:
+      for (int64_t i = 0; i < n;) {
+        const int64_t f = start + i, len = std::min(n - i, bc.step - f % bc.step);
+        std::fill(buf + i, buf + i + len, src[f / bc.step]);
+        i += len;
+      }
+      return buf;
+    case Broadcast::kCycle:
+      if (start % bc.step + n <= bc.step) return src + start % bc.step;
+      for (int64_t i = 0; i < n;) {
+        const int64_t f = (start + i) % bc.step, len = std::min(n - i, bc.step - f);
+        std::copy(src + f, src + f + len, buf + i);
+        i += len;
+      }
+      return buf;
+    case Broadcast::kGather: gather(src, bc.offsets.data() + start, buf, n); return buf;
+  }
+  return buf;
+}
+
+/// How each operand broadcasts to one output shape (shared by the kernel's users; built once per shape).
 struct Offsets {
-  std::vector<std::vector<int64_t>> inputs, weights;  // empty vector: operand has the output's dims
+  std::vector<Broadcast> inputs, weights;
 };
 
 struct PointwiseState : KernelState {
@@ -198,10 +262,8 @@ class PointwiseKernel : public Kernel {
     auto it = state->by_shape.find(key);
     if (it == state->by_shape.end()) {
       Offsets o;
-      for (const auto& in : args.inputs)
-        o.inputs.push_back(in.dims == y.dims ? std::vector<int64_t>{} : ref::broadcast_offsets(in.dims, y.dims));
-      for (const auto& wd : weight_dims_)
-        o.weights.push_back(wd == y.dims ? std::vector<int64_t>{} : ref::broadcast_offsets(wd, y.dims));
+      for (const auto& in : args.inputs) o.inputs.push_back(broadcast_of(in.dims, y.dims));
+      for (const auto& wd : weight_dims_) o.weights.push_back(broadcast_of(wd, y.dims));
       it = state->by_shape.emplace(key, std::move(o)).first;
     }
     const Offsets& off = it->second;
@@ -220,7 +282,7 @@ class PointwiseKernel : public Kernel {
             int64_t r = in.operands[k];
             float* buf = &gathered[(2 * s + k) * kBlock];
             const float* src = nullptr;
-            const std::vector<int64_t>* offsets = nullptr;
+            const Broadcast* bc = nullptr;
             if (r >= PointwiseInstr::kTemp) {
               ops[k] = &temps[static_cast<size_t>(r - PointwiseInstr::kTemp) * kBlock];
               continue;
@@ -228,23 +290,15 @@ class PointwiseKernel : public Kernel {
             if (r >= PointwiseInstr::kWeight) {
               size_t w = static_cast<size_t>(r - PointwiseInstr::kWeight);
               src = weights_[w].data();
-              offsets = &off.weights[w];
+              bc = &off.weights[w];
               if (weights_[w].size() == 1) scalar[k] = src;
             } else {
               const TensorView& t = args.inputs[static_cast<size_t>(r)];
               src = t.as<float>();
-              offsets = &off.inputs[r];
+              bc = &off.inputs[r];
               if (t.numel() == 1) scalar[k] = src;
             }
-            if (offsets->empty()) {
-              ops[k] = src + start;
-            } else if (scalar[k] != nullptr) {
-              std::fill(buf, buf + n, *scalar[k]);
-              ops[k] = buf;
-            } else {
-              gather(src, offsets->data() + start, buf, n);
-              ops[k] = buf;
-            }
+            ops[k] = load_operand(src, *bc, start, n, buf);
           }
           float* dst = s + 1 == steps ? out + start : &temps[s * kBlock];
           const auto op = static_cast<ElementwiseOp>(in.op);
