@@ -15,6 +15,7 @@ TEST(EngineCuda, CreatingWithoutGpuIsAClearError) {
   if (b) {
     EXPECT_EQ(b->device().rfind("cuda sm_", 0), 0u) << b->device();
     EXPECT_FALSE(b->host_accessible());
+    EXPECT_NE(b->graph_recorder(), nullptr);  // CUDA graphs
     EXPECT_THROW(b->check_plan_device("cuda sm_10 Some Other GPU"), kiln::Error);
     EXPECT_NO_THROW(b->check_plan_device(b->device()));
   } else {

@@ -157,6 +157,30 @@ struct BackendOptions {
   int threads = 0;  // CPU threads; 0 = all cores
 };
 
+/// Recorded device work, replayable on any stream of the device (a CUDA graph).
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+  /// Enqueues the recorded work on `stream` (null: the default stream) and returns without waiting.
+  virtual void launch(void* stream) = 0;
+};
+
+/// Records device work for replay: what a backend that has graphs (cuda) returns from
+/// Backend::graph_recorder(). ExecutionContext replays one recording per execute() (use_cuda_graphs), and the
+/// builder times a tactic's recorded runs.
+class GraphRecorder {
+ public:
+  virtual ~GraphRecorder() = default;
+  /// Calls `record(stream)` with a private stream in capture mode, so that what it enqueues there is
+  /// recorded, not run. Nothing of it may allocate device memory or wait for the device. When `graph` already
+  /// holds a recording of the same sequence of operations, it is updated in place (returns true); otherwise
+  /// it is replaced by a new one (returns false). Throws kiln::Error when the work cannot be recorded (an
+  /// exception from `record`, a synchronization or allocation inside it, an instantiation failure); the
+  /// device is usable afterwards and `graph` is left null.
+  virtual bool record(const std::function<void(void* stream)>& record,
+                      std::unique_ptr<DeviceGraph>& graph) const = 0;
+};
+
 /// A device backend. Implementations are stateless apart from their options and thread pool.
 class Backend {
  public:
@@ -204,6 +228,11 @@ class Backend {
   /// Throws kiln::Error when a plan built for device `plan_device` cannot run on this backend's device
   /// (cuda: another compute capability). The cpu backend accepts any (plans are portable there).
   virtual void check_plan_device(const std::string& plan_device) const { (void)plan_device; }
+  // Optional capabilities: each accessor returns null where the backend lacks it (the default).
+
+  /// Records device work for replay (cuda: CUDA graphs); null on backends that run work as it is issued
+  /// (cpu).
+  virtual const GraphRecorder* graph_recorder() const { return nullptr; }
 };
 
 /// A library a backend runs on, as `kiln --version` prints it: {"oneDNN", "2.6.3"}, {"cuDNN", "9.1.0"}.

@@ -3,7 +3,6 @@
 #include <cstring>
 #include <map>
 
-#include "engine/core/device_graph.h"
 #include "engine/core/layer_timer.h"
 #include "engine/core/plan_impl.h"
 #include "engine/core/shape_walk.h"
@@ -266,7 +265,7 @@ void ExecutionContext::State::give_up_graphs(const std::string& why) {
 }
 
 void ExecutionContext::State::execute_graph() {
-  const auto* recorder = dynamic_cast<const GraphRecorder*>(g->backend.get());
+  const GraphRecorder* recorder = g->backend->graph_recorder();
   if (recorder == nullptr || !cacheable) {
     give_up_graphs(recorder == nullptr
                        ? "backend '" + g->backend_name + "' cannot record graphs"

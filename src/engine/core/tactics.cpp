@@ -9,7 +9,6 @@
 #include <random>
 #include <sstream>
 
-#include "engine/core/device_graph.h"
 #include "engine/core/tactic_choice.h"
 #include "engine/core/timing_cache.h"
 #include "engine/core/zero_volume.h"
@@ -121,7 +120,7 @@ constexpr int kGraphRepeats = 16;
 /// clock.
 template <typename Candidate>
 void record_timing_graphs(const Plan::Impl& g, std::vector<Candidate>& cands, const std::string& layer) {
-  const auto* recorder = dynamic_cast<const GraphRecorder*>(g.backend.get());
+  const GraphRecorder* recorder = g.backend->graph_recorder();
   if (!recorder) return;
   for (auto& c : cands) {
     if (!c.timed || c.figures.failed) continue;

@@ -15,7 +15,7 @@ std::vector<RowId> registered_rows(const std::string& backend) {
   }
 #ifdef KILN_HAVE_CUDA
   if (backend == "cuda") {
-    for (const auto& r : cuda::cuda_kernels()) out.emplace_back(r.kind, r.name);
+    for (const auto& r : cuda::cuda_kernels().rows()) out.emplace_back(r.kind, r.name);
   }
 #endif
   return out;

@@ -17,11 +17,12 @@ class ReferenceKernel : public Kernel {
 
 }  // namespace
 
-void register_reference_kernels(CpuKernelRegistry& registry) {
+void register_reference_kernels(KernelTable& registry) {
   for (int k = 0; k < kNumLayerKinds; ++k) {
-    registry.add(CpuKernelFactory{
-        "ref", static_cast<LayerKind>(k), nullptr,
-        [](const LayerInfo& layer) -> std::unique_ptr<Kernel> { return std::make_unique<ReferenceKernel>(*layer.layer); }});
+    registry.add(KernelRow{"ref", static_cast<LayerKind>(k), nullptr,
+                           [](const LayerInfo& layer) -> std::unique_ptr<Kernel> {
+                             return std::make_unique<ReferenceKernel>(*layer.layer);
+                           }});
   }
 }
 

@@ -572,13 +572,25 @@ std::unique_ptr<Kernel> create_nhwc_tf32(const LayerInfo& layer) {
 
 }  // namespace
 
-void register_convolution(std::vector<CudaKernelFactory>& rows) {
+void register_convolution(KernelTable& rows) {
   // NHWC first, and TF32 before strict: when the build does not time tactics, the first candidate wins.
-  rows.push_back({"cudnn_nhwc_tf32", LayerKind::Convolution, &applies_nhwc_tf32, &create_nhwc_tf32, true,
-                  &nhwc_formats});
-  rows.push_back({"cudnn_nhwc", LayerKind::Convolution, &applies_nhwc, &create_nhwc, false, &nhwc_formats});
-  rows.push_back({"cudnn_tf32", LayerKind::Convolution, &applies_tf32, &create_tf32, true});
-  rows.push_back({"cudnn", LayerKind::Convolution, &applies, &create});
+  rows.add({.name = "cudnn_nhwc_tf32",
+            .kind = LayerKind::Convolution,
+            .applies = &applies_nhwc_tf32,
+            .create = &create_nhwc_tf32,
+            .formats = &nhwc_formats,
+            .tf32 = true});
+  rows.add({.name = "cudnn_nhwc",
+            .kind = LayerKind::Convolution,
+            .applies = &applies_nhwc,
+            .create = &create_nhwc,
+            .formats = &nhwc_formats});
+  rows.add({.name = "cudnn_tf32",
+            .kind = LayerKind::Convolution,
+            .applies = &applies_tf32,
+            .create = &create_tf32,
+            .tf32 = true});
+  rows.add({"cudnn", LayerKind::Convolution, &applies, &create});
 }
 
 }  // namespace kiln::engine::cuda
@@ -587,7 +599,7 @@ void register_convolution(std::vector<CudaKernelFactory>& rows) {
 
 namespace kiln::engine::cuda {
 // Built without cuDNN: no convolution kernels (supports() says so).
-void register_convolution(std::vector<CudaKernelFactory>&) {}
+void register_convolution(KernelTable&) {}
 }  // namespace kiln::engine::cuda
 
 #endif

@@ -1,4 +1,5 @@
-// The CUDA backend: device memory, stream-ordered copies, and kernels from the CUDA kernel table.
+// The CUDA backend: device memory, stream-ordered copies, CUDA graphs, and kernels from the CUDA kernel table
+// (supports, tactics, formats and create_kernel are TableBackend's).
 // Creating it without a usable GPU is a clear kiln::Error.
 
 #include <cuda_runtime.h>
@@ -57,17 +58,9 @@ bool f32_output(const LayerInfo& layer, std::string* why) {
   return false;
 }
 
-TacticFormats row_formats(const CudaKernelFactory& row, const LayerInfo& layer) {
-  if (layer.kind() == LayerKind::Reformat) {
-    const auto& p = layer.params<ReformatParams>();
-    return {{p.from}, {p.to}};
-  }
-  return row.formats ? row.formats(layer) : TacticFormats{};
-}
-
-const std::vector<CudaKernelFactory>& cuda_kernels() {
-  static const std::vector<CudaKernelFactory> kRows = [] {
-    std::vector<CudaKernelFactory> rows;
+const KernelTable& cuda_kernels() {
+  static const KernelTable kRows = [] {
+    KernelTable rows;
     register_pointwise(rows);
     register_movement(rows);
     register_reduction(rows);
@@ -89,9 +82,9 @@ const std::vector<CudaKernelFactory>& cuda_kernels() {
 
 namespace {
 
-class CudaBackend : public Backend, public GraphRecorder {
+class CudaBackend : public TableBackend, public GraphRecorder {
  public:
-  explicit CudaBackend(const BackendOptions&) {
+  explicit CudaBackend(const BackendOptions&) : TableBackend(cuda_kernels(), TacticOrder::Registration) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     KILN_CHECK(e == cudaSuccess && count > 0, Unsupported, "engine backend 'cuda': no CUDA GPU is available (",
@@ -104,20 +97,6 @@ class CudaBackend : public Backend, public GraphRecorder {
   }
   std::string name() const override { return "cuda"; }
   std::string device() const override { return device_name_; }
-  bool supports(const LayerInfo& layer, std::string* why) const override {
-    std::string reasons;
-    for (const auto& r : cuda_kernels()) {
-      if (r.kind != layer.kind()) continue;
-      std::string w;
-      if (r.applies(layer, &w)) return true;
-      reasons += (reasons.empty() ? "" : "; ") + r.name + ": " + w;
-    }
-    if (why) {
-      *why = reasons.empty() ? std::string("the cuda backend has no kernel for ") + layer_kind_name(layer.kind()) + " yet"
-                             : reasons;
-    }
-    return false;
-  }
   bool supports_precision(LayerKind, DType dtype) const override {
     return dtype == DType::Float32 || dtype == DType::Float16 || dtype == DType::BFloat16;
   }
@@ -130,49 +109,8 @@ class CudaBackend : public Backend, public GraphRecorder {
     bool bias = conv && layer.weights.size() > 1 && layer.weights[1].defined();
     return PostOpPass::fits(post.size(), bias, residuals, nullptr);
   }
-  std::vector<Tactic> tactics(const LayerInfo& layer) const override {
-    std::vector<Tactic> out;
-    for (const auto& r : cuda_kernels()) {
-      if (r.kind != layer.kind() || !r.applies(layer, nullptr)) continue;
-      Tactic t;
-      t.name = r.name;
-      t.tf32 = r.tf32;
-      out.push_back(std::move(t));
-    }
-    return out;
-  }
-  TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const override {
-    const CudaKernelFactory* r = find(layer.kind(), tactic);
-    return r ? row_formats(*r, layer) : TacticFormats{};
-  }
-  std::unique_ptr<Kernel> create_kernel(const LayerInfo& layer, const std::string& tactic) const override {
-    if (const CudaKernelFactory* r = find(layer.kind(), tactic)) {
-      std::string why;
-      KILN_CHECK(r->applies(layer, &why), Unsupported, "cuda tactic '", tactic, "' does not apply to layer '",
-                 layer.layer->name, "': ", why);
-      // Every tensor must be in the format the tactic runs in (Plain unless its row says otherwise).
-      TacticFormats want = row_formats(*r, layer);
-      auto check = [&](const std::vector<TensorInfo>& list, const std::vector<TensorFormat>& formats) {
-        for (size_t k = 0; k < list.size(); ++k) {
-          TensorFormat f = k < formats.size() ? formats[k] : TensorFormat::Plain;
-          KILN_CHECK(list[k].format == f, InvalidInput, "layer '", layer.layer->name, "': cuda tactic '", tactic,
-                     "' runs tensor '", list[k].name, "' in format ", tensor_format_name(f), ", not ",
-                     tensor_format_name(list[k].format));
-        }
-      };
-      check(layer.inputs, want.inputs);
-      check(layer.outputs, want.outputs);
-      return r->create(layer);
-    }
-    KILN_FAIL(Unsupported, "cuda backend has no tactic '", tactic, "' for ", layer_kind_name(layer.kind()));
-  }
   ThreadPool* thread_pool() const override { return nullptr; }
-  static const CudaKernelFactory* find(LayerKind kind, const std::string& tactic) {
-    for (const auto& r : cuda_kernels()) {
-      if (r.kind == kind && r.name == tactic) return &r;
-    }
-    return nullptr;
-  }
+  const GraphRecorder* graph_recorder() const override { return this; }
   bool record(const std::function<void(void* stream)>& record,
               std::unique_ptr<DeviceGraph>& graph) const override {
     return record_graph(record, graph);

@@ -1,8 +1,8 @@
-// CUDA graphs for ExecutionContext (engine/core/device_graph.h): the work of one execute() is recorded by
-// stream capture on a private stream (so that nothing else enqueued on the caller's stream, and no other
-// thread, ends up in the graph, and so that the legacy default stream, which cannot be captured, may still be
-// the caller's), instantiated, and updated in place (cudaGraphExecUpdate) when a later recording has the same
-// topology.
+// CUDA graphs for ExecutionContext (GraphRecorder, kiln/engine/backend.h): the work of one execute() is
+// recorded by stream capture on a private stream (so that nothing else enqueued on the caller's stream, and
+// no other thread, ends up in the graph, and so that the legacy default stream, which cannot be captured, may
+// still be the caller's), instantiated, and updated in place (cudaGraphExecUpdate) when a later recording has
+// the same topology.
 //
 // Capture mode: cudaStreamCaptureModeThreadLocal. Calls that could wait for the device or allocate
 // (cudaMalloc, cudaMemcpy, cudaStreamSynchronize) fail on the recording thread instead of breaking the graph
@@ -11,7 +11,6 @@
 #include <cuda_runtime.h>
 
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/core/device_graph.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/backends/cuda/kernels.h"
-#include "engine/core/device_graph.h"
+#include "engine/core/kernel_table.h"
 #include "kiln/engine/backend.h"
 #include "kiln/support/error.h"
 
@@ -91,45 +91,27 @@ class DeviceBuffer {
 /// Uploads a host tensor converted to `dtype` (weights in the layer's compute dtype).
 DeviceBuffer upload(const HostTensor& t, DType dtype);
 
-/// One row of the CUDA kernel table: a tactic for one layer kind.
-struct CudaKernelFactory {
-  std::string name;
-  LayerKind kind;
-  /// Whether the kernel runs `layer`; when not, `why` says why.
-  bool (*applies)(const LayerInfo& layer, std::string* why);
-  std::unique_ptr<Kernel> (*create)(const LayerInfo& layer);
-  /// Computes fp32 in TF32 (Tactic::tf32: offered only when the build allows TF32).
-  bool tf32 = false;
-  /// The memory formats the kernel reads each input and writes each output in (Backend::formats); null: all
-  /// Plain. The backend creates the kernel only with exactly these formats (a Reformat: exactly its params).
-  TacticFormats (*formats)(const LayerInfo& layer) = nullptr;
-};
-
 /// The table, built once (rows from each family's register function).
-const std::vector<CudaKernelFactory>& cuda_kernels();
-/// The formats `row` runs `layer` in (what Backend::formats returns): a Reformat's params, the row's formats
-/// function, or all Plain (empty).
-TacticFormats row_formats(const CudaKernelFactory& row, const LayerInfo& layer);
+const KernelTable& cuda_kernels();
 
-void register_pointwise(std::vector<CudaKernelFactory>& rows);
-void register_movement(std::vector<CudaKernelFactory>& rows);
-void register_reduction(std::vector<CudaKernelFactory>& rows);
-void register_spatial(std::vector<CudaKernelFactory>& rows);
-void register_flash_attention(std::vector<CudaKernelFactory>& rows);
-void register_matmul(std::vector<CudaKernelFactory>& rows);
-void register_convolution(std::vector<CudaKernelFactory>& rows);
-void register_scatter(std::vector<CudaKernelFactory>& rows);
-void register_resize(std::vector<CudaKernelFactory>& rows);
-void register_fill(std::vector<CudaKernelFactory>& rows);
-void register_topk(std::vector<CudaKernelFactory>& rows);
-void register_cumulative(std::vector<CudaKernelFactory>& rows);
-void register_nonzero(std::vector<CudaKernelFactory>& rows);
-void register_reformat(std::vector<CudaKernelFactory>& rows);
+void register_pointwise(KernelTable& rows);
+void register_movement(KernelTable& rows);
+void register_reduction(KernelTable& rows);
+void register_spatial(KernelTable& rows);
+void register_flash_attention(KernelTable& rows);
+void register_matmul(KernelTable& rows);
+void register_convolution(KernelTable& rows);
+void register_scatter(KernelTable& rows);
+void register_resize(KernelTable& rows);
+void register_fill(KernelTable& rows);
+void register_topk(KernelTable& rows);
+void register_cumulative(KernelTable& rows);
+void register_nonzero(KernelTable& rows);
+void register_reformat(KernelTable& rows);
 
 // ---- CUDA graphs (cuda_graph.cpp) ----
 
-/// Records what `record` enqueues on the stream it is given into `graph` (GraphRecorder::record,
-/// device_graph.h).
+/// Records what `record` enqueues on the stream it is given into `graph` (GraphRecorder::record, backend.h).
 bool record_graph(const std::function<void(void*)>& record, std::unique_ptr<DeviceGraph>& graph);
 /// Whether this thread is recording a CUDA graph now (allocations and waits are errors then).
 bool recording_graph();

@@ -29,8 +29,8 @@ std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique
 
 }  // namespace
 
-void register_cumulative(std::vector<CudaKernelFactory>& rows) {
-  rows.push_back({"generic", LayerKind::Cumulative, &applies, &create});
+void register_cumulative(KernelTable& rows) {
+  rows.add({"generic", LayerKind::Cumulative, &applies, &create});
 }
 
 }  // namespace kiln::engine::cuda

@@ -34,8 +34,6 @@ std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique
 
 }  // namespace
 
-void register_fill(std::vector<CudaKernelFactory>& rows) {
-  rows.push_back({"generic", LayerKind::Fill, &applies, &create});
-}
+void register_fill(KernelTable& rows) { rows.add({"generic", LayerKind::Fill, &applies, &create}); }
 
 }  // namespace kiln::engine::cuda

@@ -69,8 +69,8 @@ std::unique_ptr<Kernel> make_flash_attention(const LayerInfo& layer) {
 
 }  // namespace
 
-void register_flash_attention(std::vector<CudaKernelFactory>& rows) {
-  rows.push_back({"flash", LayerKind::Attention, &flash_attention_applies, &make_flash_attention});
+void register_flash_attention(KernelTable& rows) {
+  rows.add({"flash", LayerKind::Attention, &flash_attention_applies, &make_flash_attention});
 }
 
 }  // namespace kiln::engine::cuda

@@ -523,10 +523,14 @@ std::unique_ptr<Kernel> create_tf32(const LayerInfo& layer) {
 
 MatmulTuningStats matmul_tuning_stats() { return {g_tuned.load(), g_stored.load(), g_rejected.load(), g_used.load()}; }
 
-void register_matmul(std::vector<CudaKernelFactory>& rows) {
+void register_matmul(KernelTable& rows) {
   // TF32 first: when the build allows it and does not time tactics, the first candidate wins.
-  rows.push_back({"cublaslt_tf32", LayerKind::MatrixMultiply, &applies_tf32, &create_tf32, true});
-  rows.push_back({"cublaslt", LayerKind::MatrixMultiply, &applies, &create});
+  rows.add({.name = "cublaslt_tf32",
+            .kind = LayerKind::MatrixMultiply,
+            .applies = &applies_tf32,
+            .create = &create_tf32,
+            .tf32 = true});
+  rows.add({"cublaslt", LayerKind::MatrixMultiply, &applies, &create});
 }
 
 }  // namespace kiln::engine::cuda

@@ -175,12 +175,12 @@ std::unique_ptr<Kernel> make(const LayerInfo& layer) {
 
 }  // namespace
 
-void register_movement(std::vector<CudaKernelFactory>& rows) {
-  rows.push_back({"generic", LayerKind::Shuffle, &applies, &make<ShuffleKernel>});
-  rows.push_back({"generic", LayerKind::Concat, &applies, &make<ConcatKernel>});
-  rows.push_back({"generic", LayerKind::Slice, &applies, &make<SliceKernel>});
-  rows.push_back({"generic", LayerKind::Gather, &applies, &make<GatherKernel>});
-  rows.push_back({"generic", LayerKind::Padding, &applies, &make<PaddingKernel>});
+void register_movement(KernelTable& rows) {
+  rows.add({"generic", LayerKind::Shuffle, &applies, &make<ShuffleKernel>});
+  rows.add({"generic", LayerKind::Concat, &applies, &make<ConcatKernel>});
+  rows.add({"generic", LayerKind::Slice, &applies, &make<SliceKernel>});
+  rows.add({"generic", LayerKind::Gather, &applies, &make<GatherKernel>});
+  rows.add({"generic", LayerKind::Padding, &applies, &make<PaddingKernel>});
 }
 
 }  // namespace kiln::engine::cuda

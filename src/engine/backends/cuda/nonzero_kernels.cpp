@@ -36,8 +36,6 @@ std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique
 
 }  // namespace
 
-void register_nonzero(std::vector<CudaKernelFactory>& rows) {
-  rows.push_back({"generic", LayerKind::NonZero, &applies, &create});
-}
+void register_nonzero(KernelTable& rows) { rows.add({"generic", LayerKind::NonZero, &applies, &create}); }
 
 }  // namespace kiln::engine::cuda

@@ -104,10 +104,10 @@ std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique
 
 }  // namespace
 
-void register_nvrtc_pointwise(std::vector<CudaKernelFactory>& rows) {
+void register_nvrtc_pointwise(KernelTable& rows) {
   for (LayerKind k : {LayerKind::Elementwise, LayerKind::Activation, LayerKind::Unary, LayerKind::Cast,
                       LayerKind::Select, LayerKind::FusedPointwise}) {
-    rows.push_back({"nvrtc", k, &applies, &create});
+    rows.add({"nvrtc", k, &applies, &create});
   }
 }
 

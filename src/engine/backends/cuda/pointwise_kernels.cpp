@@ -7,7 +7,7 @@
 
 namespace kiln::engine::cuda {
 
-void register_nvrtc_pointwise(std::vector<CudaKernelFactory>& rows);
+void register_nvrtc_pointwise(KernelTable& rows);
 
 namespace {
 
@@ -63,12 +63,12 @@ std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique
 
 }  // namespace
 
-void register_pointwise(std::vector<CudaKernelFactory>& rows) {
+void register_pointwise(KernelTable& rows) {
   // The compiled kernels first: the best guess when tactics are not timed.
   register_nvrtc_pointwise(rows);
   for (LayerKind k : {LayerKind::Elementwise, LayerKind::Activation, LayerKind::Unary, LayerKind::Cast,
                       LayerKind::Select, LayerKind::FusedPointwise}) {
-    rows.push_back({"generic", k, &pointwise_applies, &create});
+    rows.add({"generic", k, &pointwise_applies, &create});
   }
 }
 

@@ -100,10 +100,10 @@ std::unique_ptr<Kernel> make(const LayerInfo& layer) {
 
 }  // namespace
 
-void register_reduction(std::vector<CudaKernelFactory>& rows) {
-  rows.push_back({"generic", LayerKind::Reduce, &reduce_applies, &make<ReduceKernel>});
-  rows.push_back({"generic", LayerKind::Softmax, &float_only, &make<SoftmaxKernel>});
-  rows.push_back({"generic", LayerKind::Normalization, &float_only, &make<NormKernel>});
+void register_reduction(KernelTable& rows) {
+  rows.add({"generic", LayerKind::Reduce, &reduce_applies, &make<ReduceKernel>});
+  rows.add({"generic", LayerKind::Softmax, &float_only, &make<SoftmaxKernel>});
+  rows.add({"generic", LayerKind::Normalization, &float_only, &make<NormKernel>});
 }
 
 }  // namespace kiln::engine::cuda

@@ -95,8 +95,6 @@ std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique
 
 }  // namespace
 
-void register_reformat(std::vector<CudaKernelFactory>& rows) {
-  rows.push_back({"generic", LayerKind::Reformat, &applies, &create});
-}
+void register_reformat(KernelTable& rows) { rows.add({"generic", LayerKind::Reformat, &applies, &create}); }
 
 }  // namespace kiln::engine::cuda

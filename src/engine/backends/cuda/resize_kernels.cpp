@@ -48,8 +48,6 @@ std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique
 
 }  // namespace
 
-void register_resize(std::vector<CudaKernelFactory>& rows) {
-  rows.push_back({"generic", LayerKind::Resize, &applies, &create});
-}
+void register_resize(KernelTable& rows) { rows.add({"generic", LayerKind::Resize, &applies, &create}); }
 
 }  // namespace kiln::engine::cuda

@@ -47,8 +47,6 @@ std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique
 
 }  // namespace
 
-void register_scatter(std::vector<CudaKernelFactory>& rows) {
-  rows.push_back({"generic", LayerKind::Scatter, &applies, &create});
-}
+void register_scatter(KernelTable& rows) { rows.add({"generic", LayerKind::Scatter, &applies, &create}); }
 
 }  // namespace kiln::engine::cuda

@@ -140,13 +140,17 @@ AttnParams attention_params(const AttentionParams& layer, const KernelArgs& args
   return a;
 }
 
-void register_spatial(std::vector<CudaKernelFactory>& rows) {
+void register_spatial(KernelTable& rows) {
   // Channels-last first (as the cudnn_nhwc convolutions): without timing, a CNN's pooling between NHWC
   // convolutions needs no reformat; with timing, a pooling fed by a Plain tensor pays for the reformat the
   // "nhwc" candidate needs and "generic" wins.
-  rows.push_back({"nhwc", LayerKind::Pooling, &pool_nhwc_applies, &make_pool_nhwc, false, &pool_nhwc_formats});
-  rows.push_back({"generic", LayerKind::Pooling, &pool_applies, &make_pool});
-  rows.push_back({"generic", LayerKind::Attention, &attention_applies, &make<AttentionKernel>});
+  rows.add({.name = "nhwc",
+            .kind = LayerKind::Pooling,
+            .applies = &pool_nhwc_applies,
+            .create = &make_pool_nhwc,
+            .formats = &pool_nhwc_formats});
+  rows.add({"generic", LayerKind::Pooling, &pool_applies, &make_pool});
+  rows.add({"generic", LayerKind::Attention, &attention_applies, &make<AttentionKernel>});
 }
 
 }  // namespace kiln::engine::cuda

@@ -41,8 +41,6 @@ std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique
 
 }  // namespace
 
-void register_topk(std::vector<CudaKernelFactory>& rows) {
-  rows.push_back({"generic", LayerKind::TopK, &applies, &create});
-}
+void register_topk(KernelTable& rows) { rows.add({"generic", LayerKind::TopK, &applies, &create}); }
 
 }  // namespace kiln::engine::cuda

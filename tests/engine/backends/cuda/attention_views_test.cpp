@@ -46,8 +46,8 @@ struct ViewLayer {
   ViewLayer(const ViewLayer&) = delete;
 };
 
-const cuda::CudaKernelFactory& tactic_row(const std::string& name) {
-  for (const auto& r : cuda::cuda_kernels()) {
+const KernelRow& tactic_row(const std::string& name) {
+  for (const auto& r : cuda::cuda_kernels().rows()) {
     if (r.name == name && r.kind == LayerKind::Attention) return r;
   }
   throw std::runtime_error("no cuda Attention tactic " + name);

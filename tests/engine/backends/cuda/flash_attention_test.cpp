@@ -223,8 +223,8 @@ void check_cases(const std::vector<Case>& cases, uint32_t seed) {
   }
 }
 
-const cuda::CudaKernelFactory& flash_row() {
-  for (const auto& r : cuda::cuda_kernels()) {
+const KernelRow& flash_row() {
+  for (const auto& r : cuda::cuda_kernels().rows()) {
     if (r.name == "flash" && r.kind == LayerKind::Attention) return r;
   }
   throw std::runtime_error("no cuda tactic 'flash' for Attention");
@@ -234,7 +234,7 @@ const cuda::CudaKernelFactory& flash_row() {
 
 TEST(EngineFlashAttention, ListedBeforeGenericAndOnlyForHalfTypesUpToHeadDim128) {
   std::vector<std::string> names;
-  for (const auto& r : cuda::cuda_kernels()) {
+  for (const auto& r : cuda::cuda_kernels().rows()) {
     if (r.kind == LayerKind::Attention) names.push_back(r.name);
   }
   ASSERT_EQ(names, (std::vector<std::string>{"flash", "generic"}));  // without timing, "flash" is taken

@@ -75,16 +75,13 @@ struct TestLayer {
   TestLayer(const TestLayer&) = delete;
 };
 
-const cuda::CudaKernelFactory* row(LayerKind kind, const std::string& name) {
-  for (const auto& r : cuda::cuda_kernels()) {
-    if (r.kind == kind && r.name == name) return &r;
-  }
-  return nullptr;
+const KernelRow* row(LayerKind kind, const std::string& name) {
+  return cuda::cuda_kernels().find(kind, name);
 }
 
 std::vector<std::string> row_names(LayerKind kind) {
   std::vector<std::string> names;
-  for (const auto& r : cuda::cuda_kernels()) {
+  for (const auto& r : cuda::cuda_kernels().rows()) {
     if (r.kind == kind) names.push_back(r.name);
   }
   return names;
@@ -135,11 +132,11 @@ TEST(EngineCudaNhwc, NhwcConvolutionAppliesWhereItRuns) {
     EXPECT_TRUE(nhwc.applies(t->info, &why)) << why;
     EXPECT_EQ(nhwc_tf32.applies(t->info, nullptr), dt == DType::Float32);
     // Every input (x and the residual) and the output channels-last.
-    TacticFormats f = cuda::row_formats(nhwc, t->info);
+    TacticFormats f = nhwc.formats_for(t->info);
     EXPECT_EQ(f.inputs, (std::vector<TensorFormat>{TensorFormat::ChannelsLast, TensorFormat::ChannelsLast}));
     EXPECT_EQ(f.outputs, (std::vector<TensorFormat>{TensorFormat::ChannelsLast}));
     // The NCHW rows stay Plain.
-    EXPECT_TRUE(cuda::row_formats(*row(LayerKind::Convolution, "cudnn"), t->info).inputs.empty());
+    EXPECT_TRUE(row(LayerKind::Convolution, "cudnn")->formats_for(t->info).inputs.empty());
   }
   ConvolutionParams tp = pad1();
   tp.transposed = true;
@@ -168,7 +165,7 @@ TEST(EngineCudaNhwc, PoolingAndReformatRows) {
                  {{2, 8, 5, 5}, TensorFormat::Plain}, DType::Float16);
   const auto& nhwc = *row(LayerKind::Pooling, "nhwc");
   EXPECT_TRUE(nhwc.applies(pool.info, nullptr));
-  TacticFormats f = cuda::row_formats(nhwc, pool.info);
+  TacticFormats f = nhwc.formats_for(pool.info);
   EXPECT_EQ(f.inputs, (std::vector<TensorFormat>{TensorFormat::ChannelsLast}));
   EXPECT_EQ(f.outputs, (std::vector<TensorFormat>{TensorFormat::ChannelsLast}));
   PoolingParams p1;
@@ -188,7 +185,7 @@ TEST(EngineCudaNhwc, PoolingAndReformatRows) {
     TestLayer r(LayerKind::Reformat, ReformatParams{TensorFormat::Plain, TensorFormat::ChannelsLast},
                 {{d, TensorFormat::Plain}}, {d, TensorFormat::ChannelsLast}, DType::Int64);
     EXPECT_TRUE(rf.applies(r.info, nullptr)) << rank;
-    f = cuda::row_formats(rf, r.info);
+    f = rf.formats_for(r.info);
     EXPECT_EQ(f.inputs, (std::vector<TensorFormat>{TensorFormat::Plain}));
     EXPECT_EQ(f.outputs, (std::vector<TensorFormat>{TensorFormat::ChannelsLast}));
   }

@@ -247,7 +247,7 @@ class AttentionKernel : public Kernel {
   AttentionParams p_;
 };
 
-bool applies(const LayerInfo& info) {
+bool applies(const LayerInfo& info, std::string* /*why*/) {
   for (size_t i = 0; i < 3; ++i) {
     if (info.inputs[i].dtype != DType::Float32) return false;
   }
@@ -269,11 +269,10 @@ bool applies(const LayerInfo& info) {
 
 }  // namespace
 
-void register_attention(CpuKernelRegistry& registry) {
-  registry.add(CpuKernelFactory{"vec", LayerKind::Attention, applies, [](const LayerInfo& info) {
-                                  return std::unique_ptr<Kernel>(
-                                      std::make_unique<AttentionKernel>(*info.layer));
-                                }});
+void register_attention(KernelTable& registry) {
+  registry.add(KernelRow{"vec", LayerKind::Attention, applies, [](const LayerInfo& info) {
+                           return std::unique_ptr<Kernel>(std::make_unique<AttentionKernel>(*info.layer));
+                         }});
 }
 
 }  // namespace kiln::engine::cpu::fast

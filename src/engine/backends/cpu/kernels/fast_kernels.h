@@ -6,18 +6,18 @@
 namespace kiln::engine::cpu::fast {
 
 /// Row "vec" for Normalization (layer / group / instance norm, fp32).
-void register_normalization(CpuKernelRegistry& registry);
+void register_normalization(KernelTable& registry);
 /// Row "vec" for Pooling (max / average, adaptive, fp32, in the input's memory format).
-void register_pooling(CpuKernelRegistry& registry);
+void register_pooling(KernelTable& registry);
 /// Row "vec" for Softmax (softmax / log-softmax, fp32).
-void register_softmax(CpuKernelRegistry& registry);
+void register_softmax(KernelTable& registry);
 /// Row "vec" for Reduce (sum / mean / max / min over trailing dims, fp32).
-void register_reduce(CpuKernelRegistry& registry);
+void register_reduce(KernelTable& registry);
 /// Row "vec" for Attention (fp32, q/k/v with equal batch dims).
-void register_attention(CpuKernelRegistry& registry);
+void register_attention(KernelTable& registry);
 /// Rows "vec" for FusedPointwise, Activation and Elementwise (fp32).
-void register_pointwise(CpuKernelRegistry& registry);
+void register_pointwise(KernelTable& registry);
 /// Row "vec" for Shuffle (any dtype of 1, 2, 4 or 8 bytes; one permutation at most).
-void register_movement(CpuKernelRegistry& registry);
+void register_movement(KernelTable& registry);
 
 }  // namespace kiln::engine::cpu::fast

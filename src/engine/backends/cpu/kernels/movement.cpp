@@ -127,7 +127,7 @@ class ShuffleKernel : public Kernel {
   ShuffleParams p_;
 };
 
-bool applies(const LayerInfo& info) {
+bool applies(const LayerInfo& info, std::string* /*why*/) {
   const auto& p = info.params<ShuffleParams>();
   size_t es = dtype_size(info.inputs[0].dtype);
   return (p.first_perm.empty() || p.second_perm.empty()) && (es == 1 || es == 2 || es == 4 || es == 8) &&
@@ -136,11 +136,10 @@ bool applies(const LayerInfo& info) {
 
 }  // namespace
 
-void register_movement(CpuKernelRegistry& registry) {
-  registry.add(CpuKernelFactory{"vec", LayerKind::Shuffle, applies, [](const LayerInfo& info) {
-                                  return std::unique_ptr<Kernel>(
-                                      std::make_unique<ShuffleKernel>(*info.layer));
-                                }});
+void register_movement(KernelTable& registry) {
+  registry.add(KernelRow{"vec", LayerKind::Shuffle, applies, [](const LayerInfo& info) {
+                           return std::unique_ptr<Kernel>(std::make_unique<ShuffleKernel>(*info.layer));
+                         }});
 }
 
 }  // namespace kiln::engine::cpu::fast

@@ -107,7 +107,7 @@ class NormalizationKernel : public Kernel {
   std::vector<float> scale_, bias_;
 };
 
-bool applies(const LayerInfo& info) {
+bool applies(const LayerInfo& info, std::string* /*why*/) {
   if (info.inputs[0].dtype != DType::Float32 || info.outputs[0].dtype != DType::Float32) return false;
   const auto& p = info.params<NormalizationParams>();
   if (p.kind == NormalizationParams::Layer) return p.axis >= 0;
@@ -116,10 +116,10 @@ bool applies(const LayerInfo& info) {
 
 }  // namespace
 
-void register_normalization(CpuKernelRegistry& registry) {
-  registry.add(CpuKernelFactory{"vec", LayerKind::Normalization, applies, [](const LayerInfo& info) {
-                                  return std::unique_ptr<Kernel>(std::make_unique<NormalizationKernel>(*info.layer));
-                                }});
+void register_normalization(KernelTable& registry) {
+  registry.add(KernelRow{"vec", LayerKind::Normalization, applies, [](const LayerInfo& info) {
+                           return std::unique_ptr<Kernel>(std::make_unique<NormalizationKernel>(*info.layer));
+                         }});
 }
 
 }  // namespace kiln::engine::cpu::fast

@@ -372,7 +372,9 @@ std::vector<PointwiseInstr> program_of(const Layer& layer) {
   return {in};
 }
 
-bool applies(const LayerInfo& info) { return all_fp32(info) && program_ok(program_of(*info.layer)); }
+bool applies(const LayerInfo& info, std::string* /*why*/) {
+  return all_fp32(info) && program_ok(program_of(*info.layer));
+}
 
 std::unique_ptr<Kernel> create(const LayerInfo& info) {
   return std::make_unique<PointwiseKernel>(program_of(*info.layer), *info.layer);
@@ -380,9 +382,9 @@ std::unique_ptr<Kernel> create(const LayerInfo& info) {
 
 }  // namespace
 
-void register_pointwise(CpuKernelRegistry& registry) {
+void register_pointwise(KernelTable& registry) {
   for (LayerKind k : {LayerKind::FusedPointwise, LayerKind::Activation, LayerKind::Elementwise, LayerKind::Unary}) {
-    registry.add(CpuKernelFactory{"vec", k, applies, create});
+    registry.add(KernelRow{"vec", k, applies, create});
   }
 }
 

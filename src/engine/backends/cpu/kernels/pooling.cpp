@@ -133,7 +133,7 @@ class PoolingKernel : public Kernel {
   PoolingParams p_;
 };
 
-bool applies(const LayerInfo& info) {
+bool applies(const LayerInfo& info, std::string* /*why*/) {
   size_t rank = info.inputs[0].max.size();
   return info.inputs.size() == 1 && info.outputs.size() == 1 && info.inputs[0].dtype == DType::Float32 &&
          info.outputs[0].dtype == DType::Float32 && rank >= 3 && rank <= 5;
@@ -141,15 +141,22 @@ bool applies(const LayerInfo& info) {
 
 }  // namespace
 
-void register_pooling(CpuKernelRegistry& registry) {
-  registry.add(CpuKernelFactory{
-      "vec", LayerKind::Pooling, applies,
-      [](const LayerInfo& info) { return std::unique_ptr<Kernel>(std::make_unique<PoolingKernel>(info)); },
+void register_pooling(KernelTable& registry) {
+  registry.add(KernelRow{
+      .name = "vec",
+      .kind = LayerKind::Pooling,
+      .applies = applies,
+      .create =
+          [](const LayerInfo& info) {
+            return std::unique_ptr<Kernel>(std::make_unique<PoolingKernel>(info));
+          },
       // The input's format, read and written as it is (the builder asks once the producer's format is known).
-      [](const LayerInfo& info) {
-        TensorFormat f = info.inputs[0].format;
-        return TacticFormats{{f}, {f}};
-      }});
+      .formats =
+          [](const LayerInfo& info) {
+            TensorFormat f = info.inputs[0].format;
+            return TacticFormats{{f}, {f}};
+          },
+      .any_format = true});
 }
 
 }  // namespace kiln::engine::cpu::fast

@@ -97,7 +97,7 @@ class ReduceKernel : public Kernel {
   ReduceParams p_;
 };
 
-bool applies(const LayerInfo& info) {
+bool applies(const LayerInfo& info, std::string* /*why*/) {
   const auto& p = info.params<ReduceParams>();
   if (info.inputs[0].dtype != DType::Float32 || info.outputs[0].dtype != DType::Float32) return false;
   if (p.op != ReduceOp::Sum && p.op != ReduceOp::Mean && p.op != ReduceOp::Max && p.op != ReduceOp::Min) return false;
@@ -109,10 +109,10 @@ bool applies(const LayerInfo& info) {
 
 }  // namespace
 
-void register_reduce(CpuKernelRegistry& registry) {
-  registry.add(CpuKernelFactory{"vec", LayerKind::Reduce, applies, [](const LayerInfo& info) {
-                                  return std::unique_ptr<Kernel>(std::make_unique<ReduceKernel>(*info.layer));
-                                }});
+void register_reduce(KernelTable& registry) {
+  registry.add(KernelRow{"vec", LayerKind::Reduce, applies, [](const LayerInfo& info) {
+                           return std::unique_ptr<Kernel>(std::make_unique<ReduceKernel>(*info.layer));
+                         }});
 }
 
 }  // namespace kiln::engine::cpu::fast

@@ -6,7 +6,7 @@
 
 namespace kiln::engine::cpu {
 
-void register_fast_kernels(CpuKernelRegistry& registry) {
+void register_fast_kernels(KernelTable& registry) {
   onednn::register_onednn_convolution(registry);
   onednn::register_onednn_matmul(registry);
   onednn::register_onednn_reformat(registry);

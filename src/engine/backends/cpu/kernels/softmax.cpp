@@ -122,16 +122,16 @@ class SoftmaxKernel : public Kernel {
   SoftmaxParams p_;
 };
 
-bool applies(const LayerInfo& info) {
+bool applies(const LayerInfo& info, std::string* /*why*/) {
   return info.inputs[0].dtype == DType::Float32 && info.outputs[0].dtype == DType::Float32;
 }
 
 }  // namespace
 
-void register_softmax(CpuKernelRegistry& registry) {
-  registry.add(CpuKernelFactory{"vec", LayerKind::Softmax, applies, [](const LayerInfo& info) {
-                                  return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(*info.layer));
-                                }});
+void register_softmax(KernelTable& registry) {
+  registry.add(KernelRow{"vec", LayerKind::Softmax, applies, [](const LayerInfo& info) {
+                           return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(*info.layer));
+                         }});
 }
 
 }  // namespace kiln::engine::cpu::fast

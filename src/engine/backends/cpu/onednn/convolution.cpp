@@ -278,7 +278,7 @@ bool same_dims(const TensorInfo& a, const TensorInfo& b) {
   return a.min == b.min && a.opt == b.opt && a.max == b.max;
 }
 
-bool conv_applies(const LayerInfo& info) {
+bool conv_applies(const LayerInfo& info, std::string* /*why*/) {
   const Layer& layer = *info.layer;
   const auto& p = layer.get<ConvolutionParams>();
   if (layer.weights.empty() || !layer.weights[0].defined() || !is_floating(layer.weights[0].value.dtype())) {
@@ -303,8 +303,8 @@ bool conv_applies(const LayerInfo& info) {
 }
 
 /// Winograd: 2-D 3x3 stride-1 undilated ungrouped convolutions for which oneDNN has an implementation here.
-bool winograd_applies(const LayerInfo& info) {
-  if (!conv_applies(info)) return false;
+bool winograd_applies(const LayerInfo& info, std::string* /*why*/) {
+  if (!conv_applies(info, nullptr)) return false;
   const Layer& layer = *info.layer;
   const auto& p = layer.get<ConvolutionParams>();
   const auto& w = layer.weights[0].value.sizes();
@@ -325,18 +325,26 @@ bool winograd_applies(const LayerInfo& info) {
 
 }  // namespace
 
-void register_onednn_convolution(CpuKernelRegistry& registry) {
+void register_onednn_convolution(KernelTable& registry) {
   auto direct = [](const LayerInfo& info) { return std::unique_ptr<Kernel>(std::make_unique<ConvolutionKernel>(info, false)); };
   auto winograd = [](const LayerInfo& info) { return std::unique_ptr<Kernel>(std::make_unique<ConvolutionKernel>(info, true)); };
   // Untimed builds take the last row first: "onednn_blocked" (direct convolution applies everywhere).
-  registry.add(CpuKernelFactory{"onednn", LayerKind::Convolution, conv_applies, direct});
+  registry.add(KernelRow{"onednn", LayerKind::Convolution, conv_applies, direct});
   // Winograd's transforms lose precision that a deep fp32 network accumulates (resnet50's logits moved by
   // 1.2e-3): offered only when the build allows reduced-precision tactics.
-  registry.add(CpuKernelFactory{"onednn_winograd", LayerKind::Convolution, winograd_applies, winograd,
-                                [](const LayerInfo& info) { return preferred_formats(info, true); },
-                                /*reduced_precision=*/true});
-  registry.add(CpuKernelFactory{"onednn_blocked", LayerKind::Convolution, conv_applies, direct,
-                                [](const LayerInfo& info) { return preferred_formats(info, false); }});
+  registry.add(KernelRow{.name = "onednn_winograd",
+                         .kind = LayerKind::Convolution,
+                         .applies = winograd_applies,
+                         .create = winograd,
+                         .formats = [](const LayerInfo& info) { return preferred_formats(info, true); },
+                         .reduced_precision = true,
+                         .any_format = true});
+  registry.add(KernelRow{.name = "onednn_blocked",
+                         .kind = LayerKind::Convolution,
+                         .applies = conv_applies,
+                         .create = direct,
+                         .formats = [](const LayerInfo& info) { return preferred_formats(info, false); },
+                         .any_format = true});
 }
 
 }  // namespace kiln::engine::cpu::onednn

@@ -181,7 +181,7 @@ class MatmulKernel : public Kernel {
   dnnl::primitive_attr attr_;
 };
 
-bool matmul_applies(const LayerInfo& info) {
+bool matmul_applies(const LayerInfo& info, std::string* /*why*/) {
   const Layer& layer = *info.layer;
   const auto& p = layer.get<MatrixMultiplyParams>();
   bool b_const = !layer.weights.empty() && layer.weights[0].defined();
@@ -201,10 +201,10 @@ bool matmul_applies(const LayerInfo& info) {
 
 }  // namespace
 
-void register_onednn_matmul(CpuKernelRegistry& registry) {
-  registry.add(CpuKernelFactory{"onednn", LayerKind::MatrixMultiply, matmul_applies, [](const LayerInfo& info) {
-                                  return std::unique_ptr<Kernel>(std::make_unique<MatmulKernel>(info));
-                                }});
+void register_onednn_matmul(KernelTable& registry) {
+  registry.add(KernelRow{"onednn", LayerKind::MatrixMultiply, matmul_applies, [](const LayerInfo& info) {
+                           return std::unique_ptr<Kernel>(std::make_unique<MatmulKernel>(info));
+                         }});
 }
 
 }  // namespace kiln::engine::cpu::onednn

@@ -61,17 +61,17 @@ class ReformatKernel : public Kernel {
   ReformatParams p_;
 };
 
-bool reformat_applies(const LayerInfo& info) {
+bool reformat_applies(const LayerInfo& info, std::string* /*why*/) {
   return info.inputs.size() == 1 && onednn_dtype_ok(info.inputs[0].dtype) && info.inputs[0].min.size() >= 3 &&
          info.inputs[0].min.size() <= 5;
 }
 
 }  // namespace
 
-void register_onednn_reformat(CpuKernelRegistry& registry) {
-  registry.add(CpuKernelFactory{"onednn", LayerKind::Reformat, reformat_applies, [](const LayerInfo& info) {
-                                  return std::unique_ptr<Kernel>(std::make_unique<ReformatKernel>(info));
-                                }});
+void register_onednn_reformat(KernelTable& registry) {
+  registry.add(KernelRow{"onednn", LayerKind::Reformat, reformat_applies, [](const LayerInfo& info) {
+                           return std::unique_ptr<Kernel>(std::make_unique<ReformatKernel>(info));
+                         }});
 }
 
 }  // namespace kiln::engine::cpu::onednn

@@ -6,10 +6,10 @@
 namespace kiln::engine::cpu::onednn {
 
 /// Rows "onednn", "onednn_winograd" and "onednn_blocked" for Convolution (and deconvolution, but Winograd).
-void register_onednn_convolution(CpuKernelRegistry& registry);
+void register_onednn_convolution(KernelTable& registry);
 /// Row "onednn" for Reformat (fp32 reorders between Plain and the blocked formats).
-void register_onednn_reformat(CpuKernelRegistry& registry);
+void register_onednn_reformat(KernelTable& registry);
 /// Row "onednn" for MatrixMultiply.
-void register_onednn_matmul(CpuKernelRegistry& registry);
+void register_onednn_matmul(KernelTable& registry);
 
 }  // namespace kiln::engine::cpu::onednn

@@ -89,8 +89,8 @@ inline std::vector<float> run_reference(const OneLayer& l, std::vector<std::vect
 }
 
 /// The CPU table row (kind, name); fails the test when missing.
-inline const CpuKernelFactory& row(LayerKind kind, const std::string& name) {
-  const CpuKernelFactory* f = cpu_kernels().find(kind, name);
+inline const KernelRow& row(LayerKind kind, const std::string& name) {
+  const KernelRow* f = cpu_kernels().find(kind, name);
   if (!f) throw std::runtime_error("no CPU kernel row " + name);
   return *f;
 }
@@ -114,8 +114,8 @@ inline void check_against_reference(const OneLayer& l, const std::string& name, 
                                     const std::vector<std::vector<Dims>>& run_dims, double rtol, double atol,
                                     const std::string& what) {
   LayerInfo info = l.info(build_dims);
-  const CpuKernelFactory& f = row(l.layer.kind, name);
-  ASSERT_TRUE(f.applies(info)) << what << ": tactic " << name << " does not apply";
+  const KernelRow& f = row(l.layer.kind, name);
+  ASSERT_TRUE(f.runs(info, nullptr)) << what << ": tactic " << name << " does not apply";
   auto kernel = f.create(info);
   // 16 threads too: oneDNN picks its work split for the thread count (the GPU machine has 16 cores).
   for (int threads : {1, 2, 16}) {

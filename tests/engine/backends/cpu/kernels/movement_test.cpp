@@ -33,8 +33,8 @@ void check(const OneLayer& l, const Dims& d, DType dt, const std::string& what) 
   info.layer = &l.layer;
   info.inputs.push_back(TensorInfo{"in", dt, d, d, d});
   info.outputs.push_back(TensorInfo{"out", dt, y, y, y});
-  const CpuKernelFactory& f = row(LayerKind::Shuffle, "vec");
-  ASSERT_TRUE(f.applies(info)) << what;
+  const KernelRow& f = row(LayerKind::Shuffle, "vec");
+  ASSERT_TRUE(f.runs(info, nullptr)) << what;
   auto kernel = f.create(info);
   const size_t es = dtype_size(dt), bytes = static_cast<size_t>(numel(d)) * es;
   std::vector<uint8_t> x(bytes);
@@ -90,7 +90,7 @@ TEST(VecShuffle, LeavesTwoPermutationsToTheReference) {
   info.layer = &l.layer;
   info.inputs.push_back(TensorInfo{"in", DType::Float32, {2, 3, 4}, {2, 3, 4}, {2, 3, 4}});
   info.outputs.push_back(TensorInfo{"out", DType::Float32, {8, 3}, {8, 3}, {8, 3}});
-  EXPECT_FALSE(row(LayerKind::Shuffle, "vec").applies(info));
+  EXPECT_FALSE(row(LayerKind::Shuffle, "vec").runs(info, nullptr));
 }
 
 }  // namespace

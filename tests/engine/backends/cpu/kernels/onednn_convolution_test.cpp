@@ -360,9 +360,9 @@ std::vector<float> reformat(std::vector<float>& values, const Dims& dims, Tensor
 /// `runs`, 1 and 2 threads) and compares the output, reformatted back, with the reference.
 void check_in_preferred_formats(const OneLayer& l, const std::string& name, const std::vector<std::vector<Dims>>& runs,
                                 double rtol, double atol, const std::string& what) {
-  const CpuKernelFactory& f = row(l.layer.kind, name);
+  const KernelRow& f = row(l.layer.kind, name);
   LayerInfo info = l.info(runs[0]);
-  ASSERT_TRUE(f.applies(info)) << what << ": " << name << " does not apply";
+  ASSERT_TRUE(f.runs(info, nullptr)) << what << ": " << name << " does not apply";
   TacticFormats formats = f.formats(info);
   for (size_t k = 0; k < info.inputs.size(); ++k) info.inputs[k].format = formats.inputs[k];
   info.outputs[0].format = formats.outputs[0];
@@ -409,7 +409,7 @@ TEST(OnednnConvolution, BlockedAndWinogradInTheirOwnFormats) {
   l.layer.weights[0] = Weights("w", w);
   std::vector<std::vector<Dims>> runs{{{1, 32, 12, 12}, {1, 32, 12, 12}}, {{2, 32, 7, 9}, {2, 32, 7, 9}}};
   check_in_preferred_formats(l, "onednn_blocked", runs, kRtol, kAtol, "blocked");
-  if (row(LayerKind::Convolution, "onednn_winograd").applies(l.info(runs[0]))) {
+  if (row(LayerKind::Convolution, "onednn_winograd").runs(l.info(runs[0]), nullptr)) {
     check_in_preferred_formats(l, "onednn_winograd", runs, 1e-4, 1e-4, "winograd");
   } else {
     std::printf("onednn_winograd: no Winograd convolution on this CPU, not checked\n");
@@ -420,12 +420,12 @@ TEST(OnednnConvolution, DoesNotApplyToUnsupportedPostOpsOrDtypes) {
   ConvolutionParams p;
   p.post_ops = {act(ActivationKind::Softsign)};
   OneLayer l = conv_layer({4, 4, 3, 3}, p, true, 13);
-  EXPECT_FALSE(row(LayerKind::Convolution, "onednn").applies(l.info({{1, 4, 6, 6}})));
+  EXPECT_FALSE(row(LayerKind::Convolution, "onednn").runs(l.info({{1, 4, 6, 6}}), nullptr));
   ConvolutionParams q;
   OneLayer h = conv_layer({4, 4, 3, 3}, q, true, 14);
   LayerInfo info = h.info({{1, 4, 6, 6}});
   info.inputs[0].dtype = DType::Int32;
-  EXPECT_FALSE(row(LayerKind::Convolution, "onednn").applies(info));
+  EXPECT_FALSE(row(LayerKind::Convolution, "onednn").runs(info, nullptr));
 }
 
 }  // namespace

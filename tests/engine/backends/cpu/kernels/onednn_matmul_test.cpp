@@ -105,7 +105,7 @@ TEST(OnednnMatmul, DoesNotApplyToSoftsign) {
   p.post_ops = {act(ActivationKind::Softsign)};
   Dims w{4, 4};
   OneLayer l = matmul_layer(p, &w, 0, 8);
-  EXPECT_FALSE(row(LayerKind::MatrixMultiply, "onednn").applies(l.info({{2, 4}})));
+  EXPECT_FALSE(row(LayerKind::MatrixMultiply, "onednn").runs(l.info({{2, 4}}), nullptr));
 }
 
 }  // namespace

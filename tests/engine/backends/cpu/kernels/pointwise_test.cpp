@@ -106,7 +106,7 @@ TEST(VecPointwise, ElementwiseBroadcast) {
 
 TEST(VecPointwise, DoesNotApplyToComparisons) {
   OneLayer l = fused({binary(ElementwiseOp::Less, kIn, kIn + 1)});
-  EXPECT_FALSE(row(LayerKind::FusedPointwise, "vec").applies(l.info({{4}, {4}})));
+  EXPECT_FALSE(row(LayerKind::FusedPointwise, "vec").runs(l.info({{4}, {4}}), nullptr));
 }
 
 }  // namespace

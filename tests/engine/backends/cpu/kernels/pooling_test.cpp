@@ -97,7 +97,7 @@ TEST(VecPooling, ReadsAndWritesTheInputsFormat) {
       Dims yd = layer.output_dims({d});
       LayerInfo info = layer.info({d});
       info.inputs[0].format = info.outputs[0].format = format;
-      const CpuKernelFactory& f = row(LayerKind::Pooling, "vec");
+      const KernelRow& f = row(LayerKind::Pooling, "vec");
       TacticFormats formats = f.formats(info);
       EXPECT_EQ(formats.inputs.at(0), format) << what;
       EXPECT_EQ(formats.outputs.at(0), format) << what;

@@ -34,9 +34,9 @@ TEST(VecReduce, SumMeanMaxMinOverConsecutiveAxes) {
 
 TEST(VecReduce, DoesNotApplyToSplitAxesOrProd) {
   OneLayer split = reduce_layer(ReduceOp::Sum, {0, 2}, false);
-  EXPECT_FALSE(row(LayerKind::Reduce, "vec").applies(split.info({{2, 3, 4}})));
+  EXPECT_FALSE(row(LayerKind::Reduce, "vec").runs(split.info({{2, 3, 4}}), nullptr));
   OneLayer prod = reduce_layer(ReduceOp::Prod, {1}, false);
-  EXPECT_FALSE(row(LayerKind::Reduce, "vec").applies(prod.info({{2, 3, 4}})));
+  EXPECT_FALSE(row(LayerKind::Reduce, "vec").runs(prod.info({{2, 3, 4}}), nullptr));
 }
 
 }  // namespace

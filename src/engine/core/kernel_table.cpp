@@ -1,0 +1,105 @@
+#include "engine/core/kernel_table.h"
+
+#include "kiln/support/error.h"
+
+namespace kiln::engine {
+
+bool KernelRow::runs(const LayerInfo& layer, std::string* why) const {
+  return !applies || applies(layer, why);
+}
+
+TacticFormats KernelRow::formats_for(const LayerInfo& layer) const {
+  if (layer.kind() == LayerKind::Reformat) {
+    const auto& p = layer.params<ReformatParams>();
+    return {{p.from}, {p.to}};
+  }
+  return formats ? formats(layer) : TacticFormats{};
+}
+
+Tactic KernelRow::tactic() const {
+  Tactic t;
+  t.name = name;
+  t.reduced_precision = reduced_precision;
+  t.tf32 = tf32;
+  return t;
+}
+
+void KernelTable::add(KernelRow row) {
+  KILN_CHECK(find(row.kind, row.name) == nullptr, Internal, "kernel row '", row.name,
+             "' registered twice for ", layer_kind_name(row.kind));
+  rows_.push_back(std::move(row));
+}
+
+const KernelRow* KernelTable::find(LayerKind kind, const std::string& name) const {
+  for (const auto& r : rows_) {
+    if (r.kind == kind && r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+std::vector<const KernelRow*> KernelTable::candidates(const LayerInfo& layer) const {
+  std::vector<const KernelRow*> out;
+  for (const auto& r : rows_) {
+    if (r.kind == layer.kind() && r.runs(layer, nullptr)) out.push_back(&r);
+  }
+  return out;
+}
+
+bool TableBackend::supports(const LayerInfo& layer, std::string* why) const {
+  std::string reasons;
+  for (const auto& r : table_.rows()) {
+    if (r.kind != layer.kind()) continue;
+    std::string w;
+    if (r.runs(layer, &w)) return true;
+    reasons += (reasons.empty() ? "" : "; ") + r.name + ": " + (w.empty() ? "does not apply" : w);
+  }
+  if (why) {
+    *why = reasons.empty()
+               ? "the " + name() + " backend has no kernel for " + layer_kind_name(layer.kind()) + " yet"
+               : reasons;
+  }
+  return false;
+}
+
+std::vector<Tactic> TableBackend::tactics(const LayerInfo& layer) const {
+  std::vector<const KernelRow*> rows = table_.candidates(layer);
+  std::vector<Tactic> out;
+  out.reserve(rows.size());
+  if (order_ == TacticOrder::Registration) {
+    for (const KernelRow* r : rows) out.push_back(r->tactic());
+  } else {
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it) out.push_back((*it)->tactic());
+  }
+  return out;
+}
+
+TacticFormats TableBackend::formats(const LayerInfo& layer, const std::string& tactic) const {
+  const KernelRow* r = table_.find(layer.kind(), tactic);
+  return r ? r->formats_for(layer) : TacticFormats{};
+}
+
+std::unique_ptr<Kernel> TableBackend::create_kernel(const LayerInfo& layer, const std::string& tactic) const {
+  const KernelRow* r = table_.find(layer.kind(), tactic);
+  KILN_CHECK(r != nullptr, Unsupported, name(), " backend has no tactic '", tactic, "' for ",
+             layer_kind_name(layer.kind()));
+  std::string why;
+  KILN_CHECK(r->runs(layer, &why), Unsupported, name(), " tactic '", tactic, "' does not apply to layer '",
+             layer.layer->name, "'", why.empty() ? "" : ": ", why);
+  // A Reformat converts exactly as its params say; other rows run in their formats unless they take any.
+  if (!r->any_format || layer.kind() == LayerKind::Reformat) {
+    TacticFormats want = r->formats_for(layer);
+    auto check = [&](const std::vector<TensorInfo>& list, const std::vector<TensorFormat>& formats) {
+      for (size_t k = 0; k < list.size(); ++k) {
+        TensorFormat f = k < formats.size() ? formats[k] : TensorFormat::Plain;
+        KILN_CHECK(list[k].format == f, InvalidInput, "layer '", layer.layer->name, "': ", name(),
+                   " tactic '", tactic, "' runs tensor '", list[k].name, "' in format ",
+                   tensor_format_name(f), ", not ", tensor_format_name(list[k].format));
+      }
+    };
+    check(layer.inputs, want.inputs);
+    check(layer.outputs, want.outputs);
+  }
+  return r->create(layer);
+}
+
+}  // namespace kiln::engine
