@@ -25,6 +25,13 @@ void add_elementwise(std::vector<SweepCase>& cases) {
   cases.push_back(binary("add_bias_period", E::Add, in({3, 4, 37}), in({37})));
   cases.push_back(
       binary("div_period_first", E::Div, in({700}, F::Float32, 0.5, 2), in({3, 700}, F::Float32, 0.5, 2)));
+  // After a channels-last convolution the fast kernel follows ChannelsLast: a squeeze-excite scale read as it
+  // is, a full-size Plain operand asked in ChannelsLast, and a lower-rank operand that lies differently
+  // there (the kernel stays Plain).
+  const InputSpec cl = offered(in({2, 8, 5, 6}), TensorFormat::ChannelsLast);
+  cases.push_back(binary("mul_channels_last_se", E::Mul, cl, in({2, 8, 1, 1})));
+  cases.push_back(binary("add_channels_last_full", E::Add, in({2, 8, 5, 6}), cl));
+  cases.push_back(binary("sub_channels_last_rank3", E::Sub, cl, in({8, 5, 6})));
   cases.push_back(binary("max", E::Max, in({3, 17}), in({3, 17})));
   cases.push_back(binary("min_broadcast", E::Min, in({3, 1, 5}), in({4, 1})));
   cases.push_back(binary("floordiv", E::FloorDiv, in({20}, F::Float32, -4, 4), in({20}, F::Float32, 0.5, 2)));
@@ -78,6 +85,9 @@ void add_activations(std::vector<SweepCase>& cases) {
   cases.push_back({"silu_bf16",
                    make_layer(LayerKind::Activation, ActivationParams{A::Silu}),
                    {in({2, 9}, F::BFloat16, -4, 4)}});
+  cases.push_back({"silu_channels_last",
+                   make_layer(LayerKind::Activation, ActivationParams{A::Silu}),
+                   {offered(in({1, 5, 3, 4, 2}, F::Float32, -4, 4), TensorFormat::ChannelsLast)}});
   cases.push_back(
       {"relu_zero_size", make_layer(LayerKind::Activation, ActivationParams{A::Relu}), {in({2, 0, 3})}});
 }
@@ -218,6 +228,11 @@ void add_fused(std::vector<SweepCase>& cases) {
                    make_layer(LayerKind::FusedPointwise, e,
                               {scalar(2.0f), scalar(0.5f, {1}), scalar(-1.0f), scalar(1.0f, {1, 1}), scalar(2.5f)}),
                    {in({5, 130}, F::Float32, 0.1, 2), in({}, F::Float32, 1, 1.5)}});
+  // The mul_sigmoid_exp_add_weight_max program on a channels-last input: x * sigmoid-scale of [2, 5, 1, 1],
+  // plus a per-channel weight [5, 1, 1].
+  cases.push_back({"fused_channels_last",
+                   make_layer(LayerKind::FusedPointwise, p, {random_weights({5, 1, 1}, 78)}),
+                   {offered(in({2, 5, 4, 3}), TensorFormat::ChannelsLast), in({2, 5, 1, 1})}});
   cases.push_back({"div_relu_f16",
                    make_layer(LayerKind::FusedPointwise, r),
                    {in({3, 8}, F::Float16), in({8}, F::Float16, 0.5, 2)}});

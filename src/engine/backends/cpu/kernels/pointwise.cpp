@@ -15,6 +15,7 @@
 #include "engine/backends/cpu/kernels/fast_kernels.h"
 #include "engine/backends/cpu/kernels/vec_math.h"
 #include "engine/reference/common.h"
+#include "kiln/support/error.h"
 #include "kiln/support/host_tensor.h"
 
 namespace kiln::engine::cpu::fast {
@@ -238,6 +239,27 @@ struct Offsets {
   std::vector<Broadcast> inputs, weights;
 };
 
+/// `d` left-padded with unit dims to rank `rank`.
+Dims padded(const Dims& d, size_t rank) {
+  Dims p(rank - std::min(rank, d.size()), 1);
+  p.insert(p.end(), d.begin(), d.end());
+  return p;
+}
+
+/// Whether a tensor of dims `d`, broadcast to rank `rank`, lies in memory the same in Plain and ChannelsLast
+/// order (one channel, or no spatial extent: a [N, C, 1, 1] squeeze-excite scale, a bias, a scalar).
+bool same_in_channels_last(const Dims& d, size_t rank) {
+  Dims p = padded(d, rank);
+  return p[1] == 1 || std::all_of(p.begin() + 2, p.end(), [](int64_t v) { return v == 1; });
+}
+
+/// The dims of a tensor as ChannelsLast stores them ([N, spatial..., C]) after padding to `rank`.
+Dims channels_last_order(const Dims& d, size_t rank) {
+  Dims p = padded(d, rank);
+  std::rotate(p.begin() + 1, p.begin() + 2, p.end());
+  return p;
+}
+
 struct PointwiseState : KernelState {
   std::map<std::vector<Dims>, Offsets> by_shape;
 };
@@ -262,8 +284,20 @@ class PointwiseKernel : public Kernel {
     auto it = state->by_shape.find(key);
     if (it == state->by_shape.end()) {
       Offsets o;
-      for (const auto& in : args.inputs) o.inputs.push_back(broadcast_of(in.dims, y.dims));
-      for (const auto& wd : weight_dims_) o.weights.push_back(broadcast_of(wd, y.dims));
+      // In ChannelsLast every operand is addressed in its storage order, [N, spatial..., C] (operands in
+      // Plain are ones that lie the same in both orders: see formats()).
+      const bool cl = y.format == TensorFormat::ChannelsLast;
+      const size_t r = y.dims.size();
+      const auto order = [&](const Dims& d, TensorFormat f) {
+        KILN_CHECK(f == TensorFormat::Plain ? (!cl || same_in_channels_last(d, r)) : (cl && f == y.format),
+                   Internal, "pointwise: an operand in ", tensor_format_name(f), " of an output in ",
+                   tensor_format_name(y.format));
+        return cl ? channels_last_order(d, r) : d;
+      };
+      const Dims out = cl ? channels_last_order(y.dims, r) : y.dims;
+      for (const auto& in : args.inputs) o.inputs.push_back(broadcast_of(order(in.dims, in.format), out));
+      for (const auto& wd : weight_dims_)
+        o.weights.push_back(broadcast_of(order(wd, TensorFormat::Plain), out));
       it = state->by_shape.emplace(key, std::move(o)).first;
     }
     const Offsets& off = it->second;
@@ -376,7 +410,47 @@ bool applies(const LayerInfo& info, std::string* /*why*/) {
   return all_fp32(info) && program_ok(program_of(*info.layer));
 }
 
+/// Follows a ChannelsLast input (a convolution's output) so that squeeze-excite and activation chains between
+/// channels-last convolutions need no reformats: when an input of the output's rank (3-5) comes in
+/// ChannelsLast, the output is written in ChannelsLast, inputs that lie the same in both orders are read as
+/// they are and the other inputs of that rank in ChannelsLast. Plain otherwise (and where a lower-rank input
+/// or a weight would lie differently).
+TacticFormats formats(const LayerInfo& info) {
+  constexpr TensorFormat kCl = TensorFormat::ChannelsLast;
+  TacticFormats plain{std::vector<TensorFormat>(info.inputs.size(), TensorFormat::Plain),
+                      {TensorFormat::Plain}};
+  const size_t r = info.outputs[0].opt.size();
+  const auto same = [&](const TensorInfo& t) {
+    return same_in_channels_last(t.min, r) && same_in_channels_last(t.max, r);
+  };
+  bool follow = format_applies(kCl, r) &&
+                std::any_of(info.inputs.begin(), info.inputs.end(),
+                            [&](const TensorInfo& t) { return t.format == kCl && t.opt.size() == r; });
+  if (!follow) return plain;
+  TacticFormats f = plain;
+  for (size_t k = 0; k < info.inputs.size(); ++k) {
+    const TensorInfo& t = info.inputs[k];
+    if (t.format == kCl || (!same(t) && t.opt.size() == r)) {
+      f.inputs[k] = kCl;
+    } else if (!same(t)) {
+      return plain;
+    }
+  }
+  for (const auto& w : info.layer->weights) {
+    if (!same_in_channels_last(w.value.sizes(), r)) return plain;
+  }
+  f.outputs[0] = kCl;
+  return f;
+}
+
 std::unique_ptr<Kernel> create(const LayerInfo& info) {
+  const TensorFormat out = info.outputs[0].format;
+  const bool ok = (out == TensorFormat::Plain || out == TensorFormat::ChannelsLast) &&
+                  std::all_of(info.inputs.begin(), info.inputs.end(), [&](const TensorInfo& t) {
+                    return t.format == TensorFormat::Plain || t.format == out;
+                  });
+  KILN_CHECK(ok, Unsupported, "pointwise '", info.layer->name,
+             "': formats other than Plain or all ChannelsLast");
   return std::make_unique<PointwiseKernel>(program_of(*info.layer), *info.layer);
 }
 
@@ -384,7 +458,7 @@ std::unique_ptr<Kernel> create(const LayerInfo& info) {
 
 void register_pointwise(KernelTable& registry) {
   for (LayerKind k : {LayerKind::FusedPointwise, LayerKind::Activation, LayerKind::Elementwise, LayerKind::Unary}) {
-    registry.add(KernelRow{"vec", k, applies, create});
+    registry.add(KernelRow{"vec", k, applies, create, formats});
   }
 }
 
