@@ -13,7 +13,7 @@
 #include "kiln/compiler/compile.h"
 #include "kiln/frontend/program.h"
 #include "kiln/ir/text.h"
-#include "kiln/runtime/reference.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 
 namespace kiln::compiler {
 namespace {
@@ -103,7 +103,7 @@ TEST(CompileAttentionMask, TransformersMaskWithDynamicBatchAndSequenceRunsInEngi
        std::vector<std::pair<int64_t, int64_t>>{{2, 16}, {1, 4}, {3, 37}, {8, 64}, {5, 9}}) {
     SCOPED_TRACE("batch " + std::to_string(batch) + ", sequence " + std::to_string(seq));
     const auto inputs = mask_inputs(batch, seq, seed++);
-    const auto want = runtime::run_reference(*program.graph, inputs);
+    const auto want = runtime::run_in_libtorch(*program.graph, inputs);
     const auto got = module->execute_host(inputs);
     const std::vector<size_t> users = module->user_output_indices();
     ASSERT_EQ(users.size(), want.size());

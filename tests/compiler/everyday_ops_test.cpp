@@ -12,7 +12,7 @@
 #include "kiln/compiler/compile.h"
 #include "kiln/frontend/program.h"
 #include "kiln/ir/text.h"
-#include "kiln/runtime/reference.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 
 namespace kiln::compiler {
 namespace {
@@ -62,7 +62,7 @@ TEST(CompileEverydayOps, IssueSixteenOpsRunInEnginesAndMatchTorch) {
     SCOPED_TRACE("batch " + std::to_string(batch));
     HostTensor x(DType::Float32, {batch, 8, 16});
     for (int64_t i = 0; i < x.numel(); ++i) x.set_from_double(i, uniform(rng));
-    const auto want = runtime::run_reference(*program.graph, {x});
+    const auto want = runtime::run_in_libtorch(*program.graph, {x});
     const auto got = module->execute_host({x});
     const std::vector<size_t> users = module->user_output_indices();
     ASSERT_EQ(users.size(), 2u);

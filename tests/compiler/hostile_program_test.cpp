@@ -1,9 +1,9 @@
-// Hostile programs through the whole compiler (edited copies of the fixtures' model.json): training-mode batch
-// norm (compiled as inference batch norm before: max abs 1.99 vs torch), zero-size batches (SIGFPE in oneDNN's
-// matmul primitive creation), a size expression with an INT64_MIN exponent (endless recursion), and symbol ranges
-// up to 2^28 and 2^36 (a 137 GB arena at run time; an unloadable .kiln). Each compiles to a module that agrees
-// with torch (run_reference, the libtorch executor) and survives a save/load round trip, or fails with a clear
-// kiln::Error.
+// Hostile programs through the whole compiler (edited copies of the fixtures' model.json): training-mode
+// batch norm (compiled as inference batch norm before: max abs 1.99 vs torch), zero-size batches (SIGFPE in
+// oneDNN's matmul primitive creation), a size expression with an INT64_MIN exponent (endless recursion), and
+// symbol ranges up to 2^28 and 2^36 (a 137 GB arena at run time; an unloadable .kiln). Each compiles to a
+// module that agrees with torch (run_in_libtorch, the libtorch executor) and survives a save/load round trip,
+// or fails with a clear kiln::Error.
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include "frontend/archive_edit.h"
 #include "kiln/compiler/compile.h"
 #include "kiln/frontend/program.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 #include "kiln/runtime/module_archive.h"
-#include "kiln/runtime/reference.h"
 #include "kiln/support/error.h"
 
 namespace kiln::compiler {
@@ -53,7 +53,7 @@ void replace_s77(nlohmann::json& doc, const nlohmann::json& replacement) {
 // orders; 1e-4 absolute on values of order 1 (the CPU fixture bound is 1e-3; these graphs are small).
 void expect_matches_reference(const frontend::Program& program, const runtime::CompiledModule& module,
                               const std::vector<HostTensor>& inputs) {
-  std::vector<HostTensor> want = runtime::run_reference(*program.graph, inputs);
+  std::vector<HostTensor> want = runtime::run_in_libtorch(*program.graph, inputs);
   std::vector<HostTensor> got = module.execute_host(inputs);
   ASSERT_EQ(got.size(), want.size());
   for (size_t k = 0; k < want.size(); ++k) {

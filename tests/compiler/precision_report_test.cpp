@@ -12,7 +12,7 @@
 #include "kiln/compiler/compile.h"
 #include "kiln/frontend/program.h"
 #include "kiln/ir/text.h"
-#include "kiln/runtime/reference.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 
 namespace kiln::compiler {
 namespace {
@@ -62,7 +62,7 @@ TEST(CompilePrecisionReport, Fp16RmsNormKeepsItsStatisticsInFp32AndSaysWhy) {
   std::uniform_real_distribution<double> near300(250.0, 350.0);
   HostTensor x(DType::Float32, {3, 64});
   for (int64_t i = 0; i < x.numel(); ++i) x.set_from_double(i, (i % 2 ? -1 : 1) * near300(rng));
-  const HostTensor want = runtime::run_reference(*c.program.graph, {x})[0];
+  const HostTensor want = runtime::run_in_libtorch(*c.program.graph, {x})[0];
   const HostTensor got = c.module->execute_host({x})[c.module->user_output_indices()[0]];
   ASSERT_EQ(got.sizes(), want.sizes());
   double scale = 0, err = 0;

@@ -13,7 +13,7 @@
 #include "kiln/compiler/compile.h"
 #include "kiln/frontend/program.h"
 #include "kiln/ir/text.h"
-#include "kiln/runtime/reference.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 
 namespace kiln::compiler {
 namespace {
@@ -67,7 +67,7 @@ TEST(CompileZooOps, WeightNormDiffDigammaAndMaskSliceRunInEngines) {
     SCOPED_TRACE("batch " + std::to_string(batch) + ", sequence " + std::to_string(seq));
     const std::vector<HostTensor> inputs = {random(DType::Float32, {batch, 8, seq}, rng),
                                             random(DType::Float32, {batch, 1, seq, seq}, rng)};
-    const auto want = runtime::run_reference(*program.graph, inputs);
+    const auto want = runtime::run_in_libtorch(*program.graph, inputs);
     const auto got = module->execute_host(inputs);
     const std::vector<size_t> users = module->user_output_indices();
     ASSERT_EQ(users.size(), 2u);
@@ -105,7 +105,7 @@ TEST(CompileZooOps, AsStridedMovementRunsInEnginesOverlappingWindowsInPyTorch) {
   EXPECT_EQ(report.torch_nodes, 1u) << report.to_string();
   std::mt19937 rng(5);
   const std::vector<HostTensor> inputs = {random(DType::Float32, {2, 4, 6}, rng)};
-  const auto want = runtime::run_reference(*program.graph, inputs);
+  const auto want = runtime::run_in_libtorch(*program.graph, inputs);
   const auto got = module->execute_host(inputs);
   const std::vector<size_t> users = module->user_output_indices();
   ASSERT_EQ(users.size(), 2u);

@@ -20,7 +20,7 @@
 #include "kiln/engine/layers.h"
 #include "kiln/engine/plan.h"
 #include "kiln/ir/text.h"
-#include "kiln/runtime/reference.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 #include "kiln/support/dtype.h"
 #include "kiln/support/error.h"
 
@@ -339,7 +339,7 @@ void check_converter_case(const ConverterCase& c) {
       }
       std::vector<HostTensor> want;
       try {
-        want = runtime::run_reference(reference ? *reference : *graph, inputs);
+        want = runtime::run_in_libtorch(reference ? *reference : *graph, inputs);
       } catch (const Error& e) {
         FAIL() << "reference failed: " << e.what();
       }

@@ -1,25 +1,25 @@
 #pragma once
 // The converter test harness: a few-op program (IR text) is converted by the interpreter, built by the engine
 // Builder and run through ExecutionContext on every backend under test, then compared with libtorch eager
-// (runtime::run_reference) on random inputs (fixed seeds, never constant), for one or more input shapes. A graph
-// with symbolic dims is built once with its dynamic ranges and run at every listed shape.
+// (runtime::run_in_libtorch) on random inputs (fixed seeds, never constant), for one or more input shapes. A
+// graph with symbolic dims is built once with its dynamic ranges and run at every listed shape.
 //
-// Backends: "cpu" by default; KILN_TEST_BACKENDS (comma separated, e.g. "cuda" or "cpu,cuda") names the ones to run
-// on instead. A case asked to run on a backend this machine cannot create (cuda without a GPU, or a build
-// without the CUDA backend) skips with a message saying why: the ctest kiln_conversion_gpu_tests (label gpu) runs
-// the harness cases with KILN_TEST_BACKENDS=cuda.
+// Backends: "cpu" by default; KILN_TEST_BACKENDS (comma separated, e.g. "cuda" or "cpu,cuda") names the ones
+// to run on instead. A case asked to run on a backend this machine cannot create (cuda without a GPU, or a
+// build without the CUDA backend) skips with a message saying why: the ctest kiln_conversion_gpu_tests (label
+// gpu) runs the harness cases with KILN_TEST_BACKENDS=cuda.
 //
 // Tolerance: fp32 allclose(rtol=1e-4, atol=1e-5): both sides compute in fp32, but kernels accumulate in a
-// different order (blocked oneDNN convolutions/matmuls, vectorized reductions, polynomial exp/erf), which moves
-// results by a few ulps of the accumulated magnitude; 1e-4 relative covers sums of a few hundred terms.
-// A case whose settings enable f16 or bf16 (weakly typed: the builder runs the whole plan in the lower precision,
-// fp16 before bf16, casting the fp32 inputs down and the outputs back) is compared with the fp32 libtorch reference
-// by its max relative error, max |got - want| over the largest |want|, <= 1e-2: bf16 keeps 8 significant bits
-// (unit roundoff 2^-8 ~ 3.9e-3), fp16 11 bits, and each value is rounded a few times (input, weights, output)
-// while products accumulate in fp32. The bound is norm-wise, not per element: an output near zero that sums terms
-// of magnitude ~1 carries an absolute error of ~2^-9 x sum |terms| in bf16 (measured on an H100: 25 of 960 conv
-// outputs outside an element-wise 1e-2). The plan must contain a cast to the reduced type (otherwise the case
-// would compare fp32 with fp32).
+// different order (blocked oneDNN convolutions/matmuls, vectorized reductions, polynomial exp/erf), which
+// moves results by a few ulps of the accumulated magnitude; 1e-4 relative covers sums of a few hundred terms.
+// A case whose settings enable f16 or bf16 (weakly typed: the builder runs the whole plan in the lower
+// precision, fp16 before bf16, casting the fp32 inputs down and the outputs back) is compared with the fp32
+// libtorch reference by its max relative error, max |got - want| over the largest |want|, <= 1e-2: bf16 keeps
+// 8 significant bits (unit roundoff 2^-8 ~ 3.9e-3), fp16 11 bits, and each value is rounded a few times
+// (input, weights, output) while products accumulate in fp32. The bound is norm-wise, not per element: an
+// output near zero that sums terms of magnitude ~1 carries an absolute error of ~2^-9 x sum |terms| in bf16
+// (measured on an H100: 25 of 960 conv outputs outside an element-wise 1e-2). The plan must contain a cast to
+// the reduced type (otherwise the case would compare fp32 with fp32).
 
 #include <functional>
 #include <ostream>

@@ -1,5 +1,6 @@
-// Every bundled fixture (tests/data/* and tests/data/models/*), in both forms (model.pt2 as exported, model_core_aten.pt2 after
-// run_decompositions), at every io_N: load_program + run_reference must reproduce torch's own outputs.
+// Every bundled fixture (tests/data/* and tests/data/models/*), in both forms (model.pt2 as exported,
+// model_core_aten.pt2 after run_decompositions), at every io_N: load_program + run_in_libtorch must reproduce
+// torch's own outputs.
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "kiln/frontend/program.h"
-#include "kiln/runtime/reference.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 #include "kiln/support/npz.h"
 
 namespace kiln {
@@ -60,7 +61,7 @@ TEST_P(ReferenceFixture, MatchesTorchOutputs) {
     ASSERT_NE(it, io.end()) << "input_" << k << " missing in " << c.io;
     inputs.push_back(it->second);
   }
-  std::vector<HostTensor> outputs = runtime::run_reference(*program.graph, inputs);
+  std::vector<HostTensor> outputs = runtime::run_in_libtorch(*program.graph, inputs);
   ASSERT_EQ(outputs.size(), program.graph->outputs().size());
   size_t k = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -15,7 +15,7 @@
 #include "kiln/lowering/pass.h"
 #include "kiln/support/host_tensor.h"
 #ifdef KILN_LOWERING_HAVE_REFERENCE
-#include "kiln/runtime/reference.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 #endif
 
 namespace kiln::lowering::testing {
@@ -94,8 +94,8 @@ inline void expect_same_values(const ir::Graph& before, const ir::Graph& after, 
                                uint32_t seed = 7) {
 #ifdef KILN_LOWERING_HAVE_REFERENCE
   const auto inputs = random_inputs(before, seed, bindings_for(before));
-  const auto want = runtime::run_reference(before, inputs);
-  const auto got = runtime::run_reference(after, inputs);
+  const auto want = runtime::run_in_libtorch(before, inputs);
+  const auto got = runtime::run_in_libtorch(after, inputs);
   ASSERT_EQ(want.size(), got.size());
   for (size_t i = 0; i < want.size(); ++i) expect_allclose(want[i], got[i], rtol, atol, "output " + std::to_string(i));
 #else

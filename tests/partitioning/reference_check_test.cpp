@@ -9,7 +9,7 @@
 #include "partitioning/test_graphs.h"
 
 #ifdef KILN_PARTITIONING_WITH_REFERENCE
-#include "kiln/runtime/reference.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 #endif
 
 namespace kiln::partitioning {
@@ -50,10 +50,10 @@ TEST(PartitionReference, PartitionedGraphsComputeTheOriginalFunction) {
   for (const std::string& text : graphs) {
     auto g = testing::parse(text);
     const std::vector<HostTensor> inputs = random_inputs(*g, 1234);
-    const std::vector<HostTensor> want = runtime::run_reference(*g, inputs);
+    const std::vector<HostTensor> want = runtime::run_in_libtorch(*g, inputs);
     for (bool fast : {true, false}) {
       PartitionResult r = fast ? fast_partition(*g, s, reg) : global_partition(*g, s, reg);
-      const std::vector<HostTensor> got = runtime::run_reference(*flatten_partitions(*r.graph), inputs);
+      const std::vector<HostTensor> got = runtime::run_in_libtorch(*flatten_partitions(*r.graph), inputs);
       ASSERT_EQ(got.size(), want.size());
       for (size_t i = 0; i < want.size(); ++i) {
         ASSERT_EQ(got[i].sizes(), want[i].sizes());

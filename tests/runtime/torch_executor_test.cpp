@@ -10,7 +10,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "kiln/runtime/reference.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 #include "kiln/support/error.h"
 
 namespace kiln::runtime {
@@ -409,7 +409,7 @@ TEST(Reference, RunReferenceTakesAndReturnsHostTensors) {
   ir::Node* neg = add(g, "aten.neg.default", {{"self", Argument::tensor(x)}});
   g.set_outputs({neg->output(), size->output()});
   HostTensor input = HostTensor::from_floats({1.5f, -2, 3, -4, 5, 6.25f}, {2, 3});
-  auto out = run_reference(g, {input});
+  auto out = run_in_libtorch(g, {input});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].get_as_double(5), -6.25);
   EXPECT_EQ(out[1].dtype(), DType::Int64);

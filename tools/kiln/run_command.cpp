@@ -9,8 +9,8 @@
 #include "compare.h"
 #include "compiled_model.h"
 #include "kiln/frontend/program.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 #include "kiln/runtime/module_archive.h"
-#include "kiln/runtime/reference.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 #include "kiln/support/npz.h"
@@ -117,7 +117,7 @@ int run(const RunOptions& o) {
   std::vector<HostTensor> results;
   {
     PhaseTimer timer("reference execution");
-    results = runtime::run_reference(*program.graph, inputs);
+    results = runtime::run_in_libtorch(*program.graph, inputs);
   }
   return report_outputs(*program.graph, user_output_indices(program), results, o);
 }

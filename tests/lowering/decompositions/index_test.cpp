@@ -35,8 +35,8 @@ void expect_same_indexing(const std::string& before, const std::string& after,
       for (int64_t e = 0; e < t.numel(); ++e) t.set_from_double(e, static_cast<double>(pick(rng)));
       inputs.push_back(std::move(t));
     }
-    const auto want = runtime::run_reference(*original, inputs);
-    const auto got = runtime::run_reference(*lowered, inputs);
+    const auto want = runtime::run_in_libtorch(*original, inputs);
+    const auto got = runtime::run_in_libtorch(*lowered, inputs);
     ASSERT_EQ(want.size(), got.size());
     std::string at;
     for (const auto& [name, value] : b) at += " " + name + "=" + std::to_string(value);
@@ -81,8 +81,8 @@ void expect_same_selection(const std::string& before, const std::string& after,
       for (const auto& s : v->meta().sizes) sizes.push_back(s.evaluate(b));
       inputs.push_back(testing::random_tensor(v->meta().dtype, sizes, rng));
     }
-    const auto want = runtime::run_reference(*original, inputs);
-    const auto got = runtime::run_reference(*lowered, inputs);
+    const auto want = runtime::run_in_libtorch(*original, inputs);
+    const auto got = runtime::run_in_libtorch(*lowered, inputs);
     ASSERT_EQ(want.size(), got.size());
     for (size_t i = 0; i < want.size(); ++i) {
       ASSERT_EQ(want[i].sizes(), got[i].sizes());

@@ -1,4 +1,4 @@
-#include "kiln/runtime/reference.h"
+#include "kiln/runtime/libtorch_node_executor.h"
 
 #include <ATen/ATen.h>
 
@@ -7,7 +7,7 @@
 
 namespace kiln::runtime {
 
-std::vector<HostTensor> run_reference(const ir::Graph& graph, const std::vector<HostTensor>& inputs) {
+std::vector<HostTensor> run_in_libtorch(const ir::Graph& graph, const std::vector<HostTensor>& inputs) {
   KILN_CHECK(inputs.size() == graph.inputs().size(), InvalidInput, "the graph takes ", graph.inputs().size(),
              " inputs, got ", inputs.size());
   std::vector<c10::IValue> torch_inputs;
@@ -15,8 +15,9 @@ std::vector<HostTensor> run_reference(const ir::Graph& graph, const std::vector<
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::Value* input = graph.inputs()[i];
     if (input->kind() == ir::ValueKind::SymInt) {
-      KILN_CHECK(inputs[i].numel() == 1 && is_integral(inputs[i].dtype()), InvalidInput, "input '", input->name(),
-                 "' is a SymInt: pass a one-element integer tensor, got ", inputs[i].describe());
+      KILN_CHECK(inputs[i].numel() == 1 && is_integral(inputs[i].dtype()), InvalidInput, "input '",
+                 input->name(), "' is a SymInt: pass a one-element integer tensor, got ",
+                 inputs[i].describe());
       torch_inputs.emplace_back(static_cast<int64_t>(inputs[i].get_as_double(0)));
     } else {
       torch_inputs.emplace_back(to_torch(inputs[i]));

@@ -1,6 +1,7 @@
 #pragma once
-// Reference execution of an ir::Graph through libtorch, with host tensors in and out (no ATen in this header,
-// so tests and tools can call it without the ATen compile cost).
+// The libtorch node executor for host tensors: runs an ir::Graph node by node through libtorch
+// (TorchExecutor), with host tensors in and out. The oracle that tests and `kiln run --reference` compare
+// Kiln with (no ATen in this header, so tests and tools can call it without the ATen compile cost).
 
 #include <vector>
 
@@ -12,6 +13,6 @@ namespace kiln::runtime {
 /// Runs `graph` node by node through the libtorch dispatcher. `inputs` are the graph's inputs in order
 /// (tensor inputs as HostTensors; SymInt inputs as 0-d int64 tensors). Returns the graph outputs (SymInt
 /// outputs as 0-d int64). Throws kiln::Error naming the node on any failure.
-std::vector<HostTensor> run_reference(const ir::Graph& graph, const std::vector<HostTensor>& inputs);
+std::vector<HostTensor> run_in_libtorch(const ir::Graph& graph, const std::vector<HostTensor>& inputs);
 
 }  // namespace kiln::runtime
