@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/backends/cuda/post_ops.h"
+#include "engine/backends/cuda/linalg/post_ops.h"
 
 namespace kiln::engine::cuda {
 namespace {

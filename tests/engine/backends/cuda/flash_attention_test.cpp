@@ -20,8 +20,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "engine/backends/cuda/attention/flash_attention.h"
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/backends/cuda/flash_attention.h"
 #include "engine/engine_test_util.h"
 #include "kiln/engine/plan.h"
 

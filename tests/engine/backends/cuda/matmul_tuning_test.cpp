@@ -14,7 +14,7 @@
 
 #include <cstring>
 
-#include "engine/backends/cuda/matmul_call.h"
+#include "engine/backends/cuda/linalg/matmul_call.h"
 #include "engine/core/plan_impl.h"
 #include "engine/engine_test_util.h"
 #include "kiln/engine/plan.h"

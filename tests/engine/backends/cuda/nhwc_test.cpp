@@ -29,9 +29,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/backends/cuda/conv_plan_data.h"
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/backends/cuda/post_ops.h"
+#include "engine/backends/cuda/linalg/conv_plan_data.h"
+#include "engine/backends/cuda/linalg/post_ops.h"
 #include "engine/engine_test_util.h"
 #include "kiln/engine/plan.h"
 

@@ -21,7 +21,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/backends/cuda/norm_softmax.h"
+#include "engine/backends/cuda/reduction/norm_softmax.h"
 #include "engine/engine_test_util.h"
 
 namespace kiln::engine {

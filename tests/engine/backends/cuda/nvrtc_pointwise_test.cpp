@@ -11,8 +11,8 @@
 #include <cstring>
 #include <limits>
 
-#include "engine/backends/cuda/nvrtc_module.h"
-#include "engine/backends/cuda/nvrtc_source.h"
+#include "engine/backends/cuda/pointwise/nvrtc_module.h"
+#include "engine/backends/cuda/pointwise/nvrtc_source.h"
 #include "engine/engine_test_util.h"
 #include "kiln/engine/plan.h"
 

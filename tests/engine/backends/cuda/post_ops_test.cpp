@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "engine/backends/cuda/nvrtc_module.h"
-#include "engine/backends/cuda/post_ops.h"
+#include "engine/backends/cuda/linalg/post_ops.h"
+#include "engine/backends/cuda/pointwise/nvrtc_module.h"
 #include "engine/engine_test_util.h"
 #include "kiln/engine/plan.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/backends/cuda/index_math.h"
-#include "engine/backends/cuda/strided_copy_plan.h"
+#include "engine/backends/cuda/movement/strided_copy_plan.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -6,14 +6,15 @@
 #include <algorithm>
 
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/backends/cuda/nvrtc_module.h"
-#include "engine/backends/cuda/nvrtc_source.h"
+#include "engine/backends/cuda/pointwise/nvrtc_module.h"
+#include "engine/backends/cuda/pointwise/nvrtc_source.h"
 #include "kiln/support/logging.h"
 
 namespace kiln::engine::cuda {
 namespace {
 
-static_assert(sizeof(NvrtcPwArgs) == 8 * (kMaxPwSources + 2 + kMaxRank + kMaxPwSources * kMaxRank + 2 * kMaxPwSources),
+static_assert(sizeof(NvrtcPwArgs) ==
+                  8 * (kMaxPwSources + 2 + kMaxRank + kMaxPwSources * kMaxRank + 2 * kMaxPwSources),
               "NvrtcPwArgs must match the generated Args struct (all 8-byte members, no padding)");
 
 constexpr int kThreads = 256;
@@ -32,7 +33,8 @@ class NvrtcPointwiseKernel : public Kernel {
       stored = decode_nvrtc_plan_data(*info.plan_data, name);
       use_stored = stored.source == source_;
       if (!use_stored) {
-        KILN_WARN("engine: layer '", name, "': the plan's nvrtc device code was generated from other source "
+        KILN_WARN("engine: layer '", name,
+                  "': the plan's nvrtc device code was generated from other source "
                   "(another Kiln version?); compiling it again");
       }
     }
@@ -100,7 +102,9 @@ bool applies(const LayerInfo& layer, std::string* why) {
   return nvrtc_available(why);
 }
 
-std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique<NvrtcPointwiseKernel>(layer); }
+std::unique_ptr<Kernel> create(const LayerInfo& layer) {
+  return std::make_unique<NvrtcPointwiseKernel>(layer);
+}
 
 }  // namespace
 

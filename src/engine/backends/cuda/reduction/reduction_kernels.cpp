@@ -18,8 +18,8 @@ class ReduceKernel : public Kernel {
       (reduced ? red : kept).push_back(x.dims[k]);
       (reduced ? rst : kst).push_back(st[k]);
     }
-    launch_reduce(x.data, dcode(x.dtype), to_shape(kept), kst.data(), to_shape(red), rst.data(), y.data, dcode(y.dtype),
-                  static_cast<int>(p_.op), stream_of(args));
+    launch_reduce(x.data, dcode(x.dtype), to_shape(kept), kst.data(), to_shape(red), rst.data(), y.data,
+                  dcode(y.dtype), static_cast<int>(p_.op), stream_of(args));
     check_launch("reduce");
   }
 
@@ -69,8 +69,8 @@ class NormKernel : public Kernel {
       rows = x.dims[0] * groups;
       len = group_channels * spatial;
     }
-    launch_norm(x.data, y.data, dcode(x.dtype), rows, len, groups, group_channels, spatial, scale_.as<float>(),
-                bias_.as<float>(), static_cast<float>(p_.epsilon), stream_of(args));
+    launch_norm(x.data, y.data, dcode(x.dtype), rows, len, groups, group_channels, spatial,
+                scale_.as<float>(), bias_.as<float>(), static_cast<float>(p_.epsilon), stream_of(args));
     check_launch("normalization");
   }
 

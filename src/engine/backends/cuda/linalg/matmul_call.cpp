@@ -1,6 +1,6 @@
 // The cuBLASLt calls of a matmul and the matmul plan data (matmul_call.h).
 
-#include "engine/backends/cuda/matmul_call.h"
+#include "engine/backends/cuda/linalg/matmul_call.h"
 
 #include <cstring>
 

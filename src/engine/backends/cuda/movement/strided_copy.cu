@@ -4,8 +4,8 @@
 // shared memory so that both the reads and the writes of a warp are contiguous. Bit-exact: bytes only move.
 
 #include "engine/backends/cuda/device_util.cuh"
-#include "engine/backends/cuda/movement_dispatch.cuh"
-#include "engine/backends/cuda/strided_copy_plan.h"
+#include "engine/backends/cuda/movement/movement_dispatch.cuh"
+#include "engine/backends/cuda/movement/strided_copy_plan.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/backends/cuda/attention/flash_attention.h"
 #include "engine/backends/cuda/device_util.cuh"
-#include "engine/backends/cuda/flash_attention.h"
 
 namespace kiln::engine::cuda {
 namespace {

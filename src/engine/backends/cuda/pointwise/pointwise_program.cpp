@@ -1,6 +1,6 @@
 // The program of a pointwise layer (see pointwise_program.h).
 
-#include "engine/backends/cuda/pointwise_program.h"
+#include "engine/backends/cuda/pointwise/pointwise_program.h"
 
 #include "engine/backends/cuda/cuda_util.h"
 #include "kiln/engine/pointwise_limits.h"
@@ -46,7 +46,9 @@ PwLayerProgram pointwise_program(const LayerInfo& info) {
       prog.push_back(in);
       break;
     }
-    case LayerKind::Unary: prog.push_back(instr(kPwUnary, static_cast<int64_t>(l.get<UnaryParams>().op), 0)); break;
+    case LayerKind::Unary:
+      prog.push_back(instr(kPwUnary, static_cast<int64_t>(l.get<UnaryParams>().op), 0));
+      break;
     case LayerKind::Cast: prog.push_back(instr(kPwCopy, 0, 0)); break;
     case LayerKind::Select: prog.push_back(instr(kPwSelect, 0, 0, 1, 2)); break;
     default: {  // FusedPointwise: inputs first, then weights as sources
@@ -79,7 +81,8 @@ PwLayerProgram pointwise_program(const LayerInfo& info) {
   p.integral = integral;
   p.out_dtype = out;
   p.use_double = integral || !is_floating(out);
-  for (const auto& t : info.inputs) p.use_double = p.use_double || (is_integral(t.dtype) && l.kind != LayerKind::Cast);
+  for (const auto& t : info.inputs)
+    p.use_double = p.use_double || (is_integral(t.dtype) && l.kind != LayerKind::Cast);
   for (const auto& t : info.inputs) p.source_dtypes.push_back(t.dtype);
   p.n_inputs = info.inputs.size();
   if (l.kind == LayerKind::FusedPointwise) {

@@ -2,8 +2,8 @@
 // Index arithmetic is 32-bit with precomputed divisors where every count and offset fits (index_math.h).
 
 #include "engine/backends/cuda/device_util.cuh"
-#include "engine/backends/cuda/movement_dispatch.cuh"
-#include "engine/backends/cuda/strided_copy_plan.h"
+#include "engine/backends/cuda/movement/movement_dispatch.cuh"
+#include "engine/backends/cuda/movement/strided_copy_plan.h"
 
 namespace kiln::engine::cuda {
 namespace {

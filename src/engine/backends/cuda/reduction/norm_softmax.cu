@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "engine/backends/cuda/device_util.cuh"
-#include "engine/backends/cuda/norm_softmax.h"
+#include "engine/backends/cuda/reduction/norm_softmax.h"
 
 namespace kiln::engine::cuda {
 namespace {

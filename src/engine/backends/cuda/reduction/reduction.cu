@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "engine/backends/cuda/device_util.cuh"
-#include "engine/backends/cuda/norm_softmax.h"
+#include "engine/backends/cuda/reduction/norm_softmax.h"
 
 namespace kiln::engine::cuda {
 namespace {
@@ -42,12 +42,14 @@ __device__ double identity(int op) {
   switch (op) {
     case rMax: return -INFINITY;
     case rMin: return INFINITY;
-    case rProd: case rAll: return 1.0;
+    case rProd:
+    case rAll: return 1.0;
     default: return 0.0;
   }
 }
 
-/// Whether candidate (bv, bi) beats (av, ai) for arg-max/min: NaN wins, then the better value, then the lower index.
+/// Whether candidate (bv, bi) beats (av, ai) for arg-max/min: NaN wins, then the better value, then the lower
+/// index.
 __device__ bool arg_better(bool is_max, double av, long long ai, double bv, long long bi) {
   bool an = isnan(av), bn = isnan(bv);
   if (an || bn) return an && bn ? bi < ai : bn;
@@ -55,8 +57,9 @@ __device__ bool arg_better(bool is_max, double av, long long ai, double bv, long
   return is_max ? bv > av : bv < av;
 }
 
-__global__ void reduce_kernel(const void* in, int in_dtype, Shape kept, Strides kept_st, Shape red, Strides red_st,
-                              void* out, int out_dtype, int op, int64_t n_out, int64_t n_red) {
+__global__ void reduce_kernel(const void* in, int in_dtype, Shape kept, Strides kept_st, Shape red,
+                              Strides red_st, void* out, int out_dtype, int op, int64_t n_out,
+                              int64_t n_red) {
   __shared__ double sv[kThreads];
   __shared__ long long si[kThreads];
   bool arg = op == rArgMax || op == rArgMin;
@@ -83,7 +86,7 @@ __global__ void reduce_kernel(const void* in, int in_dtype, Shape kept, Strides 
         if (arg) {
           long long bi = si[threadIdx.x + s];
           if (bi >= 0 && (si[threadIdx.x] < 0 || arg_better(op == rArgMax, sv[threadIdx.x], si[threadIdx.x],
-                                                           sv[threadIdx.x + s], bi))) {
+                                                            sv[threadIdx.x + s], bi))) {
             sv[threadIdx.x] = sv[threadIdx.x + s];
             si[threadIdx.x] = bi;
           }
@@ -103,15 +106,18 @@ __global__ void reduce_kernel(const void* in, int in_dtype, Shape kept, Strides 
   }
 }
 
-__global__ void softmax_kernel(const void* in, void* out, int dtype, int64_t outer, int64_t n, int64_t inner, bool log) {
+__global__ void softmax_kernel(const void* in, void* out, int dtype, int64_t outer, int64_t n, int64_t inner,
+                               bool log) {
   __shared__ float scratch[kThreads];
   for (int64_t row = blockIdx.x; row < outer * inner; row += gridDim.x) {
     int64_t base = (row / inner) * n * inner + row % inner;
     float mx = -INFINITY;
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) mx = fmaxf(mx, load_as<float>(in, dtype, base + j * inner));
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+      mx = fmaxf(mx, load_as<float>(in, dtype, base + j * inner));
     mx = block_reduce(mx, true, scratch);
     float sum = 0;
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += expf(load_as<float>(in, dtype, base + j * inner) - mx);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+      sum += expf(load_as<float>(in, dtype, base + j * inner) - mx);
     sum = block_reduce(sum, false, scratch);
     float lse = logf(sum);
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
@@ -121,9 +127,9 @@ __global__ void softmax_kernel(const void* in, void* out, int dtype, int64_t out
   }
 }
 
-__global__ void norm_kernel(const void* in, void* out, int dtype, int64_t rows, int64_t row_len, int64_t groups,
-                            int64_t group_channels, int64_t spatial, const float* scale, const float* bias,
-                            float epsilon) {
+__global__ void norm_kernel(const void* in, void* out, int dtype, int64_t rows, int64_t row_len,
+                            int64_t groups, int64_t group_channels, int64_t spatial, const float* scale,
+                            const float* bias, float epsilon) {
   __shared__ float scratch[kThreads];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     int64_t base = r * row_len;
@@ -157,8 +163,8 @@ void launch_reduce(const void* in, int in_dtype, const Shape& kept, const int64_
   Strides a{}, b{};
   for (int k = 0; k < kept.rank; ++k) a.v[k] = kept_st[k];
   for (int k = 0; k < red.rank; ++k) b.v[k] = red_st[k];
-  reduce_kernel<<<blocks_for(n_out), kThreads, 0, stream>>>(in, in_dtype, kept, a, red, b, out, out_dtype, op, n_out,
-                                                           n_red);
+  reduce_kernel<<<blocks_for(n_out), kThreads, 0, stream>>>(in, in_dtype, kept, a, red, b, out, out_dtype, op,
+                                                            n_out, n_red);
 }
 
 void launch_softmax(const void* in, void* out, int dtype, int64_t outer, int64_t n, int64_t inner, bool log,
@@ -169,12 +175,13 @@ void launch_softmax(const void* in, void* out, int dtype, int64_t outer, int64_t
 }
 
 void launch_norm(const void* in, void* out, int dtype, int64_t rows, int64_t row_len, int64_t groups,
-                 int64_t group_channels, int64_t spatial, const float* scale, const float* bias, float epsilon,
-                 Stream stream) {
+                 int64_t group_channels, int64_t spatial, const float* scale, const float* bias,
+                 float epsilon, Stream stream) {
   if (rows == 0 || row_len == 0) return;
-  if (groups == 0 && launch_layer_norm_fast(in, out, dtype, rows, row_len, scale, bias, epsilon, stream)) return;
-  norm_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(in, out, dtype, rows, row_len, groups, group_channels,
-                                                         spatial, scale, bias, epsilon);
+  if (groups == 0 && launch_layer_norm_fast(in, out, dtype, rows, row_len, scale, bias, epsilon, stream))
+    return;
+  norm_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(in, out, dtype, rows, row_len, groups,
+                                                         group_channels, spatial, scale, bias, epsilon);
 }
 
 }  // namespace kiln::engine::cuda

@@ -1,10 +1,10 @@
 // The post-op pass of convolution and matrix multiply (see post_ops.h).
 
-#include "engine/backends/cuda/post_ops.h"
+#include "engine/backends/cuda/linalg/post_ops.h"
 
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/backends/cuda/epilogue.h"
-#include "engine/backends/cuda/pointwise_program.h"
+#include "engine/backends/cuda/linalg/epilogue.h"
+#include "engine/backends/cuda/pointwise/pointwise_program.h"
 
 namespace kiln::engine::cuda {
 

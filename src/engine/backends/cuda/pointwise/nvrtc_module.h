@@ -36,7 +36,7 @@ class NvrtcModule {
   NvrtcModule() = default;
   int arch_ = 0;
   std::vector<uint8_t> cubin_;
-  void* module_ = nullptr;                               // CUmodule
+  void* module_ = nullptr;                                // CUmodule
   std::vector<std::pair<std::string, void*>> functions_;  // name -> CUfunction
 };
 
@@ -50,7 +50,8 @@ bool nvrtc_available(std::string* why);
 /// `stored_cubin` (device code a plan holds, compiled for `stored_arch` from this same source; an arch other
 /// than the device's is a kiln::Error), else compiled with NVRTC (a compile error is a kiln::Error with the
 /// NVRTC log). `what` names the layer in errors.
-std::shared_ptr<const NvrtcModule> nvrtc_module(const std::string& source, const std::vector<std::string>& entry_points,
+std::shared_ptr<const NvrtcModule> nvrtc_module(const std::string& source,
+                                                const std::vector<std::string>& entry_points,
                                                 const std::vector<uint8_t>* stored_cubin, int stored_arch,
                                                 const std::string& what);
 

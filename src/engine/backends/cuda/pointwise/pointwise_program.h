@@ -1,8 +1,8 @@
 #pragma once
 // The program of a pointwise layer (Elementwise, Activation, Unary, Cast, Select, FusedPointwise) as the CUDA
-// backend's pointwise kernels see it: instructions over sources (the layer's inputs, then its weights) and the
-// arithmetic they run in. Shared by the generic interpreter (pointwise_kernels.cpp) and the NVRTC-compiled
-// kernels (nvrtc_*.cpp), so both compute exactly the same thing. Plain C++ (no CUDA headers).
+// backend's pointwise kernels see it: instructions over sources (the layer's inputs, then its weights) and
+// the arithmetic they run in. Shared by the generic interpreter (pointwise_kernels.cpp) and the
+// NVRTC-compiled kernels (nvrtc_*.cpp), so both compute exactly the same thing. Plain C++ (no CUDA headers).
 
 #include <string>
 #include <vector>
@@ -27,7 +27,8 @@ PwLayerProgram pointwise_program(const LayerInfo& layer);
 /// Whether a pointwise kernel of this backend runs `layer` (ranks, source and instruction counts).
 bool pointwise_applies(const LayerInfo& layer, std::string* why);
 
-/// Element strides of a source of dims `d` broadcast to output dims `out` (0 on broadcast dims), rank of `out`.
+/// Element strides of a source of dims `d` broadcast to output dims `out` (0 on broadcast dims), rank of
+/// `out`.
 void broadcast_strides(const Dims& d, const Dims& out, int64_t* st);
 
 }  // namespace kiln::engine::cuda

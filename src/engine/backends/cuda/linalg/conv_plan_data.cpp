@@ -1,6 +1,6 @@
 // The convolution plan data blob (see conv_plan_data.h).
 
-#include "engine/backends/cuda/conv_plan_data.h"
+#include "engine/backends/cuda/linalg/conv_plan_data.h"
 
 #include <atomic>
 #include <cstring>

@@ -8,8 +8,10 @@ namespace {
 
 int esize(DType dt) { return static_cast<int>(dtype_size(dt)); }
 
-/// Copies a contiguous tensor of dims `d` read through `perm` (out dim k = in dim perm[k]) into a contiguous output.
-void permute_copy(const void* in, const Dims& d, const std::vector<int64_t>& perm, void* out, DType dt, Stream s) {
+/// Copies a contiguous tensor of dims `d` read through `perm` (out dim k = in dim perm[k]) into a contiguous
+/// output.
+void permute_copy(const void* in, const Dims& d, const std::vector<int64_t>& perm, void* out, DType dt,
+                  Stream s) {
   auto ist = row_strides(d);
   Dims od;
   std::vector<int64_t> st;
@@ -33,7 +35,8 @@ class ShuffleKernel : public Kernel {
   explicit ShuffleKernel(const LayerInfo& info) : p_(info.params<ShuffleParams>()) {
     p1_ = !p_.first_perm.empty() && !is_identity(p_.first_perm);
     p2_ = !p_.second_perm.empty() && !is_identity(p_.second_perm);
-    if (p1_ && p2_) workspace_ = static_cast<size_t>(numel(info.inputs[0].max)) * dtype_size(info.inputs[0].dtype);
+    if (p1_ && p2_)
+      workspace_ = static_cast<size_t>(numel(info.inputs[0].max)) * dtype_size(info.inputs[0].dtype);
   }
   size_t workspace_size() const override { return workspace_; }
   void execute(KernelArgs& args) const override {
@@ -77,8 +80,8 @@ class ConcatKernel : public Kernel {
     int64_t at = 0;
     for (const auto& x : args.inputs) {
       auto ist = row_strides(x.dims);
-      launch_strided_copy(x.data, 0, ist.data(), y.data, at * ost[axis_], ost.data(), to_shape(x.dims), esize(y.dtype),
-                          stream_of(args));
+      launch_strided_copy(x.data, 0, ist.data(), y.data, at * ost[axis_], ost.data(), to_shape(x.dims),
+                          esize(y.dtype), stream_of(args));
       check_launch("concat");
       at += x.dims[axis_];
     }
@@ -152,8 +155,10 @@ class PaddingKernel : public Kernel {
   }
   void execute(KernelArgs& args) const override {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];
-    int mode = p_.mode == PaddingParams::Constant ? 0 : p_.mode == PaddingParams::Reflect ? 1
-               : p_.mode == PaddingParams::Replicate ? 2 : 3;
+    int mode = p_.mode == PaddingParams::Constant    ? 0
+               : p_.mode == PaddingParams::Reflect   ? 1
+               : p_.mode == PaddingParams::Replicate ? 2
+                                                     : 3;
     std::vector<int64_t> pre(x.dims.size(), 0);
     for (size_t k = 0; k < pre.size() && k < p_.pre.size(); ++k) pre[k] = p_.pre[k];
     launch_pad(x.data, to_shape(x.dims), y.data, to_shape(y.dims), pre.data(), mode, fill_, esize(y.dtype),

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "engine/backends/cuda/kernels.h"
-#include "engine/backends/cuda/pointwise_program.h"
+#include "engine/backends/cuda/pointwise/pointwise_program.h"
 
 namespace kiln::engine::cuda {
 
@@ -45,22 +45,22 @@ PwIndex pw_index(const Dims& src, const Dims& out);
 struct NvrtcPwArgs {
   const void* src[kMaxPwSources] = {};
   void* out = nullptr;
-  int64_t n = 0;                               // output elements
-  int64_t d[kMaxRank] = {};                    // output dims (general kernel)
-  int64_t st[kMaxPwSources][kMaxRank] = {};    // per source: element strides over the output dims
+  int64_t n = 0;                             // output elements
+  int64_t d[kMaxRank] = {};                  // output dims (general kernel)
+  int64_t st[kMaxPwSources][kMaxRank] = {};  // per source: element strides over the output dims
   int64_t div[kMaxPwSources] = {}, len[kMaxPwSources] = {};  // per source: fast-kernel pattern
 };
 
 /// What the generated source is specialized on (all fixed for the plan).
 struct NvrtcPwSpec {
   PwLayerProgram program;
-  int rank = 0;                           // output rank
-  bool index64 = false;                   // 64-bit index math (max elements > 2^31)
-  std::vector<int64_t> static_out;        // output dims when static for the plan, else empty
+  int rank = 0;                                  // output rank
+  bool index64 = false;                          // 64-bit index math (max elements > 2^31)
+  std::vector<int64_t> static_out;               // output dims when static for the plan, else empty
   std::vector<std::vector<int64_t>> static_src;  // per source: dims when static, else empty
-  bool fast = false;                      // kiln_pw_fast exists
-  bool vec = false;                       // kiln_pw_vec exists
-  std::vector<PwIndex> fast_index;        // per source: the pattern at the opt shape (mode != General if fast)
+  bool fast = false;                             // kiln_pw_fast exists
+  bool vec = false;                              // kiln_pw_vec exists
+  std::vector<PwIndex> fast_index;  // per source: the pattern at the opt shape (mode != General if fast)
 };
 
 /// The spec of a pointwise layer (Elementwise, Activation, Unary, Cast, Select, FusedPointwise).

@@ -1,6 +1,6 @@
 // Planning of strided copies (strided_copy_plan.h).
 
-#include "engine/backends/cuda/strided_copy_plan.h"
+#include "engine/backends/cuda/movement/strided_copy_plan.h"
 
 #include "engine/backends/cuda/index_math.h"
 

@@ -4,8 +4,8 @@
 
 #include <limits>
 
+#include "engine/backends/cuda/attention/flash_attention.h"
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/backends/cuda/flash_attention.h"
 
 namespace kiln::engine::cuda {
 namespace {

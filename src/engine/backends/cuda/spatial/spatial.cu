@@ -1,6 +1,7 @@
 // Spatial kernels: pooling (max / average, ceil mode, count_include_pad, adaptive; planar or channels-last,
-// where consecutive threads take consecutive channels of one position, so loads coalesce) and a plain attention
-// kernel (one block per query row, scores in shared memory; operands dense or strided views, AttnRows).
+// where consecutive threads take consecutive channels of one position, so loads coalesce) and a plain
+// attention kernel (one block per query row, scores in shared memory; operands dense or strided views,
+// AttnRows).
 
 #include <cmath>
 
@@ -43,8 +44,10 @@ __global__ void pool_kernel(const void* in, void* out, int dtype, int64_t planes
       for (int64_t b = lo[1]; b < hi[1]; b += step[1])
         for (int64_t c = lo[2]; c < hi[2]; c += step[2]) {
           float v = load_as<float>(in, dtype, base + ((a * p.in[1] + b) * p.in[2] + c) * cs);
-          if (p.kind == 0) acc = (isnan(v) || v > acc) ? v : acc;
-          else acc += v;
+          if (p.kind == 0)
+            acc = (isnan(v) || v > acc) ? v : acc;
+          else
+            acc += v;
           ++count;
         }
     if (p.kind == 1) {
@@ -57,8 +60,8 @@ __global__ void pool_kernel(const void* in, void* out, int dtype, int64_t planes
 
 constexpr int kAttnThreads = 128;
 
-__global__ void attention_kernel(const void* q, const void* k, const void* v, const void* mask, void* out, int dtype,
-                                 AttnParams p) {
+__global__ void attention_kernel(const void* q, const void* k, const void* v, const void* mask, void* out,
+                                 int dtype, AttnParams p) {
   extern __shared__ float scores[];
   __shared__ float scratch[kAttnThreads];
   for (int64_t row = blockIdx.x; row < p.batch * p.lq; row += gridDim.x) {
@@ -73,11 +76,13 @@ __global__ void attention_kernel(const void* q, const void* k, const void* v, co
       mbase += i * p.mask_st[p.batch_shape.rank];
     }
     const AttnRows &rq = p.rows[0], &rk = p.rows[1], &rv = p.rows[2], &ro = p.rows[3];
-    const int64_t qo = rq.start(b) + i * rq.row, ko = rk.start(b), vo = rv.start(b), oo = ro.start(b) + i * ro.row;
+    const int64_t qo = rq.start(b) + i * rq.row, ko = rk.start(b), vo = rv.start(b),
+                  oo = ro.start(b) + i * ro.row;
     float mx = -INFINITY;
     for (int64_t j = threadIdx.x; j < p.lk; j += blockDim.x) {
       float s = 0;
-      for (int64_t c = 0; c < p.e; ++c) s += load_as<float>(q, dtype, qo + c) * load_as<float>(k, dtype, ko + j * rk.row + c);
+      for (int64_t c = 0; c < p.e; ++c)
+        s += load_as<float>(q, dtype, qo + c) * load_as<float>(k, dtype, ko + j * rk.row + c);
       s *= p.scale;
       if (p.causal && j > i) s = -INFINITY;
       if (p.mask_kind) {
@@ -121,7 +126,9 @@ void launch_attention(const void* q, const void* k, const void* v, const void* m
   int64_t rows = p.batch * p.lq;
   if (rows == 0 || p.ev == 0) return;
   size_t smem = static_cast<size_t>(p.lk) * sizeof(float);
-  if (smem > 48 * 1024) cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (smem > 48 * 1024)
+    cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(smem));
   unsigned blocks = static_cast<unsigned>(rows > (1 << 20) ? (1 << 20) : rows);
   attention_kernel<<<blocks, kAttnThreads, smem, stream>>>(q, k, v, mask, out, dtype, p);
 }

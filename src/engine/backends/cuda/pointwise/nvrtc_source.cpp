@@ -1,10 +1,10 @@
 // Source generation of the NVRTC pointwise kernels (see nvrtc_source.h). The device formulas repeat those of
-// the generic interpreter (pointwise_ops.cuh) expression for expression: same operations in the same order, same
-// constants (written T(decimal) as there), so the compiler rounds and contracts them alike. Between
+// the generic interpreter (pointwise_ops.cuh) expression for expression: same operations in the same order,
+// same constants (written T(decimal) as there), so the compiler rounds and contracts them alike. Between
 // instructions an empty asm keeps each result opaque: the interpreter never fuses a multiply of one
 // instruction into an add of the next, and neither may the compiled chain.
 
-#include "engine/backends/cuda/nvrtc_source.h"
+#include "engine/backends/cuda/pointwise/nvrtc_source.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -43,18 +43,36 @@ std::string type_helpers(DType dt) {
   TypeNames t = type_names(dt);
   std::string cv, to;
   switch (dt) {
-    case DType::Float16: cv = "(T)f16_to_f32(x)"; to = "f32_to_f16((float)v)"; break;
-    case DType::BFloat16: cv = "(T)bf16_to_f32(x)"; to = "f32_to_bf16((float)v)"; break;
-    case DType::Float32: cv = "(T)x"; to = "(float)v"; break;
-    case DType::Float64: cv = "(T)x"; to = "(double)v"; break;
-    case DType::Bool: cv = "x ? T(1) : T(0)"; to = "v != T(0) ? 1 : 0"; break;
-    default: cv = "(T)x"; to = std::string("(") + t.storage + ")k_int(v)"; break;
+    case DType::Float16:
+      cv = "(T)f16_to_f32(x)";
+      to = "f32_to_f16((float)v)";
+      break;
+    case DType::BFloat16:
+      cv = "(T)bf16_to_f32(x)";
+      to = "f32_to_bf16((float)v)";
+      break;
+    case DType::Float32:
+      cv = "(T)x";
+      to = "(float)v";
+      break;
+    case DType::Float64:
+      cv = "(T)x";
+      to = "(double)v";
+      break;
+    case DType::Bool:
+      cv = "x ? T(1) : T(0)";
+      to = "v != T(0) ? 1 : 0";
+      break;
+    default:
+      cv = "(T)x";
+      to = std::string("(") + t.storage + ")k_int(v)";
+      break;
   }
   std::ostringstream s;
   s << "KILN_INLINE T cv_" << t.tag << "(" << t.storage << " x) { return " << cv << "; }\n"
     << "KILN_INLINE " << t.storage << " to_" << t.tag << "(T v) { return " << to << "; }\n"
-    << "KILN_INLINE T ld_" << t.tag << "(const void* p, I i) { return cv_" << t.tag << "(((const " << t.storage
-    << "*)p)[i]); }\n"
+    << "KILN_INLINE T ld_" << t.tag << "(const void* p, I i) { return cv_" << t.tag << "(((const "
+    << t.storage << "*)p)[i]); }\n"
     << "KILN_INLINE void st_" << t.tag << "(void* p, I i, T v) { ((" << t.storage << "*)p)[i] = to_" << t.tag
     << "(v); }\n"
     << "struct alignas(" << 4 * dtype_size(dt) << ") v4_" << t.tag << " { " << t.storage << " v[4]; };\n";
@@ -155,11 +173,12 @@ std::string elementwise_expr(int op, bool integral, const std::string& a, const 
 }
 
 const char* activation_function(int kind) {
-  static const char* const kNames[] = {"a_relu", "a_sigmoid", "a_tanh", "a_gelu_erf", "a_gelu_tanh",
-                                       "a_silu", "a_hard_swish", "a_hard_sigmoid", "a_leaky_relu", "a_elu",
-                                       "a_selu", "a_softplus", "a_softsign", "a_clip", "a_mish"};
-  KILN_CHECK(kind >= 0 && kind < static_cast<int>(std::size(kNames)), Unsupported, "nvrtc pointwise: activation ",
-             kind);
+  static const char* const kNames[] = {"a_relu",       "a_sigmoid", "a_tanh",       "a_gelu_erf",
+                                       "a_gelu_tanh",  "a_silu",    "a_hard_swish", "a_hard_sigmoid",
+                                       "a_leaky_relu", "a_elu",     "a_selu",       "a_softplus",
+                                       "a_softsign",   "a_clip",    "a_mish"};
+  KILN_CHECK(kind >= 0 && kind < static_cast<int>(std::size(kNames)), Unsupported,
+             "nvrtc pointwise: activation ", kind);
   return kNames[kind];
 }
 
@@ -352,7 +371,8 @@ std::string nvrtc_pointwise_source(const NvrtcPwSpec& spec) {
     }
     s << "  T t" << i << " = " << e << ";\n  KILN_KEEP(t" << i << ");\n";
   }
-  s << "  return " << (p.instr.empty() ? std::string("T(0)") : "t" + std::to_string(p.instr.size() - 1)) << ";\n}\n";
+  s << "  return " << (p.instr.empty() ? std::string("T(0)") : "t" + std::to_string(p.instr.size() - 1))
+    << ";\n}\n";
 
   auto tag = [&](size_t k) { return std::string(type_names(p.source_dtypes[k]).tag); };
   const std::string out_tag = type_names(p.out_dtype).tag;
@@ -360,8 +380,9 @@ std::string nvrtc_pointwise_source(const NvrtcPwSpec& spec) {
   std::string n_expr = index_static ? lit(numel(spec.static_out)) : "(I)a.n";
   std::string chain_args;
   for (size_t k = 0; k < ns; ++k) chain_args += (k ? ", s" : "s") + std::to_string(k);
-  const char* loop_head = "  for (I i = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; i < n; "
-                          "i += (I)gridDim.x * (I)blockDim.x) {\n";
+  const char* loop_head =
+      "  for (I i = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; i < n; "
+      "i += (I)gridDim.x * (I)blockDim.x) {\n";
 
   // General: per-dim index math.
   s << "extern \"C\" __global__ void __launch_bounds__(256) kiln_pw_general(const Args a) {\n";
@@ -386,7 +407,8 @@ std::string nvrtc_pointwise_source(const NvrtcPwSpec& spec) {
     }
     s << "    }\n";
   }
-  for (size_t k = 0; k < ns; ++k) s << "    const T s" << k << " = ld_" << tag(k) << "(a.src[" << k << "], o" << k << ");\n";
+  for (size_t k = 0; k < ns; ++k)
+    s << "    const T s" << k << " = ld_" << tag(k) << "(a.src[" << k << "], o" << k << ");\n";
   s << "    st_" << out_tag << "(a.out, i, chain(" << chain_args << "));\n  }\n}\n";
 
   if (spec.fast) {
@@ -406,7 +428,8 @@ std::string nvrtc_pointwise_source(const NvrtcPwSpec& spec) {
       std::string r;
       for (size_t k = 0; k < ns; ++k) {
         if (spec.fast_index[k].mode != PwIndexMode::Scalar) continue;
-        r += "  const T s" + std::to_string(k) + " = ld_" + tag(k) + "(a.src[" + std::to_string(k) + "], 0);\n";
+        r += "  const T s" + std::to_string(k) + " = ld_" + tag(k) + "(a.src[" + std::to_string(k) +
+             "], 0);\n";
       }
       return r;
     };
@@ -414,7 +437,8 @@ std::string nvrtc_pointwise_source(const NvrtcPwSpec& spec) {
     s << "  const I n = " << n_expr << ";\n" << scalars() << loop_head;
     for (size_t k = 0; k < ns; ++k) {
       if (spec.fast_index[k].mode == PwIndexMode::Scalar) continue;
-      s << "    const T s" << k << " = ld_" << tag(k) << "(a.src[" << k << "], " << fast_index(k, "i") << ");\n";
+      s << "    const T s" << k << " = ld_" << tag(k) << "(a.src[" << k << "], " << fast_index(k, "i")
+        << ");\n";
     }
     s << "    st_" << out_tag << "(a.out, i, chain(" << chain_args << "));\n  }\n}\n";
 

@@ -4,8 +4,8 @@
 // channel index along the vector (one division per vector, not per element). Computes in float with the
 // generic interpreter's formulas, so the results are those of launch_pointwise on the same chain.
 
-#include "engine/backends/cuda/epilogue.h"
-#include "engine/backends/cuda/pointwise_ops.cuh"
+#include "engine/backends/cuda/linalg/epilogue.h"
+#include "engine/backends/cuda/pointwise/pointwise_ops.cuh"
 
 namespace kiln::engine::cuda {
 namespace {

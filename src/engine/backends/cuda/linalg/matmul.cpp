@@ -9,9 +9,9 @@
 // Algorithms: when the builder times tactics (LayerInfo::tune), the kernel asks cuBLASLt for up to
 // kTuneCandidates heuristic candidates for the call at the layer's opt shape (256-byte aligned buffers, as
 // cudaMalloc gives), times each on scratch buffers on a private stream (median of a few runs) and keeps the
-// fastest (cuBLASLt's first unless another is kTuneMargin faster), which Kernel::plan_data() records. A kernel
-// created from a plan uses the recorded algorithm after cublasLtMatmulAlgoCheck accepts it (else, with one
-// warning per process, the heuristic). Per context, every call key gets a plan (descriptor, layouts,
+// fastest (cuBLASLt's first unless another is kTuneMargin faster), which Kernel::plan_data() records. A
+// kernel created from a plan uses the recorded algorithm after cublasLtMatmulAlgoCheck accepts it (else, with
+// one warning per process, the heuristic). Per context, every call key gets a plan (descriptor, layouts,
 // algorithm) at the first execute that meets it, before any CUDA-graph recording: the tuned algorithm for the
 // tuned call whenever the pointers are aligned as that algorithm requires (CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_*;
 // arena buffers are only 64-byte aligned), cuBLASLt's first heuristic candidate for any other key. The matmul
@@ -28,15 +28,15 @@
 #include <optional>
 
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/backends/cuda/matmul_call.h"
-#include "engine/backends/cuda/post_ops.h"
+#include "engine/backends/cuda/linalg/matmul_call.h"
+#include "engine/backends/cuda/linalg/post_ops.h"
 #include "kiln/support/logging.h"
 
-#define KILN_CUBLAS_CHECK(expr)                                                                            \
-  do {                                                                                                     \
-    cublasStatus_t kiln_cublas_st_ = (expr);                                                               \
+#define KILN_CUBLAS_CHECK(expr)                                                                             \
+  do {                                                                                                      \
+    cublasStatus_t kiln_cublas_st_ = (expr);                                                                \
     KILN_CHECK(kiln_cublas_st_ == CUBLAS_STATUS_SUCCESS, Internal, "cuBLASLt error ", int(kiln_cublas_st_), \
-               " (", #expr, ")");                                                                          \
+               " (", #expr, ")");                                                                           \
   } while (0)
 
 namespace kiln::engine::cuda {
@@ -130,8 +130,9 @@ struct TuneResources {
 /// The pointer alignment (bytes) `algo` needs for every matrix; kTuneAlign when cuBLASLt does not say.
 int required_alignment(const cublasLtMatmulAlgo_t& algo) {
   uint32_t need = 1;
-  for (cublasLtMatmulAlgoCapAttributes_t cap : {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES,
-                                                CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES}) {
+  for (cublasLtMatmulAlgoCapAttributes_t cap :
+       {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES}) {
     uint32_t v = 0;
     size_t written = 0;
     if (cublasLtMatmulAlgoCapGetAttribute(&algo, cap, &v, sizeof(v), &written) != CUBLAS_STATUS_SUCCESS ||
@@ -225,7 +226,8 @@ class MatmulKernel : public Kernel {
   }
 
  private:
-  /// Descriptor and layouts of call `c` (count matrices, strides between a / b matrices; C packed); no algorithm.
+  /// Descriptor and layouts of call `c` (count matrices, strides between a / b matrices; C packed); no
+  /// algorithm.
   std::unique_ptr<LtPlan> describe(const MatmulCallKey& c) const {
     auto plan = std::make_unique<LtPlan>();
     cudaDataType_t t = cuda_type(dtype_);
@@ -235,13 +237,17 @@ class MatmulKernel : public Kernel {
     // Column-major D (n x m) = X (n x k) * Y (k x m) with X = op(B)^T from b, Y = op(A)^T from a.
     cublasOperation_t ta = p_.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t tb = p_.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-    KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+    KILN_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+    KILN_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
     cublasLtEpilogue_t epi = epilogue_;
-    KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+    KILN_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
     if (bias_.data()) {
       const void* bias = bias_.data();
-      KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+      KILN_CUBLAS_CHECK(
+          cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
     }
     // Stored b: [k, n] row-major = column-major n x k (ld n); transposed [n, k] = column-major k x n (ld k).
     uint64_t xr = p_.transpose_b ? k : n, xc = p_.transpose_b ? n : k;
@@ -252,18 +258,26 @@ class MatmulKernel : public Kernel {
     if (c.count > 1) {
       int32_t cnt = static_cast<int32_t>(c.count);
       int64_t sa = c.stride_a, sb = c.stride_b, sc = m * n;
-      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->lb, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &cnt, sizeof(cnt)));
-      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->lb, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sb, sizeof(sb)));
-      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->la, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &cnt, sizeof(cnt)));
-      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->la, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sa, sizeof(sa)));
-      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->lc, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &cnt, sizeof(cnt)));
-      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(plan->lc, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sc, sizeof(sc)));
+      KILN_CUBLAS_CHECK(
+          cublasLtMatrixLayoutSetAttribute(plan->lb, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &cnt, sizeof(cnt)));
+      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+          plan->lb, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sb, sizeof(sb)));
+      KILN_CUBLAS_CHECK(
+          cublasLtMatrixLayoutSetAttribute(plan->la, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &cnt, sizeof(cnt)));
+      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+          plan->la, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sa, sizeof(sa)));
+      KILN_CUBLAS_CHECK(
+          cublasLtMatrixLayoutSetAttribute(plan->lc, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &cnt, sizeof(cnt)));
+      KILN_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+          plan->lc, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sc, sizeof(sc)));
     }
     return plan;
   }
 
-  /// Up to `max` heuristic candidates for `plan` (workspace kWorkspace, the key's pointer alignment), best first.
-  std::vector<cublasLtMatmulHeuristicResult_t> heuristic(const LtPlan& plan, const MatmulCallKey& c, int max) const {
+  /// Up to `max` heuristic candidates for `plan` (workspace kWorkspace, the key's pointer alignment), best
+  /// first.
+  std::vector<cublasLtMatmulHeuristicResult_t> heuristic(const LtPlan& plan, const MatmulCallKey& c,
+                                                         int max) const {
     cublasLtMatmulPreference_t pref = nullptr;
     KILN_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     uint64_t ws = kWorkspace;
@@ -275,12 +289,13 @@ class MatmulKernel : public Kernel {
     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al, sizeof(al));
     std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(max));
     int found = 0;
-    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_handle(), plan.desc, plan.lb, plan.la, plan.lc, plan.lc,
-                                                       pref, max, results.data(), &found);
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_handle(), plan.desc, plan.lb, plan.la, plan.lc,
+                                                       plan.lc, pref, max, results.data(), &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS) found = 0;
     results.resize(static_cast<size_t>(std::max(found, 0)));
-    std::erase_if(results, [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
+    std::erase_if(results,
+                  [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
     return results;
   }
 
@@ -296,8 +311,8 @@ class MatmulKernel : public Kernel {
       return plan;
     }
     auto results = heuristic(*plan, c, 1);
-    KILN_CHECK(!results.empty(), Unsupported, "cuBLASLt has no algorithm for a ", c.m, "x", c.k, " by ", c.k, "x",
-               c.n, " ", dtype_name(dtype_), " matmul");
+    KILN_CHECK(!results.empty(), Unsupported, "cuBLASLt has no algorithm for a ", c.m, "x", c.k, " by ", c.k,
+               "x", c.n, " ", dtype_name(dtype_), " matmul");
     plan->algo = results[0].algo;
     return plan;
   }
@@ -306,8 +321,8 @@ class MatmulKernel : public Kernel {
   cublasStatus_t enqueue(const LtPlan& plan, const cublasLtMatmulAlgo_t& algo, const void* pa, const void* pb,
                          void* py, void* workspace, cudaStream_t stream) const {
     float alpha = 1.0f, beta = 0.0f;
-    return cublasLtMatmul(lt_handle(), plan.desc, &alpha, pb, plan.lb, pa, plan.la, &beta, py, plan.lc, py, plan.lc,
-                          &algo, workspace, kWorkspace, stream);
+    return cublasLtMatmul(lt_handle(), plan.desc, &alpha, pb, plan.lb, pa, plan.la, &beta, py, plan.lc, py,
+                          plan.lc, &algo, workspace, kWorkspace, stream);
   }
   cublasStatus_t enqueue(const LtPlan& plan, const void* pa, const void* pb, void* py, void* workspace,
                          cudaStream_t stream) const {
@@ -334,7 +349,8 @@ class MatmulKernel : public Kernel {
     return key;
   }
 
-  /// Times cuBLASLt's heuristic candidates for the opt-shape call and keeps the fastest (see the file comment).
+  /// Times cuBLASLt's heuristic candidates for the opt-shape call and keeps the fastest (see the file
+  /// comment).
   void tune(const LayerInfo& info) {
     Dims a, b, y;
     if (!opt_dims(info, &a, &b, &y)) return;
@@ -370,10 +386,12 @@ class MatmulKernel : public Kernel {
 
   /// Runs every candidate on scratch buffers and returns the index of the fastest median, or nothing when
   /// none ran. Logs the choice.
-  std::optional<size_t> time_candidates(const LtPlan& plan, const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
+  std::optional<size_t> time_candidates(const LtPlan& plan,
+                                        const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
                                         const Dims& a, const Dims& b, const Dims& y, const std::string& name,
                                         const std::string& shape) const {
-    DeviceBuffer da = scratch(dtype_, numel(a), 1), db, dy(static_cast<size_t>(numel(y)) * dtype_size(dtype_));
+    DeviceBuffer da = scratch(dtype_, numel(a), 1), db,
+                 dy(static_cast<size_t>(numel(y)) * dtype_size(dtype_));
     if (!b_weight_.data()) db = scratch(dtype_, numel(b), 2);
     const void* pb = b_weight_.data() ? b_weight_.data() : db.data();
     DeviceBuffer ws(kWorkspace);
@@ -382,7 +400,8 @@ class MatmulKernel : public Kernel {
     std::vector<bool> ok(nc, true);
     auto launch = [&](size_t c, int times) {
       for (int r = 0; r < times && ok[c]; ++r) {
-        ok[c] = enqueue(plan, cands[c].algo, da.data(), pb, dy.data(), ws.data(), res.stream) == CUBLAS_STATUS_SUCCESS;
+        ok[c] = enqueue(plan, cands[c].algo, da.data(), pb, dy.data(), ws.data(), res.stream) ==
+                CUBLAS_STATUS_SUCCESS;
       }
     };
     for (size_t c = 0; c < nc; ++c) launch(c, kTuneWarmup);
@@ -432,8 +451,8 @@ class MatmulKernel : public Kernel {
       return std::nullopt;
     }
     KILN_INFO("engine: matmul '", name, "' ", shape, ": ", nc, " cuBLASLt candidates",
-              failed ? " (" + std::to_string(failed) + " failed)" : std::string(), ", chose #", *best + 1, " ",
-              ms_text(median[*best]), " vs first ", ok[0] ? ms_text(median[0]) : std::string("failed"));
+              failed ? " (" + std::to_string(failed) + " failed)" : std::string(), ", chose #", *best + 1,
+              " ", ms_text(median[*best]), " vs first ", ok[0] ? ms_text(median[0]) : std::string("failed"));
     return best;
   }
 
@@ -454,8 +473,8 @@ class MatmulKernel : public Kernel {
       cublasLtMatmulAlgo_t algo;
       std::memcpy(&algo, d.algo.data(), sizeof(algo));
       cublasLtMatmulHeuristicResult_t check{};
-      cublasStatus_t st = cublasLtMatmulAlgoCheck(lt_handle(), plan->desc, plan->lb, plan->la, plan->lc, plan->lc,
-                                                  &algo, &check);
+      cublasStatus_t st = cublasLtMatmulAlgoCheck(lt_handle(), plan->desc, plan->lb, plan->la, plan->lc,
+                                                  plan->lc, &algo, &check);
       if (st != CUBLAS_STATUS_SUCCESS) {
         why = "cuBLASLt refuses the algorithm (status " + std::to_string(int(st)) + ")";
       } else if (check.workspaceSize > kWorkspace) {
@@ -510,7 +529,9 @@ bool applies(const LayerInfo& layer, std::string* why) {
                           layer.inputs.size() > operands ? layer.inputs.size() - operands : 0, why);
 }
 
-bool applies_tf32(const LayerInfo& layer, std::string* why) { return applies(layer, why) && f32_output(layer, why); }
+bool applies_tf32(const LayerInfo& layer, std::string* why) {
+  return applies(layer, why) && f32_output(layer, why);
+}
 
 std::unique_ptr<Kernel> create(const LayerInfo& layer) {
   return std::make_unique<MatmulKernel>(layer, false);
@@ -521,7 +542,9 @@ std::unique_ptr<Kernel> create_tf32(const LayerInfo& layer) {
 
 }  // namespace
 
-MatmulTuningStats matmul_tuning_stats() { return {g_tuned.load(), g_stored.load(), g_rejected.load(), g_used.load()}; }
+MatmulTuningStats matmul_tuning_stats() {
+  return {g_tuned.load(), g_stored.load(), g_rejected.load(), g_used.load()};
+}
 
 void register_matmul(KernelTable& rows) {
   // TF32 first: when the build allows it and does not time tactics, the first candidate wins.

@@ -33,9 +33,9 @@
 #include <cstring>
 #include <map>
 
-#include "engine/backends/cuda/conv_plan_data.h"
 #include "engine/backends/cuda/graph_timer.h"
-#include "engine/backends/cuda/post_ops.h"
+#include "engine/backends/cuda/linalg/conv_plan_data.h"
+#include "engine/backends/cuda/linalg/post_ops.h"
 #include "kiln/support/logging.h"
 
 #define KILN_CUDNN_CHECK(expr)                                                   \

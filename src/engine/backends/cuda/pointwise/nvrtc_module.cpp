@@ -1,6 +1,6 @@
 // NVRTC compilation, driver-API module loading and the process-wide module cache (see nvrtc_module.h).
 
-#include "engine/backends/cuda/nvrtc_module.h"
+#include "engine/backends/cuda/pointwise/nvrtc_module.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -68,11 +68,11 @@ const Driver& driver() {
   return d;
 }
 
-#define KILN_NVRTC_CHECK(expr, what)                                                                      \
-  do {                                                                                                    \
-    nvrtcResult kiln_nvrtc_res_ = (expr);                                                                 \
-    KILN_CHECK(kiln_nvrtc_res_ == NVRTC_SUCCESS, Internal, what, ": NVRTC error ",                        \
-               nvrtcGetErrorString(kiln_nvrtc_res_), " (", #expr, ")");                                   \
+#define KILN_NVRTC_CHECK(expr, what)                                               \
+  do {                                                                             \
+    nvrtcResult kiln_nvrtc_res_ = (expr);                                          \
+    KILN_CHECK(kiln_nvrtc_res_ == NVRTC_SUCCESS, Internal, what, ": NVRTC error ", \
+               nvrtcGetErrorString(kiln_nvrtc_res_), " (", #expr, ")");            \
   } while (0)
 
 }  // namespace
@@ -87,8 +87,8 @@ std::vector<uint8_t> nvrtc_compile(const std::string& source, int arch, const st
   std::string arch_opt = "--gpu-architecture=sm_" + std::to_string(arch);
   // IEEE division and square root, no flush to zero, FMA contraction on: the options nvcc compiled the
   // generic kernel with, so both round alike.
-  const char* options[] = {arch_opt.c_str(), "--std=c++17", "--fmad=true", "--ftz=false", "--prec-div=true",
-                           "--prec-sqrt=true"};
+  const char* options[] = {arch_opt.c_str(), "--std=c++17",     "--fmad=true",
+                           "--ftz=false",    "--prec-div=true", "--prec-sqrt=true"};
   nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(std::size(options)), options);
   ++g_compiles;
   if (r != NVRTC_SUCCESS) {
@@ -126,7 +126,8 @@ Cache& cache() {
 
 struct NvrtcModuleAccess {
   static std::shared_ptr<NvrtcModule> load(std::vector<uint8_t> cubin, int arch,
-                                           const std::vector<std::string>& entry_points, const std::string& what) {
+                                           const std::vector<std::string>& entry_points,
+                                           const std::string& what) {
     const Driver& d = driver();
     KILN_CUDA_CHECK(cudaFree(nullptr));  // makes the runtime's (primary) context current for the driver calls
     std::shared_ptr<NvrtcModule> m(new NvrtcModule);
@@ -159,7 +160,8 @@ bool NvrtcModule::has(const std::string& name) const {
   return std::any_of(functions_.begin(), functions_.end(), [&](const auto& f) { return f.first == name; });
 }
 
-void NvrtcModule::launch(const std::string& name, unsigned grid, unsigned block, void* params, void* stream) const {
+void NvrtcModule::launch(const std::string& name, unsigned grid, unsigned block, void* params,
+                         void* stream) const {
   void* fn = nullptr;
   for (const auto& f : functions_) {
     if (f.first == name) fn = f.second;
@@ -201,7 +203,8 @@ bool nvrtc_available(std::string* why) {
   return reason.empty();
 }
 
-std::shared_ptr<const NvrtcModule> nvrtc_module(const std::string& source, const std::vector<std::string>& entry_points,
+std::shared_ptr<const NvrtcModule> nvrtc_module(const std::string& source,
+                                                const std::vector<std::string>& entry_points,
                                                 const std::vector<uint8_t>* stored_cubin, int stored_arch,
                                                 const std::string& what) {
   int device = 0;

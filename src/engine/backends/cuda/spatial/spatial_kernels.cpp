@@ -19,7 +19,8 @@ void to3(std::vector<int64_t> v, size_t ns, int64_t fill, int64_t* out) {
 
 class PoolKernel : public Kernel {
  public:
-  PoolKernel(const LayerInfo& info, bool channels_last) : p_(info.params<PoolingParams>()), nhwc_(channels_last) {}
+  PoolKernel(const LayerInfo& info, bool channels_last)
+      : p_(info.params<PoolingParams>()), nhwc_(channels_last) {}
   void execute(KernelArgs& args) const override {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];
     size_t ns = x.dims.size() - 2;
@@ -34,7 +35,8 @@ class PoolKernel : public Kernel {
     to3(p_.pre_padding, ns, 0, p.pad);
     to3(p_.dilation, ns, 1, p.dil);
     if (nhwc_) p.channels = x.dims[1];
-    launch_pool(x.data, y.data, dcode(x.dtype), nhwc_ ? x.dims[0] : x.dims[0] * x.dims[1], p, stream_of(args));
+    launch_pool(x.data, y.data, dcode(x.dtype), nhwc_ ? x.dims[0] : x.dims[0] * x.dims[1], p,
+                stream_of(args));
     check_launch("pooling");
   }
 
@@ -50,8 +52,8 @@ class AttentionKernel : public Kernel {
     const void* mask = nullptr;
     AttnParams a = attention_params(p_, args, &mask);
     KILN_CHECK(a.lk <= kMaxAttnKeys, Unsupported, "cuda attention: ", a.lk, " keys > ", kMaxAttnKeys);
-    launch_attention(args.inputs[0].data, args.inputs[1].data, args.inputs[2].data, mask, args.outputs[0].data,
-                     dcode(args.inputs[0].dtype), a, stream_of(args));
+    launch_attention(args.inputs[0].data, args.inputs[1].data, args.inputs[2].data, mask,
+                     args.outputs[0].data, dcode(args.inputs[0].dtype), a, stream_of(args));
     check_launch("attention");
   }
 
@@ -78,10 +80,16 @@ bool pool_nhwc_applies(const LayerInfo& layer, std::string* why) {
   return true;
 }
 
-TacticFormats pool_nhwc_formats(const LayerInfo&) { return {{TensorFormat::ChannelsLast}, {TensorFormat::ChannelsLast}}; }
+TacticFormats pool_nhwc_formats(const LayerInfo&) {
+  return {{TensorFormat::ChannelsLast}, {TensorFormat::ChannelsLast}};
+}
 
-std::unique_ptr<Kernel> make_pool(const LayerInfo& layer) { return std::make_unique<PoolKernel>(layer, false); }
-std::unique_ptr<Kernel> make_pool_nhwc(const LayerInfo& layer) { return std::make_unique<PoolKernel>(layer, true); }
+std::unique_ptr<Kernel> make_pool(const LayerInfo& layer) {
+  return std::make_unique<PoolKernel>(layer, false);
+}
+std::unique_ptr<Kernel> make_pool_nhwc(const LayerInfo& layer) {
+  return std::make_unique<PoolKernel>(layer, true);
+}
 
 bool attention_applies(const LayerInfo& layer, std::string* why) {
   if (!ranks_fit(layer, why) || !float_dtypes(layer, why)) return false;
