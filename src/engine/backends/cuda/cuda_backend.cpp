@@ -9,6 +9,7 @@
 
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/linalg/post_ops.h"
+#include "engine/backends/cuda/movement/movement_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {
@@ -19,8 +20,6 @@ namespace {
 constexpr size_t kInlineCopyBytes = 1024;
 
 }  // namespace
-
-void launch_inline_copy(void* dst, const void* bytes, size_t n, Stream stream);
 
 DeviceBuffer upload(const HostTensor& t, DType dtype) {
   if (!t.defined()) return DeviceBuffer();
@@ -64,8 +63,10 @@ const KernelTable& cuda_kernels() {
     register_pointwise(rows);
     register_movement(rows);
     register_reduction(rows);
-    register_flash_attention(rows);  // before register_spatial: "flash" is the Attention tactic without timing
-    register_spatial(rows);
+    register_flash_attention(
+        rows);  // before register_attention: "flash" is the Attention tactic without timing
+    register_attention(rows);
+    register_pooling(rows);
     register_matmul(rows);
     register_convolution(rows);
     register_scatter(rows);

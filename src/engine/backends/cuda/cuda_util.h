@@ -1,6 +1,7 @@
 #pragma once
-// Host-side helpers of the CUDA backend: error checks, shapes and strides for the launchers in kernels.h,
-// device copies of weights, and the backend's kernel table (one row per tactic, like the CPU backend's).
+// Host-side helpers of the CUDA backend: error checks, shapes and strides for the launch functions (launch.h,
+// <family>/<family>_launch.h), device copies of weights, and the backend's kernel table (one row per tactic,
+// like the CPU backend's).
 
 #include <cuda_runtime.h>
 
@@ -9,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backends/cuda/kernels.h"
+#include "engine/backends/cuda/launch.h"
 #include "engine/core/kernel_table.h"
 #include "kiln/engine/backend.h"
 #include "kiln/support/error.h"
@@ -97,8 +98,9 @@ const KernelTable& cuda_kernels();
 void register_pointwise(KernelTable& rows);
 void register_movement(KernelTable& rows);
 void register_reduction(KernelTable& rows);
-void register_spatial(KernelTable& rows);
+void register_pooling(KernelTable& rows);
 void register_flash_attention(KernelTable& rows);
+void register_attention(KernelTable& rows);
 void register_matmul(KernelTable& rows);
 void register_convolution(KernelTable& rows);
 void register_scatter(KernelTable& rows);
@@ -125,9 +127,5 @@ bool ranks_fit(const LayerInfo& layer, std::string* why);
 bool float_dtypes(const LayerInfo& layer, std::string* why);
 /// True when the layer's output is f32 (TF32 tactics); otherwise false with `why` set.
 bool f32_output(const LayerInfo& layer, std::string* why);
-
-/// The launch parameters of an Attention layer (both tactics) from its params and the tensors of `args`;
-/// `*mask` is the mask's data or null (spatial_kernels.cpp).
-AttnParams attention_params(const AttentionParams& layer, const KernelArgs& args, const void** mask);
 
 }  // namespace kiln::engine::cuda

@@ -6,7 +6,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "engine/backends/cuda/kernels.h"
+#include "engine/backends/cuda/launch.h"
 
 namespace kiln::engine::cuda {
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/backends/cuda/attention/attention_launch.h"
 #include "engine/backends/cuda/attention/flash_attention.h"
 #include "engine/backends/cuda/device_util.cuh"
 

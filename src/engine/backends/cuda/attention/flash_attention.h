@@ -1,14 +1,15 @@
 #pragma once
 // The cuda tactic "flash" for Attention layers, device side (flash_attention.cu): one fused FlashAttention-2
-// style kernel for fp16 and bf16 on tensor cores. Like kernels.h, this header is shared by nvcc and g++ and
-// includes nothing of Kiln's engine headers.
+// style kernel for fp16 and bf16 on tensor cores. Like the launch headers (launch.h), this header is shared
+// by nvcc and g++ and includes nothing of Kiln's engine headers.
 //
 // One CTA of 4 warps computes kFlashRows query rows of one (batch, head): Q is kept in registers, K/V tiles
 // of kFlashKeys keys go through double-buffered shared memory (cp.async), S = Q K^T and O += P V run as
 // mma.sync m16n8k16 with fp32 accumulation, and the softmax is online (running max and sum per row in fp32).
 // Head dims are padded with zeros to 32, 64 or 128 (one kernel per padded size).
 
-#include "engine/backends/cuda/kernels.h"
+#include "engine/backends/cuda/attention/attention_launch.h"
+#include "engine/backends/cuda/launch.h"
 
 namespace kiln::engine::cuda {
 

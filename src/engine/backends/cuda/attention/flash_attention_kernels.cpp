@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "engine/backends/cuda/attention/attention_kernels.h"
 #include "engine/backends/cuda/attention/flash_attention.h"
 #include "engine/backends/cuda/cuda_util.h"
 

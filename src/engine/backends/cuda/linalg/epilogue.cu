@@ -5,6 +5,7 @@
 // generic interpreter's formulas, so the results are those of launch_pointwise on the same chain.
 
 #include "engine/backends/cuda/linalg/epilogue.h"
+#include "engine/backends/cuda/pointwise/pointwise_launch.h"
 #include "engine/backends/cuda/pointwise/pointwise_ops.cuh"
 
 namespace kiln::engine::cuda {

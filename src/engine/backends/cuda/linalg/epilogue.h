@@ -7,7 +7,8 @@
 // source and the output have one float dtype, and each instruction reads the previous one's result.
 // Plain C++ header shared by epilogue.cu (nvcc) and the host side (post_ops.cpp).
 
-#include "engine/backends/cuda/kernels.h"
+#include "engine/backends/cuda/launch.h"
+#include "engine/backends/cuda/pointwise/pointwise_launch.h"
 
 namespace kiln::engine::cuda {
 

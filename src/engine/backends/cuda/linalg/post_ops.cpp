@@ -4,6 +4,7 @@
 
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/linalg/epilogue.h"
+#include "engine/backends/cuda/pointwise/pointwise_launch.h"
 #include "engine/backends/cuda/pointwise/pointwise_program.h"
 
 namespace kiln::engine::cuda {

@@ -2,6 +2,7 @@
 // operations, no fused multiply-add) and stored as the reference stores them.
 
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/movement/movement_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -3,6 +3,7 @@
 // KernelArgs::input_values.
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/movement/movement_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -3,6 +3,7 @@
 
 #include "engine/backends/cuda/device_util.cuh"
 #include "engine/backends/cuda/movement/movement_dispatch.cuh"
+#include "engine/backends/cuda/movement/movement_launch.h"
 #include "engine/backends/cuda/movement/strided_copy_plan.h"
 
 namespace kiln::engine::cuda {

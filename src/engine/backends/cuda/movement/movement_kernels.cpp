@@ -2,6 +2,7 @@
 // Padding. Tactic "generic". Exact copies, any dtype.
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/movement/movement_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -4,6 +4,7 @@
 // element order).
 
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/movement/movement_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

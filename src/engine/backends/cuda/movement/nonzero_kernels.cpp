@@ -4,6 +4,7 @@
 // its stream after enqueueing its work.
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/movement/movement_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -5,6 +5,7 @@
 // copied exactly. Blocked formats are not supported on cuda (applies() says so, and the builder reports it).
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/movement/movement_launch.h"
 
 namespace kiln::engine::cuda {
 

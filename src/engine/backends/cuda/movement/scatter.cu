@@ -5,6 +5,7 @@
 // additions.
 
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/movement/movement_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

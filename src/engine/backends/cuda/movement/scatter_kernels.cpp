@@ -2,6 +2,7 @@
 // Any dtype but f64; Int64 or Int32 indices.
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/movement/movement_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "engine/backends/cuda/kernels.h"
+#include "engine/backends/cuda/launch.h"
 
 namespace kiln::engine::cuda {
 

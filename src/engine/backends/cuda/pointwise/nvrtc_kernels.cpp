@@ -8,6 +8,7 @@
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/pointwise/nvrtc_module.h"
 #include "engine/backends/cuda/pointwise/nvrtc_source.h"
+#include "engine/backends/cuda/pointwise/pointwise_launch.h"
 #include "kiln/support/logging.h"
 
 namespace kiln::engine::cuda {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/pointwise/pointwise_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -18,7 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/backends/cuda/kernels.h"
+#include "engine/backends/cuda/launch.h"
+#include "engine/backends/cuda/pointwise/pointwise_launch.h"
 #include "engine/backends/cuda/pointwise/pointwise_program.h"
 
 namespace kiln::engine::cuda {

@@ -9,6 +9,7 @@
 // - the program read in place from the parameter space (__grid_constant__: instructions and strides are
 //   indexed at run time, which would otherwise copy the whole parameter block to local memory per thread).
 
+#include "engine/backends/cuda/pointwise/pointwise_launch.h"
 #include "engine/backends/cuda/pointwise/pointwise_ops.cuh"
 
 namespace kiln::engine::cuda {

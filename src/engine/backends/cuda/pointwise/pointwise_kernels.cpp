@@ -3,6 +3,7 @@
 // element. Tactic "generic"; the NVRTC-compiled tactic "nvrtc" (nvrtc_kernels.cpp) registers here too.
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/pointwise/pointwise_launch.h"
 #include "engine/backends/cuda/pointwise/pointwise_program.h"
 
 namespace kiln::engine::cuda {

@@ -3,6 +3,7 @@
 #include "engine/backends/cuda/pointwise/pointwise_program.h"
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/pointwise/pointwise_launch.h"
 #include "kiln/engine/pointwise_limits.h"
 
 namespace kiln::engine::cuda {

@@ -6,6 +6,7 @@
 // precision).
 
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/reduction/reduction_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

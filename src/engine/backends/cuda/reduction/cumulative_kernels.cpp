@@ -2,6 +2,7 @@
 // any dtype but f64 (Bool is rejected by the network). Tactic "generic".
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/reduction/reduction_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -9,11 +9,11 @@
 // kBlockRowMax take a whole block (shuffles, then one shared-memory step across warps); longer rows take the
 // generic kernel. Loads and stores are 16 bytes wide when every pointer is 16-byte aligned and the row length
 // is a multiple of the vector, else one element each. Like this header's callers, it includes nothing of Kiln
-// but kernels.h.
+// but launch.h.
 
 #include <cstdint>
 
-#include "engine/backends/cuda/kernels.h"
+#include "engine/backends/cuda/launch.h"
 
 namespace kiln::engine::cuda {
 

@@ -7,6 +7,7 @@
 
 #include "engine/backends/cuda/device_util.cuh"
 #include "engine/backends/cuda/reduction/norm_softmax.h"
+#include "engine/backends/cuda/reduction/reduction_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -1,6 +1,7 @@
 // Host side of the reduction kernels (reduction.cu): Reduce, Softmax, Normalization. Tactic "generic".
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/reduction/reduction_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -5,6 +5,7 @@
 // ranking: every element counts the elements that come before it (quadratic per row, but fully parallel).
 
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/reduction/reduction_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

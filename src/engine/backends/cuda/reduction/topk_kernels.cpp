@@ -3,6 +3,7 @@
 // input).
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/reduction/reduction_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -4,6 +4,7 @@
 // the CPU and the result, stored through float as the reference stores it, is the same.
 
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/spatial/spatial_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

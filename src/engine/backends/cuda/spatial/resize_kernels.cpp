@@ -3,6 +3,7 @@
 // does.
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/spatial/spatial_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {

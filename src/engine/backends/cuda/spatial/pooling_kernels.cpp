@@ -1,0 +1,91 @@
+// Host side of the pooling kernels (pooling.cu): tactics "nhwc" (4-D channels-last tensors) and "generic"
+// (planar).
+
+#include <cmath>
+
+#include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/spatial/spatial_launch.h"
+
+namespace kiln::engine::cuda {
+namespace {
+
+/// Per-spatial-dim values padded in front to 3 entries (empty: `fill` for every dim), as the reference does.
+void to3(std::vector<int64_t> v, size_t ns, int64_t fill, int64_t* out) {
+  if (v.empty()) v.assign(ns, fill);
+  while (v.size() < 3) v.insert(v.begin(), fill);
+  for (int i = 0; i < 3; ++i) out[i] = v[i];
+}
+
+class PoolKernel : public Kernel {
+ public:
+  PoolKernel(const LayerInfo& info, bool channels_last)
+      : p_(info.params<PoolingParams>()), nhwc_(channels_last) {}
+  void execute(KernelArgs& args) const override {
+    const TensorView &x = args.inputs[0], &y = args.outputs[0];
+    size_t ns = x.dims.size() - 2;
+    PoolParams p;
+    p.kind = p_.kind == PoolingParams::Max ? 0 : 1;
+    p.adaptive = p_.adaptive;
+    p.count_include_pad = p_.count_include_pad;
+    to3(Dims(x.dims.begin() + 2, x.dims.end()), ns, 1, p.in);
+    to3(Dims(y.dims.begin() + 2, y.dims.end()), ns, 1, p.out);
+    to3(p_.window, ns, 1, p.win);
+    to3(p_.stride, ns, 1, p.stride);
+    to3(p_.pre_padding, ns, 0, p.pad);
+    to3(p_.dilation, ns, 1, p.dil);
+    if (nhwc_) p.channels = x.dims[1];
+    launch_pool(x.data, y.data, dcode(x.dtype), nhwc_ ? x.dims[0] : x.dims[0] * x.dims[1], p,
+                stream_of(args));
+    check_launch("pooling");
+  }
+
+ private:
+  PoolingParams p_;
+  bool nhwc_ = false;  // input and output channels-last
+};
+
+bool pool_applies(const LayerInfo& layer, std::string* why) {
+  size_t r = layer.inputs[0].max.size();
+  if (r < 3 || r > 5) {
+    if (why) *why = "pooling needs 1 to 3 spatial dims";
+    return false;
+  }
+  return float_dtypes(layer, why);
+}
+
+/// The channels-last tactic: 2-D pooling (4-D tensors) of any kind the planar kernel runs.
+bool pool_nhwc_applies(const LayerInfo& layer, std::string* why) {
+  if (!pool_applies(layer, why)) return false;
+  if (layer.inputs[0].max.size() != 4) {
+    if (why) *why = "channels-last pooling is for 4-D tensors";
+    return false;
+  }
+  return true;
+}
+
+TacticFormats pool_nhwc_formats(const LayerInfo&) {
+  return {{TensorFormat::ChannelsLast}, {TensorFormat::ChannelsLast}};
+}
+
+std::unique_ptr<Kernel> make_pool(const LayerInfo& layer) {
+  return std::make_unique<PoolKernel>(layer, false);
+}
+std::unique_ptr<Kernel> make_pool_nhwc(const LayerInfo& layer) {
+  return std::make_unique<PoolKernel>(layer, true);
+}
+
+}  // namespace
+
+void register_pooling(KernelTable& rows) {
+  // Channels-last first (as the cudnn_nhwc convolutions): without timing, a CNN's pooling between NHWC
+  // convolutions needs no reformat; with timing, a pooling fed by a Plain tensor pays for the reformat the
+  // "nhwc" candidate needs and "generic" wins.
+  rows.add({.name = "nhwc",
+            .kind = LayerKind::Pooling,
+            .applies = &pool_nhwc_applies,
+            .create = &make_pool_nhwc,
+            .formats = &pool_nhwc_formats});
+  rows.add({"generic", LayerKind::Pooling, &pool_applies, &make_pool});
+}
+
+}  // namespace kiln::engine::cuda
