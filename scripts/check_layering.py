@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 # The engine's sub-layers, bottom up: each may include the ones before it.
-ENGINE_ORDER = ["reference", "core", "backends"]
+ENGINE_ORDER = ["ops", "core", "backends"]
 
 # Public header folders that several layers share, attributed to the lowest of them: include/kiln/runtime/ holds
 # the torch-free runtime_core's headers and runtime's (runtime_core is compiled without libtorch's include paths, so
@@ -171,8 +171,8 @@ def self_test():
         "src/ir/graph.cpp": '#include "kiln/ir/graph.h"\n#include "ir/internal.h"\n#include <vector>\n',
         "src/ir/internal.h": "",
         "src/frontend/reader.cpp": '#include "kiln/ir/graph.h"\n#include "nlohmann/json.hpp"\n',
-        "src/engine/core/plan.cpp": '#include "engine/reference/ref.h"\n',
-        "src/engine/reference/ref.h": "",
+        "src/engine/core/plan.cpp": '#include "engine/ops/ref.h"\n',
+        "src/engine/ops/ref.h": "",
         "tools/kiln/main.cpp": '#include "kiln/frontend/program.h"\n',
         "include/kiln/frontend/program.h": "",
         "include/kiln/runtime/host.h": "",
@@ -193,9 +193,9 @@ def self_test():
                                                        [("src/engine/core/h.cpp", "include/kiln/runtime/host.h")]),
         "runtime_core's private header outside the runtime": (
             {"src/frontend/s.cpp": '#include "runtime_core/steps.h"\n'}, [("src/frontend/s.cpp", "src/runtime_core/steps.h")]),
-        "engine sub-layer upward": ({"src/engine/reference/r.cpp": '#include "engine/core/c.h"\n',
+        "engine sub-layer upward": ({"src/engine/ops/r.cpp": '#include "engine/core/c.h"\n',
                                      "src/engine/core/c.h": ""},
-                                    [("src/engine/reference/r.cpp", "src/engine/core/c.h")]),
+                                    [("src/engine/ops/r.cpp", "src/engine/core/c.h")]),
     }
     failures = 0
     for name, (extra, expected) in cases.items():

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "engine/core/passes.h"
-#include "engine/reference/shape_inference.h"
+#include "engine/ops/shape_inference.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 

@@ -20,7 +20,7 @@
 //     (reorder to blocked layouts, cast, upload), never in execute().
 //   - execute() is const and may run concurrently from several contexts; per-context caches go in the
 //     KernelState from create_state().
-//   - The semantics of every kind are those of the reference implementations in src/engine/reference/.
+//   - The semantics of every kind are those of the reference implementations in src/engine/ops/.
 
 #include <functional>
 #include <memory>

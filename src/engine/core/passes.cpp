@@ -4,9 +4,9 @@
 #include <map>
 #include <set>
 
-#include "engine/reference/common.h"
-#include "engine/reference/reference.h"
-#include "engine/reference/shape_inference.h"
+#include "engine/ops/common.h"
+#include "engine/ops/reference.h"
+#include "engine/ops/shape_inference.h"
 #include "kiln/engine/pointwise_limits.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
@@ -141,7 +141,7 @@ int fold_constants(Plan::Impl& g, bool refittable) {
       if (dims_known(od) && reference_numel(od) > kFoldLimit) continue;
       if (l.kind == LayerKind::Fill && !dims_known(od)) continue;
       try {
-        value = ref::evaluate(l, in).at(0);
+        value = ops::evaluate(l, in).at(0);
       } catch (const Error& e) {
         KILN_DEBUG("engine: not folding layer '", l.name, "': ", e.message());
         continue;
@@ -300,18 +300,18 @@ int fuse_linear(Plan::Impl& g, bool refittable) {
           bool named = !k.name.empty() || (bias.defined() && !bias.name.empty()) ||
                        (op == ElementwiseOp::Mul && !l.weights[0].name.empty());
           if (!refittable || !named || (op == ElementwiseOp::Add && !bias.defined())) {
-            std::vector<float> kv = ref::host_floats(k.value);
+            std::vector<float> kv = ops::host_floats(k.value);
             if (op == ElementwiseOp::Add) {
               if (!bias.defined()) {
                 bias = Weights(k.name, k.value.reshaped({channels}));
               } else {
-                std::vector<float> bv = ref::host_floats(bias.value);
+                std::vector<float> bv = ops::host_floats(bias.value);
                 for (int64_t j = 0; j < channels; ++j) bv[j] += kv[j];
                 bias = Weights(HostTensor::from_floats(bv, {channels}));
               }
               KILN_INFO("engine: fused bias add '", n.name, "' into '", l.name, "'");
             } else {
-              std::vector<float> wv = ref::host_floats(l.weights[0].value);
+              std::vector<float> wv = ops::host_floats(l.weights[0].value);
               int64_t per = static_cast<int64_t>(wv.size()) / channels;
               bool transposed = l.get<ConvolutionParams>().transposed;
               if (!transposed) {
@@ -321,7 +321,7 @@ int fuse_linear(Plan::Impl& g, bool refittable) {
               }
               l.weights[0] = Weights(HostTensor::from_floats(wv, l.weights[0].value.sizes()));
               if (bias.defined()) {
-                std::vector<float> bv = ref::host_floats(bias.value);
+                std::vector<float> bv = ops::host_floats(bias.value);
                 for (int64_t j = 0; j < channels; ++j) bv[j] *= kv[j];
                 bias = Weights(HostTensor::from_floats(bv, {channels}));
               }

@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "engine/core/plan_impl.h"
-#include "engine/reference/shape_inference.h"
+#include "engine/ops/shape_inference.h"
 #include "kiln/support/checked_math.h"
 #include "kiln/support/error.h"
 #include "kiln/support/hash.h"

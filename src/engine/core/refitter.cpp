@@ -3,7 +3,7 @@
 #include <set>
 
 #include "engine/core/plan_impl.h"
-#include "engine/reference/shape_inference.h"
+#include "engine/ops/shape_inference.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/reference/reference.h"
+#include "engine/ops/reference.h"
 #include "kiln/support/error.h"
 
 namespace kiln::engine {
@@ -66,7 +66,7 @@ std::optional<HostTensor> host_value(const Layer& layer, bool host, const std::v
     if (layer.kind == LayerKind::Shape) return shape_of(in[0].dims);
     auto values = input_values(in);
     if (!values) return std::nullopt;
-    return ref::evaluate(layer, *values).at(0);
+    return ops::evaluate(layer, *values).at(0);
   }
   if (layer.kind == LayerKind::Shape) return shape_of(in[0].dims);
   auto values = input_values(in);
@@ -74,7 +74,7 @@ std::optional<HostTensor> host_value(const Layer& layer, bool host, const std::v
                   (values && layer.kind != LayerKind::NonZero && !layer.inputs.empty());
   if (!foldable) return std::nullopt;
   try {
-    return ref::evaluate(layer, values ? *values : std::vector<HostTensor>{}).at(0);
+    return ops::evaluate(layer, values ? *values : std::vector<HostTensor>{}).at(0);
   } catch (const Error&) {
     return std::nullopt;  // not evaluable now (e.g. an out-of-range index): the run will report it
   }

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/reference/shape_inference.h"
+#include "engine/ops/shape_inference.h"
 #include "kiln/engine/network.h"
 #include "kiln/support/host_tensor.h"
 

@@ -12,7 +12,7 @@
 #include "engine/core/tactic_choice.h"
 #include "engine/core/timing_cache.h"
 #include "engine/core/zero_volume.h"
-#include "engine/reference/common.h"
+#include "engine/ops/common.h"
 #include "kiln/support/error.h"
 #include "kiln/support/hash.h"
 #include "kiln/support/logging.h"
@@ -73,7 +73,7 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
     if (opt.values[id]) {
       std::memcpy(v.data, opt.values[id]->data(), std::min(opt.values[id]->nbytes(), v.nbytes()));
     } else if (random && is_floating(dt)) {
-      for (int64_t i = 0; i < n; ++i) ref::store(v, i, dist(rng));
+      for (int64_t i = 0; i < n; ++i) ops::store(v, i, dist(rng));
     } else if (random && g.tensors[id].producer >= 0 &&
                g.layers[g.tensors[id].producer].layer.kind == LayerKind::Constant) {
       const HostTensor& w = g.layers[g.tensors[id].producer].layer.weights[0].value;

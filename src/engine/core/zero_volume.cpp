@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine/reference/reference.h"
+#include "engine/ops/reference.h"
 #include "kiln/support/error.h"
 
 namespace kiln::engine {
@@ -44,7 +44,7 @@ void run_zero_volume(const Backend& backend, const Layer& layer, KernelArgs& arg
     KernelArgs host = args;
     host.pool = nullptr;
     host.state = nullptr;
-    ref::execute(layer, host);
+    ops::execute(layer, host);
     return;
   }
   // A device backend: inputs down, the reference on the host, outputs up (synchronously; rare).
@@ -63,7 +63,7 @@ void run_zero_volume(const Backend& backend, const Layer& layer, KernelArgs& arg
     host.outputs.push_back({storage.back().data(), v.dtype, v.dims, v.format});
   }
   backend.synchronize(args.stream);
-  ref::execute(layer, host);
+  ops::execute(layer, host);
   for (size_t o = 0; o < args.outputs.size(); ++o) {
     const TensorView& v = args.outputs[o];
     if (v.nbytes() > 0) backend.copy(v.data, host.outputs[o].data, v.nbytes(), CopyKind::HostToDevice, args.stream);

@@ -1,7 +1,7 @@
 #pragma once
 // The backend-conformance sweep (docs/engine.md, "Backend conformance sweep"): one list of generated
 // one-layer cases, run through every tactic a backend offers for each case (in the formats the tactic asks
-// for) and compared with the engine's reference implementation (src/engine/reference). A registered kernel
+// for) and compared with the engine's reference implementation (src/engine/ops). A registered kernel
 // row that no case exercises fails the sweep, so a new row cannot land without a case that checks it.
 
 #include <cstdint>

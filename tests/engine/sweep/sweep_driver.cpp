@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "engine/core/zero_volume.h"
-#include "engine/reference/reference.h"
-#include "engine/reference/shape_inference.h"
+#include "engine/ops/reference.h"
+#include "engine/ops/shape_inference.h"
 #include "engine/sweep/sweep.h"
 #include "engine/sweep/sweep_values.h"
 #include "kiln/support/error.h"
@@ -225,7 +225,7 @@ void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& fil
       // The reference runs on the host, whatever the backend.
       static const std::unique_ptr<Backend> host = create_backend("cpu", BackendOptions{1});
       want.push_back(execute(*host, b, b.runs[r], inputs.back(), reference_formats(*b.layer),
-                             [&](KernelArgs& a) { ref::execute(*b.layer, a); }));
+                             [&](KernelArgs& a) { ops::execute(*b.layer, a); }));
     }
   } catch (const Error& e) {
     if (c.derived) {

@@ -1,7 +1,7 @@
 // The CPU backend's "ref" tactic for every layer kind: wraps the reference implementations.
 
 #include "engine/backends/cpu/kernel_registry.h"
-#include "engine/reference/reference.h"
+#include "engine/ops/reference.h"
 
 namespace kiln::engine::cpu {
 namespace {
@@ -9,7 +9,7 @@ namespace {
 class ReferenceKernel : public Kernel {
  public:
   explicit ReferenceKernel(const Layer& layer) : layer_(layer) {}
-  void execute(KernelArgs& args) const override { ref::execute(layer_, args); }
+  void execute(KernelArgs& args) const override { ops::execute(layer_, args); }
 
  private:
   Layer layer_;  // a copy: weights share storage with the plan

@@ -16,8 +16,8 @@
 #include "engine/attention_reference.h"
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/engine_test_util.h"
-#include "engine/reference/attention_layout.h"
-#include "engine/reference/shape_inference.h"
+#include "engine/ops/attention_layout.h"
+#include "engine/ops/shape_inference.h"
 
 namespace kiln::engine {
 namespace {

@@ -15,8 +15,8 @@
 #include "engine/backends/cpu/kernels/fast_kernels.h"
 #include "engine/backends/cpu/kernels/vec_math.h"
 #include "engine/backends/cpu/onednn/onednn_common.h"
-#include "engine/reference/attention_layout.h"
-#include "engine/reference/common.h"
+#include "engine/ops/attention_layout.h"
+#include "engine/ops/common.h"
 #include "kiln/support/error.h"
 
 namespace kiln::engine::cpu::fast {
@@ -112,7 +112,7 @@ float mask_scores(const AttentionParams& p, const Problem& pb, int64_t row, int6
     } else if (pb.float_mask != nullptr) {
       for (int64_t j = 0; j < pb.lk; ++j) s[j] += pb.float_mask[base + j * step];
     } else {
-      for (int64_t j = 0; j < pb.lk; ++j) s[j] += static_cast<float>(ref::load(*pb.mask, base + j * step));
+      for (int64_t j = 0; j < pb.lk; ++j) s[j] += static_cast<float>(ops::load(*pb.mask, base + j * step));
     }
   }
   if (p.causal) {
@@ -184,7 +184,7 @@ class AttentionKernel : public Kernel {
     const AttentionRows* rows = pb.rows;
     // Rows per task: at least kMacsPerTask multiply-adds (a pool hand-off costs about as much as that work).
     const int64_t grain = std::max<int64_t>(1, kMacsPerTask / std::max<int64_t>(1, lk * (e + ev)));
-    ref::parallel(pool, pb.nb * lq, grain, [&](int64_t begin, int64_t end) {
+    ops::parallel(pool, pb.nb * lq, grain, [&](int64_t begin, int64_t end) {
       std::vector<float> s(static_cast<size_t>(lk));
       for (int64_t row = begin; row < end; ++row) {
         const int64_t b = row / lq, i = row % lq;
@@ -218,7 +218,7 @@ class AttentionKernel : public Kernel {
         std::max<int64_t>(1, kMacsPerTask / std::max<int64_t>(1, kQueryBlock * lk * (pb.e + ev)));
     // Run inline (one chunk or one thread), sgemm may use the pool's threads; inside the team it runs alone.
     onednn::use_pool_threads(pool);
-    ref::parallel(pool, pb.nb * blocks, grain, [&](int64_t begin, int64_t end) {
+    ops::parallel(pool, pb.nb * blocks, grain, [&](int64_t begin, int64_t end) {
       std::vector<float> s(static_cast<size_t>(kQueryBlock * lk));
       std::vector<int64_t> empty;  // rows of the block whose every key is masked
       for (int64_t t = begin; t < end; ++t) {

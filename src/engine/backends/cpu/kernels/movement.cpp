@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/backends/cpu/kernels/fast_kernels.h"
-#include "engine/reference/common.h"
+#include "engine/ops/common.h"
 
 namespace kiln::engine::cpu::fast {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "engine/backends/cpu/kernels/fast_kernels.h"
 #include "engine/backends/cpu/kernels/vec_math.h"
-#include "engine/reference/common.h"
+#include "engine/ops/common.h"
 
 namespace kiln::engine::cpu::fast {
 namespace {
@@ -59,8 +59,8 @@ void normalize_scalar(const float* x, float* y, int64_t n, float mean, float inv
 class NormalizationKernel : public Kernel {
  public:
   explicit NormalizationKernel(const Layer& layer) : p_(layer.get<NormalizationParams>()) {
-    if (layer.weights.size() > 0 && layer.weights[0].defined()) scale_ = ref::host_floats(layer.weights[0].value);
-    if (layer.weights.size() > 1 && layer.weights[1].defined()) bias_ = ref::host_floats(layer.weights[1].value);
+    if (layer.weights.size() > 0 && layer.weights[0].defined()) scale_ = ops::host_floats(layer.weights[0].value);
+    if (layer.weights.size() > 1 && layer.weights[1].defined()) bias_ = ops::host_floats(layer.weights[1].value);
   }
 
   void execute(KernelArgs& args) const override {
@@ -74,7 +74,7 @@ class NormalizationKernel : public Kernel {
       int64_t n = 1;
       for (size_t i = static_cast<size_t>(p_.axis); i < x.dims.size(); ++i) n *= x.dims[i];
       int64_t rows = n ? x.numel() / n : 0;
-      ref::parallel(args.pool, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      ops::parallel(args.pool, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
           float mean, inv;
           mean_inv_std(xs + r * n, n, eps, &mean, &inv);
@@ -88,7 +88,7 @@ class NormalizationKernel : public Kernel {
     int64_t spatial = 1;
     for (size_t i = 2; i < x.dims.size(); ++i) spatial *= x.dims[i];
     int64_t cpg = channels / g, group_size = cpg * spatial;
-    ref::parallel(args.pool, x.dims[0] * g, 1, [&](int64_t b, int64_t e) {
+    ops::parallel(args.pool, x.dims[0] * g, 1, [&](int64_t b, int64_t e) {
       for (int64_t gi = b; gi < e; ++gi) {
         float mean, inv;
         const float* src = xs + gi * group_size;

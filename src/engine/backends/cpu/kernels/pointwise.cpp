@@ -14,7 +14,7 @@
 
 #include "engine/backends/cpu/kernels/fast_kernels.h"
 #include "engine/backends/cpu/kernels/vec_math.h"
-#include "engine/reference/common.h"
+#include "engine/ops/common.h"
 #include "kiln/support/error.h"
 #include "kiln/support/host_tensor.h"
 
@@ -204,7 +204,7 @@ Broadcast broadcast_of(const Dims& in, const Dims& out) {
     b.step = in_n;
   } else {
     b.kind = Broadcast::kGather;
-    b.offsets = ref::broadcast_offsets(in, out);
+    b.offsets = ops::broadcast_offsets(in, out);
   }
   return b;
 }
@@ -269,7 +269,7 @@ class PointwiseKernel : public Kernel {
   PointwiseKernel(std::vector<PointwiseInstr> program, const Layer& layer) : program_(std::move(program)) {
     for (const auto& w : layer.weights) {
       weight_dims_.push_back(w.value.sizes());
-      weights_.push_back(ref::host_floats(w.value));
+      weights_.push_back(ops::host_floats(w.value));
     }
   }
 
@@ -303,7 +303,7 @@ class PointwiseKernel : public Kernel {
     const Offsets& off = it->second;
     float* out = y.as<float>();
     size_t steps = program_.size();
-    ref::parallel(args.pool, (y.numel() + kBlock - 1) / kBlock, 16, [&](int64_t b, int64_t e) {
+    ops::parallel(args.pool, (y.numel() + kBlock - 1) / kBlock, 16, [&](int64_t b, int64_t e) {
       // Temps per instruction plus gather buffers per operand slot.
       std::vector<float> temps(steps * kBlock), gathered(2 * steps * kBlock);
       for (int64_t blk = b; blk < e; ++blk) {

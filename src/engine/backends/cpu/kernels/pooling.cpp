@@ -2,7 +2,7 @@
 // activation format. The tensor is viewed as [N, channel blocks, spatial, lanes]: plain NCHW has blocks of one
 // channel (lanes 1), channels-last one block of all C channels, blocked8c/16c blocks of 8/16 (their padded lanes
 // pool to what they hold: zeros stay zeros). Each output position pools its window lane-wise; the window bounds
-// are the reference kernel's (src/engine/reference/spatial.cpp), and max propagates NaN as torch does. The output
+// are the reference kernel's (src/engine/ops/spatial.cpp), and max propagates NaN as torch does. The output
 // is written in the input's format, so the builder keeps a convolution's blocked or channels-last output as it is.
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 
 #include "engine/backends/cpu/kernels/fast_kernels.h"
 #include "engine/backends/cpu/kernels/vec_math.h"
-#include "engine/reference/common.h"
+#include "engine/ops/common.h"
 #include "kiln/support/error.h"
 
 namespace kiln::engine::cpu::fast {
@@ -84,7 +84,7 @@ class PoolingKernel : public Kernel {
     float* yd = y.as<float>();
     bool max = p_.kind == PoolingParams::Max;
     int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(lanes, 1));
-    ref::parallel(args.pool, planes * ysp, grain, [&](int64_t begin, int64_t end) {
+    ops::parallel(args.pool, planes * ysp, grain, [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
         int64_t plane = item / ysp, o = item % ysp;
         int64_t n = plane / xv.blocks, block = plane % xv.blocks;

@@ -8,7 +8,7 @@
 
 #include "engine/backends/cpu/kernels/fast_kernels.h"
 #include "engine/backends/cpu/kernels/vec_math.h"
-#include "engine/reference/common.h"
+#include "engine/ops/common.h"
 
 namespace kiln::engine::cpu::fast {
 namespace {
@@ -75,7 +75,7 @@ class ReduceKernel : public Kernel {
     float div = p_.op == ReduceOp::Mean ? 1.0f / static_cast<float>(n) : 1.0f;
     bool mean = p_.op == ReduceOp::Mean;
     if (inner == 1) {
-      ref::parallel(args.pool, outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      ops::parallel(args.pool, outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
         for (int64_t o = b; o < e; ++o) {
           float r = reduce_row(p_.op, xs + o * n, n);
           ys[o] = mean ? r * div : r;
@@ -83,7 +83,7 @@ class ReduceKernel : public Kernel {
       });
       return;
     }
-    ref::parallel(args.pool, outer, 1, [&](int64_t b, int64_t e) {
+    ops::parallel(args.pool, outer, 1, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         float* yo = ys + o * inner;
         reduce_columns(p_.op, xs + o * n * inner, yo, n, inner);

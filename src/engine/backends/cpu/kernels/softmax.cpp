@@ -8,7 +8,7 @@
 
 #include "engine/backends/cpu/kernels/fast_kernels.h"
 #include "engine/backends/cpu/kernels/vec_math.h"
-#include "engine/reference/common.h"
+#include "engine/ops/common.h"
 
 namespace kiln::engine::cpu::fast {
 namespace {
@@ -93,7 +93,7 @@ class SoftmaxKernel : public Kernel {
     float* ys = y.as<float>();
     if (n == 0 || outer * inner == 0) return;
     if (inner == 1) {
-      ref::parallel(args.pool, outer, std::max<int64_t>(1, 8192 / n), [&](int64_t b, int64_t e) {
+      ops::parallel(args.pool, outer, std::max<int64_t>(1, 8192 / n), [&](int64_t b, int64_t e) {
         std::vector<float> tmp;
         for (int64_t r = b; r < e; ++r) {
           const float* xr = xs + r * n;
@@ -112,7 +112,7 @@ class SoftmaxKernel : public Kernel {
       });
       return;
     }
-    ref::parallel(args.pool, outer, 1, [&](int64_t b, int64_t e) {
+    ops::parallel(args.pool, outer, 1, [&](int64_t b, int64_t e) {
       std::vector<float> mx(static_cast<size_t>(inner)), sum(static_cast<size_t>(inner));
       for (int64_t o = b; o < e; ++o) slab(xs + o * n * inner, ys + o * n * inner, n, inner, p_.log, mx.data(), sum.data());
     });

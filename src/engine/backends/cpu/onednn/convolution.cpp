@@ -20,7 +20,7 @@
 
 #include "engine/backends/cpu/onednn/onednn_common.h"
 #include "engine/backends/cpu/onednn/register.h"
-#include "engine/reference/shape_inference.h"
+#include "engine/ops/shape_inference.h"
 #include "kiln/support/error.h"
 
 namespace kiln::engine::cpu::onednn {

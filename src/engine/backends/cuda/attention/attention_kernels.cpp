@@ -5,7 +5,7 @@
 #include "engine/backends/cuda/attention/attention_kernels.h"
 #include "engine/backends/cuda/attention/attention_launch.h"
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/reference/attention_layout.h"
+#include "engine/ops/attention_layout.h"
 
 namespace kiln::engine::cuda {
 namespace {

@@ -2,7 +2,7 @@
 // The device formulas of the pointwise operations (elementwise, activation, unary), shared by the generic
 // interpreter (pointwise.cu) and the conv / matmul post-op epilogue (epilogue.cu), so both compute exactly
 // the same thing. The NVRTC generator (nvrtc_source.cpp) writes the same expressions as text. Semantics
-// follow src/engine/reference/scalar_ops.cpp.
+// follow src/engine/ops/scalar_ops.cpp.
 
 #include <cmath>
 

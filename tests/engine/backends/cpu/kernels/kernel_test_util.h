@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "engine/backends/cpu/kernel_registry.h"
-#include "engine/reference/reference.h"
-#include "engine/reference/shape_inference.h"
+#include "engine/ops/reference.h"
+#include "engine/ops/shape_inference.h"
 #include "kiln/engine/thread_pool.h"
 
 namespace kiln::engine::cpu::testing {
@@ -84,7 +84,7 @@ inline std::vector<float> run_reference(const OneLayer& l, std::vector<std::vect
   Dims y = l.output_dims(dims);
   std::vector<float> out(static_cast<size_t>(numel(y)), std::nanf(""));
   args.outputs.push_back(TensorView{out.data(), DType::Float32, y});
-  ref::execute(l.layer, args);
+  ops::execute(l.layer, args);
   return out;
 }
 

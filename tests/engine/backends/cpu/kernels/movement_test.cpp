@@ -47,7 +47,7 @@ void check(const OneLayer& l, const Dims& d, DType dt, const std::string& what) 
     args.outputs.push_back(TensorView{out.data(), dt, y});
     args.pool = pool;
     if (reference) {
-      ref::execute(l.layer, args);
+      ops::execute(l.layer, args);
     } else {
       kernel->execute(args);
     }

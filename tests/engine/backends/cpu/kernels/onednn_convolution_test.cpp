@@ -352,7 +352,7 @@ std::vector<float> reformat(std::vector<float>& values, const Dims& dims, Tensor
   KernelArgs args;
   args.inputs.push_back(TensorView{values.data(), DType::Float32, dims, from});
   args.outputs.push_back(TensorView{out.data(), DType::Float32, dims, to});
-  ref::execute(l, args);
+  ops::execute(l, args);
   return out;
 }
 

@@ -1,0 +1,59 @@
+#include "kiln/engine/ops/tensor_format.h"
+
+#include <algorithm>
+
+#include "engine/ops/name_table.h"
+#include "kiln/support/checked_math.h"
+
+namespace kiln::engine {
+namespace {
+
+int64_t block_of(TensorFormat format) {
+  return format == TensorFormat::Blocked8c ? 8 : format == TensorFormat::Blocked16c ? 16 : 1;
+}
+
+}  // namespace
+
+const char* tensor_format_name(TensorFormat format) {
+  static const char* const kNames[] = {"plain", "blocked8c", "blocked16c", "channels_last"};
+  return ops::name_of(kNames, format);
+}
+
+bool format_applies(TensorFormat format, size_t rank) {
+  if (format == TensorFormat::Plain) return true;
+  return static_cast<int>(format) < kNumTensorFormats && rank >= 3 && rank <= 5;
+}
+
+int64_t format_numel(TensorFormat format, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = std::max<int64_t>(dims[i], 0);
+    if (i == 1) {
+      int64_t b = block_of(format);
+      d = (d + b - 1) / b * b;
+    }
+    n = checked_mul(n, d, "the elements of a tensor");
+  }
+  return n;
+}
+
+int64_t format_offset(TensorFormat format, const std::vector<int64_t>& dims,
+                      const std::vector<int64_t>& index) {
+  size_t rank = dims.size();
+  if (format == TensorFormat::Plain || rank < 3) {
+    int64_t off = 0;
+    for (size_t i = 0; i < rank; ++i) off = off * dims[i] + index[i];
+    return off;
+  }
+  int64_t spatial = 0, spatial_size = 1;  // flat spatial index and size
+  for (size_t i = 2; i < rank; ++i) {
+    spatial = spatial * dims[i] + index[i];
+    spatial_size *= dims[i];
+  }
+  int64_t n = index[0], c = index[1], channels = dims[1];
+  if (format == TensorFormat::ChannelsLast) return (n * spatial_size + spatial) * channels + c;
+  int64_t b = block_of(format), blocks = (channels + b - 1) / b;
+  return ((n * blocks + c / b) * spatial_size + spatial) * b + c % b;
+}
+
+}  // namespace kiln::engine
