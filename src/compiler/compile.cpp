@@ -7,10 +7,12 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/calibration_cache.h"
 #include "compiler/engine_cache_entry.h"
 #include "compiler/segment_fallback.h"
 #include "kiln/compiler/engine_cache.h"
 #include "kiln/compiler/engine_hash.h"
+#include "kiln/compiler/npz_inputs.h"
 #include "kiln/conversion/interpreter.h"
 #include "kiln/conversion/segment_conversion.h"
 #include "kiln/engine/builder.h"
@@ -20,6 +22,7 @@
 #include "kiln/partitioning/segments.h"
 #include "kiln/settings/settings_json.h"
 #include "kiln/support/error.h"
+#include "kiln/support/hash.h"
 #include "kiln/support/logging.h"
 
 namespace kiln::compiler {
@@ -42,9 +45,10 @@ std::vector<engine::Precision> builder_precisions(const CompilationSettings& set
   std::vector<engine::Precision> out = {engine::Precision::FP32};
   if (settings.enabled_precisions.count(DType::Float16) != 0) out.push_back(engine::Precision::FP16);
   if (settings.enabled_precisions.count(DType::BFloat16) != 0) out.push_back(engine::Precision::BF16);
+  if (settings.enabled_precisions.count(DType::Int8) != 0) out.push_back(engine::Precision::INT8);
   for (DType d : settings.enabled_precisions) {
-    KILN_CHECK(d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16, InvalidInput,
-               "enabled_precisions: ", dtype_name(d), " is not a precision engines run in (f32, f16, bf16)");
+    KILN_CHECK(d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16 || d == DType::Int8, InvalidInput,
+               "enabled_precisions: ", dtype_name(d), " is not a precision engines run in (f32, f16, bf16, i8)");
   }
   return out;
 }
@@ -114,16 +118,15 @@ CacheUse open_cache(const CompilationSettings& settings, EngineCache* user_cache
 
 // The sample values of `node`'s inputs, per sample (`samples`: per sample, one value per input of `top`);
 // empty when an input of the segment is not a program input (its value is not known at build time).
-std::vector<std::vector<HostTensor>> segment_samples(const ir::Graph& top, const ir::Node& node,
-                                                     const CompilationSettings& settings,
-                                                     const std::vector<std::vector<HostTensor>>& samples) {
-  if (samples.empty() || builder_precisions(settings).size() < 2) return {};  // fp32 only: nothing to check
+std::vector<std::vector<HostTensor>> segment_values(const ir::Graph& top, const ir::Node& node,
+                                                    const std::vector<std::vector<HostTensor>>& samples,
+                                                    const char* what) {
+  if (samples.empty()) return {};
   std::vector<size_t> index;
   for (const ir::Value* v : node.inputs()) {
     auto it = std::find(top.inputs().begin(), top.inputs().end(), v);
     if (it == top.inputs().end()) {
-      KILN_INFO("engine ", node.name(), ": sample inputs not used: input '", v->name(),
-                "' is computed, not a program input");
+      KILN_INFO("engine ", node.name(), ": ", what, " not used: input '", v->name(), "' is computed, not a program input");
       return {};
     }
     index.push_back(static_cast<size_t>(it - top.inputs().begin()));
@@ -136,12 +139,42 @@ std::vector<std::vector<HostTensor>> segment_samples(const ir::Graph& top, const
   return out;
 }
 
+// The sample inputs of the sample-input check of `node` (segment_values; none for an fp32-only build).
+std::vector<std::vector<HostTensor>> segment_samples(const ir::Graph& top, const ir::Node& node,
+                                                     const CompilationSettings& settings,
+                                                     const std::vector<std::vector<HostTensor>>& samples) {
+  const std::vector<engine::Precision> precisions = builder_precisions(settings);
+  const bool reduced = std::count(precisions.begin(), precisions.end(), engine::Precision::FP16) +
+                           std::count(precisions.begin(), precisions.end(), engine::Precision::BF16) >
+                       0;
+  return reduced ? segment_values(top, node, samples, "sample inputs") : std::vector<std::vector<HostTensor>>{};
+}
+
+// The engine-cache key of an INT8 segment: its engine hash and the dynamic ranges it is built with.
+std::string int8_engine_hash(const std::string& hash, const detail::DynamicRanges& ranges) {
+  Sha256 sha;
+  sha.update(hash + "\nint8 ranges " + detail::ranges_text(ranges));
+  return sha.hex_digest();
+}
+
+// The precision of each convolution / matrix-multiply layer of `plan`, for the report.
+std::vector<EngineBuildInfo::LayerPrecision> layer_precisions(const engine::Plan& plan) {
+  std::vector<EngineBuildInfo::LayerPrecision> out;
+  for (const engine::PlanLayerInfo& l : plan.layers()) {
+    if (l.kind != engine::LayerKind::Convolution && l.kind != engine::LayerKind::MatrixMultiply) continue;
+    const std::string precision = l.int8 ? "int8" : l.output_dtypes.empty() ? "?" : dtype_name(l.output_dtypes[0]);
+    out.push_back({l.name, precision, l.tactic});
+  }
+  return out;
+}
+
 // Converts and builds one engine segment (conversion::convert_segment), or takes it from the engine cache and
 // refits it; timed for the report. With sample values for its inputs the engine cache is not read (a cached
 // engine was not checked on them).
 runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
                                      const CompilationSettings& settings, const CacheUse& cache,
                                      const std::vector<std::vector<HostTensor>>& samples,
+                                     const std::vector<std::vector<HostTensor>>& calibration_batches,
                                      EngineBuildInfo& info) {
   const std::vector<std::vector<HostTensor>> node_samples = segment_samples(top, node, settings, samples);
   conversion::InterpreterOptions options;
@@ -150,10 +183,30 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
   auto start = Clock::now();
   runtime::EngineSegment segment;
   segment.node = node.name();
+  // INT8: the segment's dynamic ranges from the calibration cache, else calibrated while it is converted.
+  std::optional<conversion::SegmentCalibration> calibration;
+  std::string calibration_key, calibration_dir;
+  if (std::vector<std::vector<HostTensor>> batches = segment_values(top, node, calibration_batches, "calibration data");
+      !batches.empty()) {
+    calibration.emplace();
+    calibration->config.calibrator = engine::parse_calibrator(settings.calibrator);
+    calibration_key = detail::calibration_key(
+        engine_segment_hash(*node.subgraph(), options.symbol_ranges, options.symbol_hints, settings, settings.backend),
+        *node.subgraph(), batches);
+    calibration_dir = detail::calibration_cache_dir(settings);
+    calibration->ranges = detail::load_calibration(calibration_dir, calibration_key);
+    calibration->batches = std::move(batches);
+    info.calibration = calibration->ranges ? "calibration cache" : "calibrated";
+    KILN_INFO("engine ", node.name(), ": int8 ranges ",
+              calibration->ranges ? "from the calibration cache (" : "calibrated now (", calibration_key.substr(0, 12),
+              ")");
+  }
   std::string hash;
   if (cache.cache != nullptr) {
     hash = engine_segment_hash(*node.subgraph(), options.symbol_ranges, options.symbol_hints, settings, cache.device);
-    if (settings.reuse_cached_engines && node_samples.empty()) {
+    if (calibration && calibration->ranges) hash = int8_engine_hash(hash, *calibration->ranges);
+    // (an INT8 segment not calibrated yet has no key to look up)
+    if (settings.reuse_cached_engines && node_samples.empty() && (!calibration || calibration->ranges)) {
       if (std::optional<std::vector<uint8_t>> blob = cache.cache->load(hash)) {
         try {
           detail::CachedEngine cached = detail::load_cache_entry(*blob, *node.subgraph(), settings.strip_engine_weights);
@@ -173,8 +226,12 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
   if (segment.plan == nullptr) {
     CompilationSettings build_settings = settings;
     if (cache.cache != nullptr) build_settings.immutable_weights = false;
-    conversion::BuiltSegment built =
-        conversion::convert_segment(node, build_settings, options, nullptr, node_samples);
+    conversion::BuiltSegment built = conversion::convert_segment(node, build_settings, options, nullptr, node_samples,
+                                                                 calibration ? &*calibration : nullptr);
+    if (built.calibrated) {
+      detail::save_calibration(calibration_dir, calibration_key, built.dynamic_ranges);
+      if (cache.cache != nullptr) hash = int8_engine_hash(hash, built.dynamic_ranges);
+    }
     info.network_layers = static_cast<size_t>(built.network_layers);
     segment.plan = std::move(built.plan);
     segment.input_bindings = std::move(built.input_bindings);
@@ -190,6 +247,7 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
   }
   info.build_ms = ms_since(start);
   info.plan_layers = segment.plan->layers().size();
+  info.layers = layer_precisions(*segment.plan);
   info.plan_bytes = segment.plan->serialized_size();
   return segment;
 }
@@ -209,17 +267,21 @@ std::string CompileReport::to_string() const {
     if (e.cache_hit) {
       out << "engine " << e.segment << ": " << e.nodes << " nodes, cache hit, " << e.plan_layers
           << " plan layers, plan " << e.plan_bytes << " bytes, load+refit " << format_ms(e.build_ms) << "\n";
-      continue;
+    } else {
+      out << "engine " << e.segment << ": " << e.nodes << " nodes, " << e.network_layers << " layers -> "
+          << e.plan_layers << " after fusion ("
+          << (e.network_layers - std::min(e.network_layers, e.plan_layers)) << " fused or folded), plan "
+          << e.plan_bytes << " bytes, convert+build " << format_ms(e.build_ms)
+          << "; tactics: " << e.tactics.timed << " timed (" << e.tactics.retimed << " re-timed, "
+          << e.tactics.uncertain << " uncertain), " << e.tactics.from_cache << " from the timing cache, "
+          << e.tactics.untimed << " untimed, " << e.tactics.reference << " reference\n";
+      for (const engine::PrecisionNote& p : e.precision)
+        out << "  precision: " << p.layer << ": " << p.reason << "\n";
     }
-    out << "engine " << e.segment << ": " << e.nodes << " nodes, " << e.network_layers << " layers -> "
-        << e.plan_layers << " after fusion ("
-        << (e.network_layers - std::min(e.network_layers, e.plan_layers)) << " fused or folded), plan "
-        << e.plan_bytes << " bytes, convert+build " << format_ms(e.build_ms)
-        << "; tactics: " << e.tactics.timed << " timed (" << e.tactics.retimed << " re-timed, "
-        << e.tactics.uncertain << " uncertain), " << e.tactics.from_cache << " from the timing cache, "
-        << e.tactics.untimed << " untimed, " << e.tactics.reference << " reference\n";
-    for (const engine::PrecisionNote& p : e.precision)
-      out << "  precision: " << p.layer << ": " << p.reason << "\n";
+    if (e.calibration.empty()) continue;
+    out << "  int8 ranges: " << e.calibration << "\n";
+    for (const EngineBuildInfo::LayerPrecision& l : e.layers)
+      out << "  layer " << l.layer << ": " << l.precision << " (" << l.tactic << ")\n";
   }
   for (const std::string& f : fallbacks) out << "fallback to PyTorch: " << f << "\n";
   out << "nodes: " << engine_nodes << " in engines, " << torch_nodes << " in PyTorch\n";
@@ -246,7 +308,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
     KILN_CHECK(sample.size() == program.graph->inputs().size(), InvalidInput, "compile: a sample has ",
                sample.size(), " inputs, the program ", program.graph->inputs().size());
   }
-  builder_precisions(settings);  // rejects precisions engines cannot run in before any work
+  const std::vector<engine::Precision> precisions = builder_precisions(settings);  // rejects bad ones before any work
   CompileReport local;
   CompileReport& r = report != nullptr ? *report : local;
   r = CompileReport{};
@@ -276,6 +338,12 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
     return nullptr;
   }
 
+  std::vector<std::vector<HostTensor>> calibration_batches;
+  if (std::count(precisions.begin(), precisions.end(), engine::Precision::INT8) > 0) {
+    KILN_CHECK(!settings.calibration.empty(), InvalidInput,
+               "int8 needs calibration data: pass --calibration FILE.npz (the `calibration` setting)");
+    calibration_batches = pick_calibration_batches(program.graph->inputs(), settings.calibration);
+  }
   std::vector<runtime::EngineSegment> engines;
   std::set<std::string> failed;
   {
@@ -288,7 +356,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
       info.nodes = node->subgraph() ? node->subgraph()->num_nodes() : 0;
       try {
         KILN_CHECK(node->subgraph() != nullptr, Internal, "engine segment without a subgraph");
-        engines.push_back(build_segment(*partitioned, *node, settings, cache, sample_inputs, info));
+        engines.push_back(build_segment(*partitioned, *node, settings, cache, sample_inputs, calibration_batches, info));
       } catch (const Error& e) {
         Error located = e.with_context(ErrorContext{"", node->name(), "", ""});
         if (settings.pass_through_build_failures) throw located;

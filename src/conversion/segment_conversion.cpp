@@ -14,6 +14,7 @@ engine::BuilderConfig builder_config_from_settings(const settings::CompilationSe
   c.precisions = {engine::Precision::FP32};
   if (settings.enabled_precisions.count(DType::Float16)) c.precisions.push_back(engine::Precision::FP16);
   if (settings.enabled_precisions.count(DType::BFloat16)) c.precisions.push_back(engine::Precision::BF16);
+  if (settings.enabled_precisions.count(DType::Int8)) c.precisions.push_back(engine::Precision::INT8);
   c.strongly_typed = settings.use_explicit_typing;
   if (settings.workspace_size > 0) c.workspace_limit = static_cast<size_t>(settings.workspace_size);
   c.timing_cache_path = settings.timing_cache_path;
@@ -50,7 +51,8 @@ bool convertible_segment(const ir::Node& node) {
 
 BuiltSegment convert_segment(const ir::Node& segment, const settings::CompilationSettings& settings,
                              const InterpreterOptions& options, const ConverterRegistry* registry,
-                             const std::vector<std::vector<HostTensor>>& sample_inputs) {
+                             const std::vector<std::vector<HostTensor>>& sample_inputs,
+                             const SegmentCalibration* calibration) {
   KILN_CHECK(convertible_segment(segment), InvalidInput, "node '", segment.name(),
              "' is not an engine segment");
   BuiltSegment out;
@@ -62,13 +64,26 @@ BuiltSegment convert_segment(const ir::Node& segment, const settings::Compilatio
     engine::BuilderConfig config = builder_config_from_settings(s);
     if (r.dynamic) config.profiles.push_back(r.profile);
     adapt_config_to_network(config, *r.network);
-    for (const std::vector<HostTensor>& sample : sample_inputs) {
-      KILN_CHECK(sample.size() == r.input_bindings.size(), InvalidInput, "sample inputs: ", sample.size(),
-                 " values for ", r.input_bindings.size(), " segment inputs");
-      std::map<std::string, HostTensor>& named = config.sample_inputs.emplace_back();
-      for (size_t k = 0; k < sample.size(); ++k) {
-        if (!r.input_bindings[k].empty()) named[r.input_bindings[k]] = sample[k];
+    auto named = [&](const std::vector<HostTensor>& values, const char* what) {
+      KILN_CHECK(values.size() == r.input_bindings.size(), InvalidInput, what, ": ", values.size(), " values for ",
+                 r.input_bindings.size(), " segment inputs");
+      std::map<std::string, HostTensor> out;
+      for (size_t k = 0; k < values.size(); ++k) {
+        if (!r.input_bindings[k].empty()) out[r.input_bindings[k]] = values[k];
       }
+      return out;
+    };
+    for (const std::vector<HostTensor>& sample : sample_inputs) config.sample_inputs.push_back(named(sample, "sample inputs"));
+    if (calibration != nullptr) {
+      if (calibration->ranges) {
+        out.dynamic_ranges = *calibration->ranges;
+      } else {
+        std::vector<std::map<std::string, HostTensor>> batches;
+        for (const std::vector<HostTensor>& batch : calibration->batches) batches.push_back(named(batch, "calibration"));
+        out.dynamic_ranges = engine::calibrate(*r.network, config, batches, calibration->config);
+        out.calibrated = true;
+      }
+      engine::set_dynamic_ranges(*r.network, out.dynamic_ranges);
     }
     out.network_layers = static_cast<int64_t>(r.network->layers().size());
     out.plan = engine::Builder(config).build(*r.network);

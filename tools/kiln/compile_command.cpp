@@ -1,4 +1,4 @@
-// kiln compile MODEL.pt2 -o OUT.kiln [--backend cpu|cuda] [--precision fp32|fp16|bf16] [--input
+// kiln compile MODEL.pt2 -o OUT.kiln [--backend cpu|cuda] [--precision fp32|fp16|bf16|int8] [--input
 // NAME=MIN:OPT:MAX]...
 //              [--sample-inputs IO.npz] [partitioning flags] [--verbose]
 
@@ -8,11 +8,11 @@
 #include "commands.h"
 #include "compiled_model.h"
 #include "kiln/compiler/compile.h"
+#include "kiln/compiler/npz_inputs.h"
 #include "kiln/engine/plan.h"
 #include "kiln/runtime/module_archive.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
-#include "npz_inputs.h"
 #include "output_paths.h"
 #include "settings_options.h"
 
@@ -38,10 +38,28 @@ void apply_precisions(compiler::CompilationSettings& settings, const std::vector
       settings.enabled_precisions.insert(DType::Float16);
     } else if (p == "bf16") {
       settings.enabled_precisions.insert(DType::BFloat16);
+    } else if (p == "int8") {
+      settings.enabled_precisions.insert(DType::Int8);
     } else {
-      KILN_FAIL(InvalidInput, "--precision '", p, "' is not one of fp32, fp16, bf16");
+      KILN_FAIL(InvalidInput, "--precision '", p, "' is not one of fp32, fp16, bf16, int8");
     }
   }
+}
+
+// One line for an INT8 compile: how many convolution/matmul layers run in INT8 and where their ranges came from.
+void print_int8_summary(const compiler::CompileReport& report) {
+  size_t int8 = 0, weighted = 0, calibrated = 0, cached = 0;
+  for (const compiler::EngineBuildInfo& e : report.engines) {
+    if (e.calibration.empty()) continue;
+    (e.calibration == "calibrated" ? calibrated : cached) += 1;
+    weighted += e.layers.size();
+    for (const auto& l : e.layers) int8 += l.precision == "int8" ? 1 : 0;
+  }
+  if (calibrated + cached == 0) return;
+  std::cout << "int8: " << int8 << " of " << weighted << " convolution/matmul layers in INT8 (the others fp32); ranges "
+            << (cached == 0 ? "calibrated now" : calibrated == 0 ? "from the calibration cache (not calibrated again)"
+                                                                 : "partly from the calibration cache")
+            << " (--verbose lists each layer)\n";
 }
 
 int run_compile(const CompileCommandOptions& o) {
@@ -52,11 +70,11 @@ int run_compile(const CompileCommandOptions& o) {
   std::vector<compiler::InputSpec> specs;
   for (const std::string& text : o.inputs) specs.push_back(compiler::parse_input_spec(text));
   check_outputs({{"-o", o.output}, {"--timing-cache", settings.timing_cache_path, true}},
-                {{"the model", o.model}, {"--sample-inputs", o.sample_inputs}});
+                {{"the model", o.model}, {"--sample-inputs", o.sample_inputs}, {"--calibration", settings.calibration}});
 
   frontend::Program program = frontend::load_program(o.model);
   std::vector<std::vector<HostTensor>> samples;
-  if (!o.sample_inputs.empty()) samples.push_back(pick_inputs(program.user_inputs(), o.sample_inputs));
+  if (!o.sample_inputs.empty()) samples.push_back(compiler::pick_inputs(program.user_inputs(), o.sample_inputs));
   compiler::CompileReport report;
   std::shared_ptr<runtime::CompiledModule> module;
   {
@@ -101,6 +119,7 @@ int run_compile(const CompileCommandOptions& o) {
               << " layers kept in fp32 or constants clamped by the reduced-precision policy (--verbose lists "
                  "them)\n";
   }
+  print_int8_summary(report);
   for (const std::string& f : report.fallbacks) std::cout << "warning: fell back to PyTorch: " << f << "\n";
   return kExitOk;
 }
@@ -137,7 +156,7 @@ Action setup_compile(CLI::App& app) {
   auto options = std::make_shared<CompileCommandOptions>();
   app.add_option("model", options->model, "The .pt2 archive")->required();
   app.add_option("-o,--output", options->output, "The .kiln archive to write")->required();
-  app.add_option("--precision", options->precisions, "Precisions engines may use: fp32 (default), fp16, bf16")
+  app.add_option("--precision", options->precisions, "Precisions engines may use: fp32 (default), fp16, bf16, int8 (with --calibration)")
       ->take_all();
   app.add_option("--input", options->inputs,
                  "Shape range of an input: NAME=MIN:OPT:MAX (shapes like 1x3x224x224) or NAME=SHAPE");

@@ -8,13 +8,13 @@
 #include "commands.h"
 #include "compare.h"
 #include "compiled_model.h"
+#include "kiln/compiler/npz_inputs.h"
 #include "kiln/frontend/program.h"
 #include "kiln/runtime/libtorch_node_executor.h"
 #include "kiln/runtime/module_archive.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 #include "kiln/support/npz.h"
-#include "npz_inputs.h"
 #include "output_paths.h"
 #include "program_info.h"
 
@@ -50,7 +50,7 @@ int compare_outputs(const ir::Graph& graph, const std::vector<size_t>& user_outp
   for (size_t k = 0; k < user_outputs.size(); ++k) {
     const ir::Value* value = graph.outputs()[user_outputs[k]];
     const HostTensor& actual = results[user_outputs[k]];
-    const HostTensor& expected = pick(reference, "output_" + std::to_string(k), value->name(), o.compare);
+    const HostTensor& expected = compiler::pick(reference, "output_" + std::to_string(k), value->name(), o.compare);
     Comparison c = compare_tensors(actual, expected, o.atol, o.rtol);
     std::cout << "output_" << k << " (" << value->name() << ") " << actual.describe() << ": ";
     if (!c.shape_match) {
@@ -102,7 +102,7 @@ int run(const RunOptions& o) {
   if (!o.reference) {
     // Compiled execution: a .kiln module, or a .pt2 compiled in memory with default settings.
     LoadedModel model = load_or_compile(o.model);
-    std::vector<HostTensor> inputs = pick_inputs(model.module->graph().inputs(), o.inputs);
+    std::vector<HostTensor> inputs = compiler::pick_inputs(model.module->graph().inputs(), o.inputs);
     std::vector<HostTensor> results;
     {
       PhaseTimer timer("compiled execution");
@@ -113,7 +113,7 @@ int run(const RunOptions& o) {
   KILN_CHECK(!runtime::is_module_archive(o.model), InvalidInput, "--reference runs a .pt2 program; '", o.model,
              "' is a compiled .kiln module");
   frontend::Program program = frontend::load_program(o.model);
-  std::vector<HostTensor> inputs = pick_inputs(program.user_inputs(), o.inputs);
+  std::vector<HostTensor> inputs = compiler::pick_inputs(program.user_inputs(), o.inputs);
   std::vector<HostTensor> results;
   {
     PhaseTimer timer("reference execution");

@@ -40,6 +40,14 @@ struct EngineBuildInfo {
   /// Layers a reduced-precision build kept in fp32 and constants it clamped, with the rule (empty for an fp32
   /// build and an engine-cache hit).
   std::vector<engine::PrecisionNote> precision;
+  /// An INT8 build: "calibrated" (calibration ran), "calibration cache" (its ranges were reused), else empty.
+  std::string calibration;
+  /// The precision each convolution and matrix-multiply layer of the plan computes in ("int8", "f32", "f16",
+  /// "bf16"), in plan order: (layer name, precision, tactic).
+  struct LayerPrecision {
+    std::string layer, precision, tactic;
+  };
+  std::vector<LayerPrecision> layers;
 };
 
 struct CompileReport {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/engine/dynamic_range.h"
 #include "kiln/engine/layers.h"
 #include "kiln/engine/weights.h"
 #include "kiln/support/dtype.h"
@@ -33,6 +34,11 @@ class Tensor {
   bool is_output() const { return is_output_; }
   /// The index of the layer producing this tensor, or -1 for a network input.
   int64_t producer() const { return producer_; }
+  /// The range INT8 tactics quantize this tensor to (ITensor::setDynamicRange); throws kiln::Error naming the
+  /// tensor unless the range is usable (finite, min <= max, not all zero).
+  void set_dynamic_range(float min, float max);
+  /// The dynamic range set, if any.
+  const std::optional<DynamicRange>& dynamic_range() const { return dynamic_range_; }
 
  private:
   friend class Network;
@@ -43,6 +49,7 @@ class Tensor {
   bool is_input_ = false;
   bool is_output_ = false;
   int64_t producer_ = -1;
+  std::optional<DynamicRange> dynamic_range_;
 };
 
 /// A layer: its kind, a unique name, input and output tensor ids, parameters and weights.

@@ -8,7 +8,7 @@
 // their sizes, tactic, the kernel's plan data), refit map. Every length and index is validated on load; a
 // truncated, corrupted or foreign file gives kiln::Error, never a crash. (Version 2 added tensor formats,
 // version 3 the SHA-256, which replaced a CRC-32, version 4 the kernels' plan data, version 5 the attention
-// views in AttentionParams.) A plan is immutable while
+// views in AttentionParams, version 6 the tensors' dynamic ranges.) A plan is immutable while
 // contexts run (Refitter excepted).
 
 #include <cstdint>
@@ -23,7 +23,7 @@
 
 namespace kiln::engine {
 
-inline constexpr uint32_t kPlanFormatVersion = 5;
+inline constexpr uint32_t kPlanFormatVersion = 6;
 
 /// A network input or output as the user binds it.
 struct Binding {
@@ -44,6 +44,7 @@ struct PlanLayerInfo {
   std::vector<TensorFormat> input_formats, output_formats;  // memory formats of the tensors above
   std::vector<DType> output_dtypes;  // the precision the layer computes its outputs in
   uint64_t weight_bytes = 0;         // bytes of the weights the plan holds for the layer (0 when stripped)
+  bool int8 = false;                 // whether its tactic computes in INT8 (Tactic::int8)
 };
 
 class Plan {

@@ -21,8 +21,13 @@
 // clang-format off
 #define KILN_SETTINGS(X)                                                                                     \
   /* Precision */                                                                                            \
-  X(Precisions, enabled_precisions, {DType::Float32}, "", "f32|f16|bf16", Engine,                            \
-    "precisions the engine builder may choose kernels in")                                                   \
+  X(Precisions, enabled_precisions, {DType::Float32}, "", "f32|f16|bf16|i8", Engine,                         \
+    "precisions the engine builder may choose kernels in (i8: INT8, calibrated on `calibration`)")            \
+  X(Text, calibration, "", "calibration", "FILE.npz", Compile,                                               \
+    "calibration batches of the program inputs for int8 (docs/quantization.md); the ranges go in the "       \
+    "engine-cache key")                                                                                      \
+  X(Choice, calibrator, "percentile", "calibrator", "percentile|entropy|max", Engine,                        \
+    "how int8 calibration picks each tensor's range: percentile (99.99%, default), entropy (KL), max")       \
   X(Bool, use_explicit_typing, false, "", "", Engine,                                                        \
     "build strongly typed networks: every layer keeps the dtype the graph states")                           \
   X(Bool, truncate_double, false, "", "", Engine, "let float64 tensors run in float32 inside engines")       \

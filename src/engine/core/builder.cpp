@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "engine/core/int8_policy.h"
 #include "engine/core/passes.h"
 #include "engine/core/plan_impl.h"
 #include "engine/core/precision_probe.h"
@@ -35,7 +36,9 @@ void copy_network(const Network& net, Plan::Impl& g) {
     if (t->is_input() || t->is_output()) {
       KILN_CHECK(names.insert(t->name()).second, InvalidInput, "two network inputs/outputs are named '", t->name(), "'");
     }
-    g.tensors.push_back({t->name(), t->dtype(), t->dims(), t->is_input(), t->is_output(), t->producer()});
+    PlanTensor& pt =
+        g.tensors.emplace_back(PlanTensor{t->name(), t->dtype(), t->dims(), t->is_input(), t->is_output(), t->producer()});
+    pt.range = t->dynamic_range();
   }
   for (const auto& l : net.layers()) g.layers.push_back({*l, "", false, {}});
   g.inputs = net.inputs();
@@ -290,6 +293,7 @@ const char* precision_name(Precision precision) {
     case Precision::FP32: return "fp32";
     case Precision::FP16: return "fp16";
     case Precision::BF16: return "bf16";
+    case Precision::INT8: return "int8";
   }
   return "?";
 }
@@ -303,6 +307,15 @@ DType reduced_dtype(const BuilderConfig& config) {
     return std::count(config.precisions.begin(), config.precisions.end(), p) > 0;
   };
   return has(Precision::FP16) ? DType::Float16 : has(Precision::BF16) ? DType::BFloat16 : DType::Float32;
+}
+
+// Creates every kernel again (after tensors' dtypes or formats changed) and sizes the workspace for them.
+void recreate_kernels(Plan::Impl& g) {
+  g.create_kernels();
+  g.workspace_bytes = 0;
+  for (const auto& k : g.kernels) {
+    if (k) g.workspace_bytes = std::max<uint64_t>(g.workspace_bytes, k->workspace_size());
+  }
 }
 
 // One build. `keep_fp32`: layers the sample-input check keeps in fp32; `probe`: every layer output a binding.
@@ -360,9 +373,11 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
 
   g->upload_constants();
   select_tactics(*g, config);
-  if (int reformats = assign_formats(*g)) {
-    // New tensors and layers: ranges again, tactics for the reformats (fast kernels first), every kernel
-    // re-created with its tensors' formats.
+  const int quantized = keep_int8_between_layers(*g);
+  if (quantized > 0) KILN_INFO("engine: int8: ", quantized, " tensors stay in INT8 between INT8 layers");
+  const int reformats = assign_formats(*g);
+  if (reformats > 0) {
+    // New tensors and layers: ranges again, tactics for the reformats (fast kernels first).
     compute_ranges(*g, profiles);
     g->derive();
     for (size_t i = 0; i < g->layers.size(); ++i) {
@@ -373,13 +388,9 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
       KILN_CHECK(g->backend->supports(info, &why), Unsupported, "reformat '", pl.layer.name, "': ", why);
       pl.tactic = g->backend->tactics(info).at(0).name;
     }
-    g->create_kernels();
-    g->workspace_bytes = 0;
-    for (const auto& k : g->kernels) {
-      if (k) g->workspace_bytes = std::max<uint64_t>(g->workspace_bytes, k->workspace_size());
-    }
     KILN_INFO("engine: formats: ", reformats, " reformat layers inserted");
   }
+  if (quantized > 0 || reformats > 0) recreate_kernels(*g);  // with their tensors' final dtypes and formats
 
   for (size_t p = 0; p < g->profiles.size(); ++p) {
     plan_memory(*g, g->profiles[p]);
@@ -410,7 +421,22 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
   return std::make_shared<Plan>(std::move(g));
 }
 
+// The config of a probe build: first tactic, no timing cache, weights kept, quiet.
+BuilderConfig probe_config(const BuilderConfig& config) {
+  BuilderConfig probe = config;
+  probe.sample_inputs.clear();
+  probe.timing_cache_path.clear();
+  probe.timing_iterations = 0;
+  probe.strip_weights = false;
+  probe.verbose = false;
+  return probe;
+}
+
 }  // namespace
+
+std::shared_ptr<const Plan> passes::build_probe_plan(const BuilderConfig& config, const Network& network) {
+  return build_plan(probe_config(config), network, {}, true);
+}
 
 Builder::Builder(BuilderConfig config) : config_(std::move(config)) {}
 
@@ -418,19 +444,13 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
   const DType to = reduced_dtype(config_);
   if (to == DType::Float32 || config_.sample_inputs.empty()) return build_plan(config_, network, {}, false);
   // Probes: quick builds (first tactic, no timing cache) that expose every layer's output.
-  BuilderConfig probe = config_;
-  probe.sample_inputs.clear();
-  probe.timing_cache_path.clear();
-  probe.timing_iterations = 0;
-  probe.strip_weights = false;
-  probe.verbose = false;
-  BuilderConfig fp32 = probe;
+  BuilderConfig fp32 = config_;
   fp32.precisions = {Precision::FP32};
   std::map<std::string, std::string> keep;
   try {
-    const std::shared_ptr<const Plan> reference = build_plan(fp32, network, {}, true);
+    const std::shared_ptr<const Plan> reference = passes::build_probe_plan(fp32, network);
     for (int round = 0; round < kMaxPrecisionProbeRounds; ++round) {
-      const std::shared_ptr<const Plan> reduced = build_plan(probe, network, keep, true);
+      const std::shared_ptr<const Plan> reduced = build_plan(probe_config(config_), network, keep, true);
       size_t before = keep.size();
       for (auto& [layer, why] :
            passes::find_overflowing_layers(reduced, reference, config_.sample_inputs, to)) {

@@ -21,6 +21,7 @@ Tactic KernelRow::tactic() const {
   t.name = name;
   t.reduced_precision = reduced_precision;
   t.tf32 = tf32;
+  t.int8 = int8;
   return t;
 }
 

@@ -48,6 +48,8 @@ struct KernelRow {
   bool reduced_precision = false;
   /// Computes fp32 in TF32 (Tactic::tf32).
   bool tf32 = false;
+  /// Computes in INT8 with the tensors' dynamic ranges (Tactic::int8).
+  bool int8 = false;
   /// The kernel takes its tensors in whatever formats it is created with; `formats` is only its preference.
   bool any_format = false;
 

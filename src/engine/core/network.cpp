@@ -36,6 +36,13 @@ Tensor* Network::new_tensor(const std::string& name, DType dtype, Dims dims, int
   return tensors_.back().get();
 }
 
+void Tensor::set_dynamic_range(float min, float max) {
+  const DynamicRange range{min, max};
+  KILN_CHECK(range.usable(), InvalidInput, "tensor '", name_, "': dynamic range [", min, ", ", max,
+             "] is not usable (need finite min <= max, not both 0)");
+  dynamic_range_ = range;
+}
+
 Tensor* Network::tensor(int64_t id) const {
   KILN_CHECK(id >= 0 && id < num_tensors(), InvalidInput, "tensor id ", id, " out of range");
   return tensors_[id].get();

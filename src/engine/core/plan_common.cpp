@@ -32,7 +32,7 @@ LayerInfo Plan::Impl::layer_info(int64_t i) const {
   const PlanProfile* p = profiles.empty() ? nullptr : &profiles[0];
   auto make = [&](int64_t id) {
     TensorInfo t{tensors[id].name, tensors[id].dtype, tensors[id].dims, tensors[id].dims, tensors[id].dims,
-                 tensors[id].format};
+                 tensors[id].format, tensors[id].range};
     if (p && static_cast<size_t>(id) < p->min.size()) {
       t.min = p->min[id];
       t.opt = p->opt[id];
@@ -108,7 +108,7 @@ std::vector<ShapeIn> plan_shape_inputs(const Plan::Impl& plan, const Layer& laye
                                        const std::vector<std::optional<HostTensor>>& values) {
   std::vector<ShapeIn> in;
   for (int64_t id : layer.inputs)
-    in.push_back({plan.tensors[id].dtype, dims[id], values[id] ? &*values[id] : nullptr});
+    in.push_back({logical_dtype(plan.tensors[id]), dims[id], values[id] ? &*values[id] : nullptr});
   return in;
 }
 

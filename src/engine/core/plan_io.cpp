@@ -285,6 +285,11 @@ std::vector<uint8_t> Plan::serialize_payload(bool strip_weights) const {
     w.u8(t.is_output);
     w.i64(t.producer);
     w.u8(static_cast<uint8_t>(t.format));
+    w.u8(t.range ? 1 : 0);
+    if (t.range) {
+      w.f64(t.range->min);
+      w.f64(t.range->max);
+    }
   }
   w.dims(g.inputs);
   w.dims(g.outputs);
@@ -383,6 +388,12 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
                t.dims.size(), " cannot be ", tensor_format_name(t.format));
     KILN_CHECK(t.format == TensorFormat::Plain || (!t.is_input && !t.is_output), InvalidInput, "plan file: binding '",
                t.name, "' is not plain");
+    if (r.flag("has dynamic range")) {
+      const double lo = r.f64("range min"), hi = r.f64("range max");
+      const DynamicRange range{static_cast<float>(lo), static_cast<float>(hi)};
+      KILN_CHECK(range.usable(), InvalidInput, "plan file: tensor '", t.name, "' has an unusable dynamic range");
+      t.range = range;
+    }
   }
   g->inputs = r.ids("inputs");
   g->outputs = r.ids("outputs");
@@ -519,7 +530,7 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     bool missing = !stripped[li].empty();
     if (missing) continue;
     std::vector<ShapeIn> in;
-    for (int64_t id : l.inputs) in.push_back({g->tensors[id].dtype, g->tensors[id].dims, nullptr});
+    for (int64_t id : l.inputs) in.push_back({logical_dtype(g->tensors[id]), g->tensors[id].dims, nullptr});
     std::vector<ShapeOut> outs;
     try {
       outs = infer_shapes(l, in);
@@ -534,7 +545,7 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
         KILN_CHECK(outs[o].dims[d] < 0 || t.dims[d] < 0 || outs[o].dims[d] == t.dims[d], InvalidInput, "plan file: layer '",
                    l.name, "' output dims mismatch");
       }
-      KILN_CHECK(l.kind == LayerKind::FusedPointwise || l.kind == LayerKind::Constant || outs[o].dtype == t.dtype,
+      KILN_CHECK(l.kind == LayerKind::FusedPointwise || l.kind == LayerKind::Constant || outs[o].dtype == logical_dtype(t),
                  InvalidInput, "plan file: layer '", l.name, "' output dtype mismatch");
     }
     KILN_CHECK(g->layers[li].host || l.kind == LayerKind::Constant || !g->layers[li].tactic.empty(), InvalidInput,

@@ -11,11 +11,9 @@
 #include "kiln/support/error.h"
 
 namespace kiln::engine::passes {
-namespace {
 
-using Values = std::map<std::string, HostTensor>;
+using Values = ProbeValues;
 
-// Every binding's value after one run of `plan` on `sample` (inputs included).
 Values run_probe(const std::shared_ptr<const Plan>& plan, const Values& sample) {
   const Backend& backend = *plan->impl().backend;
   ExecutionContext context(plan);
@@ -57,6 +55,8 @@ Values run_probe(const std::shared_ptr<const Plan>& plan, const Values& sample) 
   }
   return values;
 }
+
+namespace {
 
 bool all_finite(const HostTensor& t) {
   if (!is_floating(t.dtype())) return true;

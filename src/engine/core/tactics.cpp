@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "engine/core/int8_policy.h"
 #include "engine/core/tactic_choice.h"
 #include "engine/core/timing_cache.h"
 #include "engine/core/zero_volume.h"
@@ -441,6 +442,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   // The format each tensor will be written in, as far as tactics are chosen (layers go in order): a
   // candidate that wants another format for an input is timed together with the reformat it will need.
   std::vector<TensorFormat> produced(g.tensors.size(), TensorFormat::Plain);
+  const std::vector<bool> int8_allowed = int8_allowed_layers(g, config);
   for (size_t i = 0; i < g.layers.size(); ++i) {
     if (!g.is_kernel_layer(static_cast<int64_t>(i))) continue;
     const Layer& l = g.layers[i].layer;
@@ -467,6 +469,9 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     const bool tf32 = config.allow_tf32 &&
                       std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.tf32; });
     if (!config.allow_tf32) std::erase_if(tactics, [](const Tactic& t) { return t.tf32; });
+    // INT8 candidates only where the INT8 policy allows them; the timing-cache key says when they were.
+    const bool int8 = int8_allowed[i] && std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.int8; });
+    if (!int8_allowed[i]) std::erase_if(tactics, [](const Tactic& t) { return t.int8; });
     KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '",
                l.name, "'");
     // Reference kernels (kReferenceTactic) are the fallback for layers no optimized kernel takes (or whose
@@ -484,7 +489,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" + hex64([&] {
                         std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats +
                                         (config.allow_reduced_precision_tactics ? "|reduced" : "") +
-                                        (tf32 ? "|tf32" : "") + kTimingMethod;
+                                        (tf32 ? "|tf32" : "") + (int8 ? "|int8" : "") + kTimingMethod;
                         return fnv1a64(s.data(), s.size());
                       }());
     std::optional<TimingEntry> previous;

@@ -8,7 +8,9 @@ namespace kiln::engine::cpu {
 
 void register_fast_kernels(KernelTable& registry) {
   onednn::register_onednn_convolution(registry);
+  onednn::register_onednn_int8_convolution(registry);
   onednn::register_onednn_matmul(registry);
+  onednn::register_onednn_int8_matmul(registry);
   onednn::register_onednn_reformat(registry);
   fast::register_normalization(registry);
   fast::register_pooling(registry);

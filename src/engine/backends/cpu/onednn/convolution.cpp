@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 
+#include "engine/backends/cpu/onednn/conv_geometry.h"
 #include "engine/backends/cpu/onednn/onednn_common.h"
 #include "engine/backends/cpu/onednn/register.h"
 #include "engine/ops/shape_inference.h"
@@ -25,9 +26,6 @@
 
 namespace kiln::engine::cpu::onednn {
 namespace {
-
-using dnnl::memory;
-using Tag = memory::format_tag;
 
 /// Everything needed to run the primitive for one input shape.
 struct ConvEntry {
@@ -41,93 +39,6 @@ struct ConvEntry {
 struct ConvState : KernelState {
   std::map<Dims, std::unique_ptr<ConvEntry>> entries;
   dnnl::stream stream{cpu_engine()};
-};
-
-/// The convolution's geometry as oneDNN wants it (no weight values): enough to make primitive descriptors.
-struct ConvGeometry {
-  ConvolutionParams p;
-  int64_t ns = 0;
-  std::vector<int64_t> stride, pad_l, pad_r, dilate;
-  int64_t residual_input = -1;
-  memory::desc weights_user_md, bias_md;
-  dnnl::primitive_attr attr;
-
-  dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;
-
-  ConvGeometry(const Layer& layer, bool winograd) {
-    if (winograd) algorithm = dnnl::algorithm::convolution_winograd;
-    p = layer.get<ConvolutionParams>();
-    const HostTensor& w = layer.weights[0].value;
-    ns = w.dim() - 2;
-    auto fill = [&](std::vector<int64_t> v, int64_t value) {
-      if (v.empty()) v.assign(static_cast<size_t>(ns), value);
-      return v;
-    };
-    stride = fill(p.stride, 1);
-    pad_l = fill(p.pre_padding, 0);
-    pad_r = fill(p.post_padding, 0);
-    auto dil = fill(p.dilation, 1);
-    dilate.resize(static_cast<size_t>(ns));
-    for (int64_t i = 0; i < ns; ++i) dilate[i] = dil[i] - 1;  // oneDNN counts the gaps
-    if (p.transposed) {
-      // oneDNN derives the output size from dst dims; output_padding goes to the right padding.
-      auto op = fill(p.output_padding, 0);
-      for (int64_t i = 0; i < ns; ++i) pad_r[i] -= op[i];
-    }
-    residual_input = count_sum_post_ops(p.post_ops) > 0 ? first_residual_input(layer) : -1;
-
-    // Weights: logical oneDNN dims with strides over Kiln's dense layout.
-    const auto& ws = w.sizes();
-    int64_t g = p.groups, ksp = 1;
-    memory::dims kdims(ws.begin() + 2, ws.end());
-    for (int64_t k : kdims) ksp *= k;
-    memory::dims wd, wst;
-    memory::dims kstr = dense_strides(kdims);
-    if (!p.transposed) {
-      int64_t o = ws[0], ig = ws[1];
-      if (g == 1) {
-        wd = {o, ig};
-        wst = {ig * ksp, ksp};
-      } else {
-        wd = {g, o / g, ig};
-        wst = {o / g * ig * ksp, ig * ksp, ksp};
-      }
-    } else {
-      int64_t i = ws[0], og = ws[1];  // memory [I, O/g, k...] = [g, I/g, O/g, k...]
-      if (g == 1) {
-        wd = {og, i};
-        wst = {ksp, og * ksp};
-      } else {
-        wd = {g, og, i / g};
-        wst = {i / g * og * ksp, ksp, og * ksp};
-      }
-    }
-    wd.insert(wd.end(), kdims.begin(), kdims.end());
-    wst.insert(wst.end(), kstr.begin(), kstr.end());
-    weights_user_md = memory::desc(wd, DT::f32, wst);
-    int64_t out_channels = p.transposed ? ws[1] * g : ws[0];
-    if (layer.weights.size() > 1 && layer.weights[1].defined()) bias_md = memory::desc({out_channels}, DT::f32, Tag::a);
-    attr = make_attr(p.post_ops);
-  }
-
-  /// The primitive descriptor for activations `src` and `dst` (weights in any layout).
-  dnnl::primitive_desc make_pd(const memory::desc& src, const memory::desc& dst) const {
-    memory::desc wts(weights_user_md.dims(), DT::f32, Tag::any);
-    memory::dims st(stride.begin(), stride.end()), dl(dilate.begin(), dilate.end());
-    memory::dims pl(pad_l.begin(), pad_l.end()), pr(pad_r.begin(), pad_r.end());
-    if (!p.transposed) {
-      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, src, wts, bias_md, dst, st, dl,
-                                        pl, pr);
-      dnnl::convolution_forward::primitive_desc pd(d, attr, cpu_engine());
-      skip_implementations_that_cannot_run(pd);
-      return pd;
-    }
-    dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
-                                        src, wts, bias_md, dst, st, dl, pl, pr);
-    dnnl::deconvolution_forward::primitive_desc pd(d, attr, cpu_engine());
-    skip_implementations_that_cannot_run(pd);
-    return pd;
-  }
 };
 
 /// The formats the primitive picks for itself at the opt shape. Where that is Plain in and out (oneDNN's
@@ -246,12 +157,7 @@ class ConvolutionKernel : public Kernel {
   }
 
   std::shared_ptr<memory> reorder_weights(const memory::desc& md) const {
-    auto out = std::make_shared<memory>(md, cpu_engine());
-    memory user(geo_.weights_user_md, cpu_engine(), const_cast<float*>(weight_values_.data()));
-    dnnl::stream s(cpu_engine());
-    dnnl::reorder(user, *out).execute(s, user, *out);
-    s.wait();
-    return out;
+    return reordered_copy(geo_.weights_user_md, weight_values_.data(), md);
   }
 
   std::unique_ptr<ConvEntry> make_entry(const Dims& x, const Dims& y) const {

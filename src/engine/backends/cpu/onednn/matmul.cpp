@@ -149,12 +149,7 @@ class MatmulKernel : public Kernel {
   }
 
   std::shared_ptr<memory> reorder_b(const memory::desc& user_md, const memory::desc& md) const {
-    auto out = std::make_shared<memory>(md, cpu_engine());
-    memory user(user_md, cpu_engine(), const_cast<float*>(b_values_.data()));
-    dnnl::stream s(cpu_engine());
-    dnnl::reorder(user, *out).execute(s, user, *out);
-    s.wait();
-    return out;
+    return reordered_copy(user_md, b_values_.data(), md);
   }
 
   std::unique_ptr<MatmulEntry> make_entry(const Dims& a, const Dims& b, const Dims& y) const {

@@ -144,13 +144,32 @@ bool post_ops_supported(const std::vector<PostOp>& post_ops, std::string* why) {
   return eltwise_steps(post_ops, nullptr, why);
 }
 
-dnnl::primitive_attr make_attr(const std::vector<PostOp>& post_ops) {
+std::shared_ptr<dnnl::memory> reordered_copy(const dnnl::memory::desc& user_md, const void* data,
+                                             const dnnl::memory::desc& md) {
+  auto out = std::make_shared<dnnl::memory>(md, cpu_engine());
+  dnnl::memory user(user_md, cpu_engine(), const_cast<void*>(data));
+  dnnl::stream s(cpu_engine());
+  dnnl::reorder(user, *out).execute(s, user, *out);
+  s.wait();
+  return out;
+}
+
+DT dnnl_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return DT::f32;
+    case DType::UInt8: return DT::u8;
+    case DType::Int8: return DT::s8;
+    default: KILN_FAIL(Internal, "oneDNN kernels do not handle ", dtype_name(dtype));
+  }
+}
+
+dnnl::primitive_attr make_attr(const std::vector<PostOp>& post_ops, float sum_factor, DT sum_dtype) {
   std::vector<std::vector<Eltwise>> steps;
   std::string why;
   KILN_CHECK(eltwise_steps(post_ops, &steps, &why), Internal, "oneDNN: unsupported post-ops: ", why);
   dnnl::post_ops ops;
   for (size_t i = 0; i < post_ops.size(); ++i) {
-    if (post_ops[i].kind == PostOp::Sum) ops.append_sum(static_cast<float>(post_ops[i].scale));
+    if (post_ops[i].kind == PostOp::Sum) ops.append_sum(static_cast<float>(post_ops[i].scale) * sum_factor, 0, sum_dtype);
     for (const Eltwise& e : steps[i]) ops.append_eltwise(1.0f, e.alg, e.alpha, e.beta);
   }
   dnnl::primitive_attr attr;

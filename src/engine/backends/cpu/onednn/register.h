@@ -7,9 +7,13 @@ namespace kiln::engine::cpu::onednn {
 
 /// Rows "onednn", "onednn_winograd" and "onednn_blocked" for Convolution (and deconvolution, but Winograd).
 void register_onednn_convolution(KernelTable& registry);
+/// Row "onednn_int8" for Convolution (Tactic::int8: quantized with the tensors' dynamic ranges).
+void register_onednn_int8_convolution(KernelTable& registry);
 /// Row "onednn" for Reformat (fp32 reorders between Plain and the blocked formats).
 void register_onednn_reformat(KernelTable& registry);
 /// Row "onednn" for MatrixMultiply.
 void register_onednn_matmul(KernelTable& registry);
+/// Row "onednn_int8" for MatrixMultiply with a constant 2-D B (Tactic::int8).
+void register_onednn_int8_matmul(KernelTable& registry);
 
 }  // namespace kiln::engine::cpu::onednn

@@ -1,0 +1,70 @@
+#include "kiln/compiler/npz_inputs.h"
+
+#include <cstring>
+
+#include "kiln/support/error.h"
+#include "kiln/support/npz.h"
+
+namespace kiln::compiler {
+
+const HostTensor& pick(const std::map<std::string, HostTensor>& arrays, const std::string& indexed,
+                       const std::string& name, const std::string& file) {
+  auto it = arrays.find(indexed);
+  if (it == arrays.end()) it = arrays.find(name);
+  KILN_CHECK(it != arrays.end(), InvalidInput, "'", file, "' has neither '", indexed, "' nor '", name, "'");
+  return it->second;
+}
+
+std::vector<HostTensor> pick_inputs(const std::vector<ir::Value*>& graph_inputs, const std::string& path) {
+  std::map<std::string, HostTensor> arrays = read_npz(path);
+  std::vector<HostTensor> inputs;
+  for (size_t k = 0; k < graph_inputs.size(); ++k) {
+    inputs.push_back(pick(arrays, "input_" + std::to_string(k), graph_inputs[k]->name(), path));
+  }
+  return inputs;
+}
+
+std::vector<std::vector<HostTensor>> pick_calibration_batches(const std::vector<ir::Value*>& graph_inputs,
+                                                              const std::string& path) {
+  const std::map<std::string, HostTensor> arrays = read_npz(path);
+  std::vector<std::vector<HostTensor>> batches;
+  for (size_t k = 0; k < graph_inputs.size(); ++k) {
+    const ir::Value& input = *graph_inputs[k];
+    const std::string indexed = "input_" + std::to_string(k);
+    const HostTensor& a = pick(arrays, indexed, input.name(), path);
+    const std::string what = "'" + path + "': the array for input '" + input.name() + "'";
+    KILN_CHECK(input.is_tensor(), InvalidInput, what, ": the input is not a tensor");
+    const ir::TensorMeta& meta = input.meta();
+    KILN_CHECK(a.dim() == meta.rank() && a.dim() >= 1, InvalidInput, what, " has rank ", a.dim(),
+               ", the input ", meta.rank());
+    KILN_CHECK(is_floating(a.dtype()), InvalidInput, what, " is ", dtype_name(a.dtype()),
+               ", calibration takes floating values");
+    for (int64_t d = 1; d < a.dim(); ++d) {
+      const std::optional<int64_t> fixed = meta.sizes[static_cast<size_t>(d)].as_int();
+      KILN_CHECK(!fixed || *fixed == a.sizes()[d], InvalidInput, what, " has size ", a.sizes()[d], " in dim ",
+                 d, ", the input ", *fixed);
+    }
+    const std::optional<int64_t> batch = meta.sizes[0].as_int();
+    const int64_t per = batch ? *batch : a.sizes()[0];
+    KILN_CHECK(per > 0 && a.sizes()[0] % per == 0 && a.sizes()[0] > 0, InvalidInput, what, " has ",
+               a.sizes()[0], " rows in dim 0, not a positive multiple of the input's ", per);
+    const size_t count = static_cast<size_t>(a.sizes()[0] / per);
+    KILN_CHECK(k == 0 || count == batches.size(), InvalidInput, what, " holds ", count,
+               " batches, the other inputs ", batches.size());
+    batches.resize(count);
+    std::vector<int64_t> sizes = a.sizes();
+    sizes[0] = per;
+    const HostTensor f = a.dtype() == DType::Float32 ? a : a.to(DType::Float32);
+    const size_t bytes = static_cast<size_t>(f.nbytes() / count);
+    for (size_t b = 0; b < count; ++b) {
+      HostTensor part(DType::Float32, sizes);
+      std::memcpy(part.mutable_data(), f.data() + b * bytes, bytes);
+      batches[b].push_back(std::move(part));
+    }
+  }
+  KILN_CHECK(!batches.empty(), InvalidInput, "'", path,
+             "': no calibration batches (the program has no inputs)");
+  return batches;
+}
+
+}  // namespace kiln::compiler

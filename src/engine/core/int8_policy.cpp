@@ -1,0 +1,86 @@
+// The layers an INT8 build may quantize (int8_policy.h).
+
+#include "engine/core/int8_policy.h"
+
+#include <algorithm>
+
+namespace kiln::engine {
+namespace {
+
+// A convolution or matrix multiply whose weights (kernel, or the constant operand b) are in the layer.
+bool weighted_layer(const Layer& l) {
+  if (l.kind == LayerKind::Convolution) return !l.get<ConvolutionParams>().transposed;
+  return l.kind == LayerKind::MatrixMultiply && !l.weights.empty() && l.weights[0].defined();
+}
+
+}  // namespace
+
+std::vector<bool> int8_allowed_layers(const Plan::Impl& g, const BuilderConfig& config) {
+  std::vector<bool> allowed(g.layers.size(), false);
+  if (std::find(config.precisions.begin(), config.precisions.end(), Precision::INT8) ==
+      config.precisions.end()) {
+    return allowed;
+  }
+  std::vector<size_t> weighted;
+  for (size_t i = 0; i < g.layers.size(); ++i) {
+    if (g.is_kernel_layer(static_cast<int64_t>(i)) && weighted_layer(g.layers[i].layer))
+      weighted.push_back(i);
+  }
+  for (size_t k = 0; k < weighted.size(); ++k) {
+    const bool first_or_last = k == 0 || k + 1 == weighted.size();
+    if (first_or_last && !config.int8_first_last) continue;
+    const Layer& l = g.layers[weighted[k]].layer;
+    allowed[weighted[k]] = g.tensors[l.inputs[0]].range.has_value();
+  }
+  return allowed;
+}
+
+int keep_int8_between_layers(Plan::Impl& g) {
+  g.derive();  // consumers
+  const size_t nl = g.layers.size();
+  std::vector<bool> int8(nl, false);
+  for (size_t i = 0; i < nl; ++i) {
+    int8[i] = g.is_kernel_layer(static_cast<int64_t>(i)) &&
+              g.layers[i].layer.kind == LayerKind::Convolution && tactic_is_int8(g, static_cast<int64_t>(i));
+  }
+  auto relu_only = [](const Layer& l) {
+    const auto& ops = l.get<ConvolutionParams>().post_ops;
+    return std::all_of(ops.begin(), ops.end(), [](const PostOp& p) {
+      return p.kind == PostOp::Sum || p.activation.kind == ActivationKind::Relu;
+    });
+  };
+  std::vector<bool> quantized(g.tensors.size(), false);
+  for (size_t id = 0; id < g.tensors.size(); ++id) {
+    const PlanTensor& t = g.tensors[id];
+    if (t.is_input || t.is_output || t.dtype != DType::Float32 || !t.range || !t.range->usable() ||
+        t.producer < 0 || !int8[t.producer] || !relu_only(g.layers[t.producer].layer) ||
+        g.consumers[id].empty()) {
+      continue;
+    }
+    quantized[id] = std::all_of(g.consumers[id].begin(), g.consumers[id].end(), [&](int64_t c) {
+      const Layer& l = g.layers[c].layer;
+      // (read as the input or as a residual, never as anything else)
+      return int8[c] && std::count(l.inputs.begin(), l.inputs.end(), static_cast<int64_t>(id)) == 1;
+    });
+  }
+  int count = 0;
+  for (size_t id = 0; id < g.tensors.size(); ++id) {
+    if (!quantized[id]) continue;
+    g.tensors[id].dtype = g.tensors[id].range->non_negative() ? DType::UInt8 : DType::Int8;
+    ++count;
+  }
+  return count;
+}
+
+bool tactic_is_int8(const Plan::Impl& g, int64_t layer) {
+  const Layer& l = g.layers[layer].layer;
+  // (INT8 tactics quantize their input with its range: without one, no need to ask the backend)
+  if (!g.backend || g.layers[layer].tactic.empty() || !weighted_layer(l) || !g.tensors[l.inputs[0]].range)
+    return false;
+  for (const Tactic& t : g.backend->tactics(g.layer_info(layer))) {
+    if (t.name == g.layers[layer].tactic) return t.int8;
+  }
+  return false;
+}
+
+}  // namespace kiln::engine

@@ -1,0 +1,29 @@
+#pragma once
+// Which layers of a build may take INT8 tactics (BuilderConfig::precisions with INT8), TensorRT's rule: a
+// convolution (not transposed) or matrix multiply with constant weights whose input carries a dynamic range;
+// the first and the last of those layers stay in floating point unless BuilderConfig::int8_first_last.
+// Everything else (softmax, norms, pointwise, pooling, layers without a range) keeps the floating precision.
+// Among the layers allowed, tactic selection times the INT8 tactics against the floating ones: a layer where
+// INT8 is not faster stays floating.
+
+#include <vector>
+
+#include "engine/core/plan_impl.h"
+#include "kiln/engine/builder.h"
+
+namespace kiln::engine {
+
+/// Per plan layer: whether tactic selection may offer it INT8 tactics.
+std::vector<bool> int8_allowed_layers(const Plan::Impl& plan, const BuilderConfig& config);
+
+/// After tactic selection: stores in INT8 (u8 for a never-negative range, else s8) every tensor with a
+/// dynamic range that an INT8 convolution writes (its activations all ReLU, which commute with the
+/// quantization) and only INT8 convolutions read, as their input or residual (a kernel converts a residual of
+/// the other kind into its output's buffer). Bindings stay fp32. Returns the number of tensors changed; their
+/// layers' kernels must be re-created.
+int keep_int8_between_layers(Plan::Impl& plan);
+
+/// Whether the tactic chosen for kernel layer `layer` computes in INT8 (the backend's Tactic::int8).
+bool tactic_is_int8(const Plan::Impl& plan, int64_t layer);
+
+}  // namespace kiln::engine

@@ -1,0 +1,100 @@
+// kiln compile --precision int8 --calibration as a user types it: the compile calibrates, says how many
+// layers run in INT8, the module computes what torch does within the quantization noise (tiny_resnet, random
+// weights: SQNR of the logits >= 20 dB, the bound), a second compile takes the ranges from the
+// calibration cache, another calibrator calibrates again, and calibration data that does not fit the program
+// is a one-line InvalidInput error that leaves no file behind.
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "e2e/cli_util.h"
+#include "kiln/support/npz.h"
+#include "sqnr.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace kiln::cli_test;  // NOLINT(google-build-using-namespace)
+
+fs::path work_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("kiln_cli_int8_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// `batches` random-normal batches of tiny_resnet's 2x3x32x32 input, stacked in dim 0 under `name`.
+std::string calibration_file(const fs::path& dir, const std::string& file, const std::string& name,
+                             std::vector<int64_t> dims) {
+  std::mt19937 rng(77);
+  std::normal_distribution<float> normal;
+  HostTensor t(DType::Float32, dims);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_from_double(i, normal(rng));
+  const std::string path = (dir / file).string();
+  write_npz(path, {{name, t}});
+  return path;
+}
+
+
+TEST(CliInt8, CalibratesOnceThenReusesTheRangesAndMatchesTorchWithinQuantizationNoise) {
+  const fs::path dir = work_dir("calibrate");
+  const std::string model = data("tiny_resnet/model.pt2");
+  const std::string calib = calibration_file(dir, "calib.npz", "input_0", {16, 3, 32, 32});  // 8 batches
+  const std::string flags = " --precision int8 --calibration " + calib + " --cache-dir " +
+                            (dir / "cache").string() + " --timing-cache " + (dir / "timing.bin").string();
+  const std::string out = (dir / "int8.kiln").string();
+  Result first = kiln("compile " + model + " -o " + out + flags);
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_NE(first.out.find("ranges calibrated now"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("int8: "), std::string::npos) << first.out;
+  EXPECT_TRUE(fs::exists(dir / "cache" / "calibration"));
+
+  const std::string outputs = (dir / "outputs.npz").string();
+  Result run = kiln("run " + out + " --inputs " + data("tiny_resnet/io_0.npz") + " --outputs " + outputs);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const HostTensor got = read_npz(outputs).at("output_0");
+  const HostTensor want = read_npz(data("tiny_resnet/io_0.npz")).at("output_0");
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_GE(testing::sqnr_db(got, want), 20.0);
+
+  Result second = kiln("compile " + model + " -o " + (dir / "again.kiln").string() + flags + " --verbose");
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_NE(second.out.find("from the calibration cache (not calibrated again)"), std::string::npos)
+      << second.out;
+  EXPECT_NE(second.out.find("int8 ranges: calibration cache"), std::string::npos) << second.out;
+
+  Result other =
+      kiln("compile " + model + " -o " + (dir / "max.kiln").string() + flags + " --calibrator max");
+  ASSERT_EQ(other.code, 0) << other.err;
+  EXPECT_NE(other.out.find("ranges calibrated now"), std::string::npos) << other.out;
+}
+
+TEST(CliInt8, CalibrationDataThatDoesNotFitIsAOneLineError) {
+  const fs::path dir = work_dir("bad");
+  const std::string model = data("tiny_resnet/model.pt2");
+  const std::string out = (dir / "bad.kiln").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {calibration_file(dir, "name.npz", "images", {4, 3, 32, 32}), "has neither 'input_0' nor"},
+      {calibration_file(dir, "dims.npz", "input_0", {4, 3, 30, 32}), "has size 30 in dim 2"},
+      {calibration_file(dir, "rows.npz", "input_0", {3, 3, 32, 32}), "not a positive multiple"},
+      {calibration_file(dir, "rank.npz", "input_0", {4, 3, 32}), "has rank 3"},
+  };
+  for (const auto& [file, says] : cases) {
+    Result r = kiln("compile " + model + " -o " + out + " --no-cache --precision int8 --calibration " + file);
+    EXPECT_EQ(r.code, 2) << file << ": " << r.out;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  Result none = kiln("compile " + model + " -o " + out + " --no-cache --precision int8");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("int8 needs calibration data"), std::string::npos) << none.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+}  // namespace
+}  // namespace kiln

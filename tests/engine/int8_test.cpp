@@ -1,0 +1,308 @@
+// INT8: the calibrators on known histograms, per-channel weight quantization, and INT8 convolution engines
+// (calibrated, built, serialized) against the fp32 build of the same network.
+
+#include <cmath>
+
+#include "engine/ops/quantize.h"
+#include "engine_test_util.h"
+#include "kiln/engine/calibration.h"
+#include "sqnr.h"
+
+namespace kiln::engine {
+namespace {
+using namespace testing;
+using kiln::testing::sqnr_db;
+
+Histogram histogram(float max_abs, std::vector<double> counts, float min = 0.0f) {
+  Histogram h;
+  h.max_abs = max_abs;
+  h.min = min;
+  h.max = max_abs;
+  h.counts = std::move(counts);
+  return h;
+}
+
+TEST(Calibrators, MaxTakesTheLargestMagnitude) {
+  CalibrationConfig c;
+  c.calibrator = CalibratorKind::Max;
+  EXPECT_EQ(calibrated_amax(histogram(7.5f, std::vector<double>(2048, 1.0)), c), 7.5f);
+}
+
+TEST(Calibrators, PercentileCutsTheTail) {
+  // 100 bins of width 1, one value each: the 50th percentile ends at bin 49's upper edge (50), 99.99 at 100.
+  CalibrationConfig c;
+  c.calibrator = CalibratorKind::Percentile;
+  c.percentile = 50;
+  EXPECT_FLOAT_EQ(calibrated_amax(histogram(100.0f, std::vector<double>(100, 1.0)), c), 50.0f);
+  c.percentile = 99.99;
+  EXPECT_FLOAT_EQ(calibrated_amax(histogram(100.0f, std::vector<double>(100, 1.0)), c), 100.0f);
+}
+
+TEST(Calibrators, EntropyClipsARareOutlierAndKeepsAUniformRange) {
+  CalibrationConfig c;
+  c.calibrator = CalibratorKind::Entropy;
+  // 2048 bins over [0, 100]: a million values within [0, 2] (the first 41 bins, decaying) and one at 100.
+  // Keeping the outlier would leave the bulk 2-3 of 127 steps; the divergence is lowest with the clip near
+  // the bulk.
+  std::vector<double> counts(2048, 0.0);
+  for (int b = 0; b < 41; ++b) counts[b] = 50000.0 * std::exp(-b / 10.0);
+  counts[2047] = 1;
+  const float clipped = calibrated_amax(histogram(100.0f, counts, -100.0f), c);
+  EXPECT_GT(clipped, 1.0f);
+  EXPECT_LT(clipped, 10.0f);
+  // A uniform distribution has no tail to cut: the clip stays near the whole range; so it does for a ReLU's (never
+  // negative, half its values exactly 0: a spike in the first bin, which must not pull the clip down).
+  EXPECT_GT(calibrated_amax(histogram(100.0f, std::vector<double>(2048, 10.0), -100.0f), c), 90.0f);
+  std::vector<double> relu(2048, 10.0);
+  relu[0] = 2048 * 10.0;
+  EXPECT_GT(calibrated_amax(histogram(100.0f, relu), c), 90.0f);
+}
+
+TEST(Calibrators, NamesParseAndUnknownOnesAreInvalidInput) {
+  EXPECT_EQ(parse_calibrator("entropy"), CalibratorKind::Entropy);
+  EXPECT_EQ(parse_calibrator("max"), CalibratorKind::Max);
+  EXPECT_EQ(parse_calibrator("percentile"), CalibratorKind::Percentile);
+  try {
+    parse_calibrator("minmax");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidInput);
+  }
+}
+
+TEST(Int8Quantization, PerChannelScalesAndRounding) {
+  // Conv-style [channels=3, inner=3]: per channel max |w| / 127; an all-zero channel gets scale 1.
+  const ops::QuantizedWeights q =
+      ops::quantize_per_channel({1.0f, -2.0f, 0.5f, 0.0f, 0.0f, 0.0f, 0.1f, 0.2f, -0.4f}, 1, 3, 3);
+  ASSERT_EQ(q.scales.size(), 3u);
+  EXPECT_FLOAT_EQ(q.scales[0], 2.0f / 127);
+  EXPECT_FLOAT_EQ(q.scales[1], 1.0f);
+  EXPECT_FLOAT_EQ(q.scales[2], 0.4f / 127);
+  // 1 / (2/127) = 63.5 rounds away from zero to 64; -2 is the channel's -127; 0.5 -> 31.75 -> 32.
+  EXPECT_EQ(std::vector<int>(q.values.begin(), q.values.end()),
+            (std::vector<int>{64, -127, 32, 0, 0, 0, 32, 64, -127}));
+  // Matmul-style b [K=2, N=2]: channels are the columns.
+  const ops::QuantizedWeights m = ops::quantize_per_channel({1.0f, 4.0f, -0.5f, 2.0f}, 2, 2, 1);
+  EXPECT_FLOAT_EQ(m.scales[0], 1.0f / 127);
+  EXPECT_FLOAT_EQ(m.scales[1], 4.0f / 127);
+  EXPECT_EQ(std::vector<int>(m.values.begin(), m.values.end()), (std::vector<int>{127, 127, -64, 64}));
+  EXPECT_EQ(ops::quantize_value(1000.0f, 1.0f, -127, 127), 127);
+  EXPECT_EQ(ops::quantize_value(-3.5f, 1.0f, 0, 255), 0);
+}
+
+// x -> conv a -> relu = r -> conv b -> relu -> conv c + r -> relu: three INT8 convolutions (first and last allowed).
+// r (read by conv b and, as its residual, by conv c) and conv b's output stay u8 between them; conv c writes the
+// fp32 network output, so it dequantizes its u8 residual into its destination first.
+struct ResidualNet {
+  HostTensor ka, kb, kc, ba, bb, bc;
+  ConvolutionParams p;
+  static constexpr int64_t c = 16, h = 10, w = 9;
+  explicit ResidualNet(std::mt19937& rng) {
+    ka = random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.2, 0.2);
+    kb = random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.2, 0.2);
+    kc = random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.2, 0.2);
+    ba = random_tensor(DType::Float32, {c}, rng);
+    bb = random_tensor(DType::Float32, {c}, rng);
+    bc = random_tensor(DType::Float32, {c}, rng);
+    p.pre_padding = p.post_padding = {1, 1};
+  }
+  void define(Network& net) const {
+    Tensor* x = net.add_input("x", DType::Float32, {1, c, h, w});
+    Tensor* r = net.add_activation("relu_a",
+                                   net.add_convolution("conv_a", x, Weights("ka", ka), Weights("ba", ba), p),
+                                   ActivationKind::Relu);
+    Tensor* b = net.add_activation("relu_b",
+                                   net.add_convolution("conv_b", r, Weights("kb", kb), Weights("bb", bb), p),
+                                   ActivationKind::Relu);
+    Tensor* y = net.add_convolution("conv_c", b, Weights("kc", kc), Weights("bc", bc), p);
+    Tensor* out = net.add_activation("relu_c", net.add_elementwise("add", y, r, ElementwiseOp::Add),
+                                     ActivationKind::Relu);
+    out->set_name("y");
+    net.mark_output(out);
+  }
+};
+
+std::vector<std::map<std::string, HostTensor>> batches(std::mt19937& rng, int n) {
+  std::vector<std::map<std::string, HostTensor>> out;
+  for (int i = 0; i < n; ++i) out.push_back({{"x", random_tensor(DType::Float32, {1, 16, 10, 9}, rng)}});
+  return out;
+}
+
+
+TEST(Int8Engine, CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationStep) {
+  std::mt19937 rng(2001);
+  ResidualNet model(rng);
+  Network net;
+  model.define(net);
+  BuilderConfig config;
+  config.threads = 2;
+  config.timing_iterations = 0;  // untimed: the INT8 tactic (listed first) wherever it applies
+  CalibrationConfig calibration;
+  calibration.calibrator = CalibratorKind::Max;  // no clipping: every error is a rounding error
+  const auto ranges = calibrate(net, config, batches(rng, 4), calibration);
+  ASSERT_TRUE(ranges.count("x") && ranges.count("y"));
+  EXPECT_EQ(ranges.at("y").min, 0.0f);  // after a ReLU: unsigned
+  EXPECT_LT(ranges.at("x").min, 0.0f);
+  const auto fp32 = build(net, config);
+  EXPECT_EQ(set_dynamic_ranges(net, ranges), static_cast<int>(ranges.size()));
+  config.precisions = {Precision::FP32, Precision::INT8};
+  config.int8_first_last = true;
+  const auto int8 = build(net, config);
+  int int8_layers = 0;
+  std::map<std::string, DType> written;
+  for (const PlanLayerInfo& l : int8->layers()) {
+    int8_layers += l.int8 ? 1 : 0;
+    if (!l.output_dtypes.empty()) written[l.name] = l.output_dtypes[0];
+  }
+  EXPECT_EQ(int8_layers, 3);
+  EXPECT_EQ(written["conv_b"], DType::UInt8) << "read only by an INT8 layer: stays u8";
+  EXPECT_EQ(written["conv_a"], DType::UInt8) << "read only by INT8 layers, as input and as residual: stays u8";
+
+  // Held-out inputs. Each quantized tensor is off by at most half a step (amax/254 for s8, amax/510 for u8)
+  // per element and the weights by half of theirs (1/254 of the channel's max); through three layers of
+  // 144-term sums the relative errors add up to about 1% of the output range: SQNR above 30 dB, and no
+  // element off by more than 5% of the output's max.
+  for (const auto& sample : batches(rng, 3)) {
+    const HostTensor want = run(fp32, sample)[0];
+    const HostTensor got = run(int8, sample)[0];
+    double amax = 0, worst = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      amax = std::max(amax, std::fabs(want.get_as_double(i)));
+      worst = std::max(worst, std::fabs(got.get_as_double(i) - want.get_as_double(i)));
+    }
+    EXPECT_GT(sqnr_db(got, want), 30.0);
+    EXPECT_LE(worst, 0.05 * amax);
+  }
+
+  // The plan carries the ranges: a reloaded plan computes the same values without calibrating.
+  const auto reloaded = Plan::deserialize(int8->serialize(), BackendOptions{2});
+  const auto sample = batches(rng, 1)[0];
+  const HostTensor a = run(int8, sample)[0], b = run(reloaded, sample)[0];
+  ASSERT_EQ(a.nbytes(), b.nbytes());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.nbytes()), 0);
+}
+
+// x -> conv a + x -> relu -> conv b -> relu -> conv c: conv a adds the fp32 network input as its residual into its
+// u8 output (quantized to s8 into the destination first: x is negative too).
+TEST(Int8Engine, AnFp32ResidualIsQuantizedIntoAnInt8Output) {
+  std::mt19937 rng(2005);
+  ResidualNet m(rng);
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {1, 16, 10, 9});
+  Tensor* a = net.add_convolution("conv_a", x, Weights("ka", m.ka), Weights("ba", m.ba), m.p);
+  a = net.add_activation("relu_a", net.add_elementwise("add", a, x, ElementwiseOp::Add), ActivationKind::Relu);
+  Tensor* b = net.add_activation("relu_b", net.add_convolution("conv_b", a, Weights("kb", m.kb), Weights("bb", m.bb), m.p),
+                                 ActivationKind::Relu);
+  Tensor* y = net.add_convolution("conv_c", b, Weights("kc", m.kc), Weights("bc", m.bc), m.p);
+  y->set_name("y");
+  net.mark_output(y);
+  BuilderConfig config;
+  config.threads = 2;
+  config.timing_iterations = 0;
+  CalibrationConfig calibration;
+  calibration.calibrator = CalibratorKind::Max;
+  const auto fp32 = build(net, config);
+  set_dynamic_ranges(net, calibrate(net, config, batches(rng, 4), calibration));
+  config.precisions = {Precision::FP32, Precision::INT8};
+  config.int8_first_last = true;
+  const auto int8 = build(net, config);
+  for (const PlanLayerInfo& l : int8->layers()) {
+    if (l.name == "conv_a") EXPECT_EQ(l.output_dtypes.at(0), DType::UInt8);
+  }
+  // Tolerance as for the residual network above.
+  for (const auto& sample : batches(rng, 3)) EXPECT_GT(sqnr_db(run(int8, sample)[0], run(fp32, sample)[0]), 30.0);
+}
+
+// x [4, 6, 64] -> x W1 + b1 -> relu -> h W2^T: two INT8 matrix multiplies (linear layers, A's batch dims
+// folded into M), the second with a transposed B, against the fp32 build.
+TEST(Int8Engine, CalibratedMatrixMultipliesMatchFp32WithinTheQuantizationStep) {
+  std::mt19937 rng(2004);
+  const HostTensor w1 = random_tensor(DType::Float32, {64, 48}, rng, -0.3, 0.3);
+  const HostTensor b1 = random_tensor(DType::Float32, {48}, rng);
+  const HostTensor w2 = random_tensor(DType::Float32, {16, 48}, rng, -0.3, 0.3);
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {4, 6, 64});
+  Tensor* h = net.add_matrix_multiply("mm1", x, false, net.add_constant("w1", Weights("w1", w1)), false);
+  h = net.add_activation(
+      "relu", net.add_elementwise("bias", h, net.add_constant("b1", Weights("b1", b1)), ElementwiseOp::Add),
+      ActivationKind::Relu);
+  Tensor* y = net.add_matrix_multiply("mm2", h, false, net.add_constant("w2", Weights("w2", w2)), true);
+  y->set_name("y");
+  net.mark_output(y);
+  BuilderConfig config;
+  config.threads = 2;
+  config.timing_iterations = 0;
+  CalibrationConfig calibration;
+  calibration.calibrator = CalibratorKind::Max;
+  auto data = [&](int n) {
+    std::vector<std::map<std::string, HostTensor>> out;
+    for (int i = 0; i < n; ++i) out.push_back({{"x", random_tensor(DType::Float32, {4, 6, 64}, rng)}});
+    return out;
+  };
+  const auto fp32 = build(net, config);
+  set_dynamic_ranges(net, calibrate(net, config, data(4), calibration));
+  config.precisions = {Precision::FP32, Precision::INT8};
+  config.int8_first_last = true;
+  const auto int8 = build(net, config);
+  int int8_layers = 0;
+  for (const PlanLayerInfo& l : int8->layers()) int8_layers += l.int8 ? 1 : 0;
+  EXPECT_EQ(int8_layers, 2);
+  // As for the convolutions: half a step per quantized element over 64- and 48-term sums, two layers: about
+  // 1% of the output range, SQNR above 30 dB.
+  for (const auto& sample : data(3)) EXPECT_GT(sqnr_db(run(int8, sample)[0], run(fp32, sample)[0]), 30.0);
+}
+
+TEST(Int8Engine, FirstAndLastLayersStayFp32ByDefaultAndNoRangeMeansFp32) {
+  std::mt19937 rng(2002);
+  ResidualNet model(rng);
+  Network net;
+  model.define(net);
+  BuilderConfig config;
+  config.threads = 2;
+  config.timing_iterations = 0;
+  config.precisions = {Precision::FP32, Precision::INT8};
+  for (const PlanLayerInfo& l : build(net, config)->layers())
+    EXPECT_FALSE(l.int8) << l.name << ": no ranges set";
+  set_dynamic_ranges(net, calibrate(net, config, batches(rng, 2), CalibrationConfig{}));
+  for (const PlanLayerInfo& l : build(net, config)->layers()) {
+    EXPECT_EQ(l.int8, l.name == "conv_b") << l.name;  // conv_a first, conv_c last
+  }
+}
+
+TEST(Int8Engine, ABatchThatDoesNotFitIsOneLineInvalidInput) {
+  std::mt19937 rng(2003);
+  ResidualNet model(rng);
+  Network net;
+  model.define(net);
+  BuilderConfig config;
+  config.threads = 2;
+  const std::vector<std::pair<std::map<std::string, HostTensor>, std::string>> bad = {
+      {{{"image", random_tensor(DType::Float32, {1, 16, 10, 9}, rng)}}, "'image' is not an input"},
+      {{{"x", random_tensor(DType::Float32, {1, 16, 10, 8}, rng)}}, "input 'x' has shape [1, 16, 10, 8]"},
+      {{}, "no array for input 'x'"},
+  };
+  for (const auto& [batch, says] : bad) {
+    try {
+      calibrate(net, config, {batch}, CalibrationConfig{});
+      FAIL() << "no error for " << says;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidInput);
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Int8Engine, UnusableRangesAreRejected) {
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {2});
+  EXPECT_THROW(x->set_dynamic_range(1.0f, -1.0f), Error);
+  EXPECT_THROW(x->set_dynamic_range(0.0f, 0.0f), Error);
+  EXPECT_THROW(x->set_dynamic_range(0.0f, INFINITY), Error);
+  x->set_dynamic_range(-2.0f, 3.0f);
+  EXPECT_FLOAT_EQ(x->dynamic_range()->amax(), 3.0f);
+  EXPECT_FLOAT_EQ(x->dynamic_range()->scale(), 3.0f / 127);
+}
+
+}  // namespace
+}  // namespace kiln::engine
