@@ -49,7 +49,7 @@ TEST(SettingDescriptors, StateTheirRoles) {
     }
   }
   EXPECT_EQ(invariant, (std::set<std::string>{"enabled_precisions", "use_explicit_typing", "truncate_double",
-                                              "backend", "workspace_size", "optimization_level",
+                                              "calibrator", "backend", "workspace_size", "optimization_level",
                                               "num_avg_timing_iters", "allow_tf32"}));
   EXPECT_EQ(runtime, (std::set<std::string>{"use_cuda_graphs", "lazy_engine_init"}));
 }

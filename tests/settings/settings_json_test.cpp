@@ -72,8 +72,8 @@ TEST(SettingsJson, UnknownKeysAndBadTypesNameTheKey) {
   EXPECT_NE(
       error_of(nlohmann::json::parse(R"({"backend": "tpu"})")).find("'backend' expects one of cpu, cuda"),
       std::string::npos);
-  EXPECT_NE(error_of(nlohmann::json::parse(R"({"enabled_precisions": ["f32", "i8"]})"))
-                .find("'enabled_precisions' expects a list of one of f32, f16, bf16"),
+  EXPECT_NE(error_of(nlohmann::json::parse(R"({"enabled_precisions": ["f32", "i4"]})"))
+                .find("'enabled_precisions' expects a list of one of f32, f16, bf16, i8"),
             std::string::npos);
   EXPECT_NE(error_of(nlohmann::json::parse(R"({"torch_executed_ops": "aten.add"})"))
                 .find("'torch_executed_ops' expects list[str]"),
