@@ -1,6 +1,6 @@
 #pragma once
-// The signal-to-quantization-noise ratio of a quantized result against its reference, the accuracy measure of the
-// INT8 tests (and of bench/cpu/int8.py): 10 log10(sum want^2 / sum (got - want)^2), in dB.
+// The signal-to-quantization-noise ratio of a quantized result against its reference, the accuracy measure of
+// the INT8 tests (and of bench/cpu/int8.py): 10 log10(sum want^2 / sum (got - want)^2), in dB.
 
 #include <algorithm>
 #include <cmath>

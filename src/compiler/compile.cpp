@@ -47,8 +47,9 @@ std::vector<engine::Precision> builder_precisions(const CompilationSettings& set
   if (settings.enabled_precisions.count(DType::BFloat16) != 0) out.push_back(engine::Precision::BF16);
   if (settings.enabled_precisions.count(DType::Int8) != 0) out.push_back(engine::Precision::INT8);
   for (DType d : settings.enabled_precisions) {
-    KILN_CHECK(d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16 || d == DType::Int8, InvalidInput,
-               "enabled_precisions: ", dtype_name(d), " is not a precision engines run in (f32, f16, bf16, i8)");
+    KILN_CHECK(d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16 || d == DType::Int8,
+               InvalidInput, "enabled_precisions: ", dtype_name(d),
+               " is not a precision engines run in (f32, f16, bf16, i8)");
   }
   return out;
 }
@@ -126,7 +127,8 @@ std::vector<std::vector<HostTensor>> segment_values(const ir::Graph& top, const 
   for (const ir::Value* v : node.inputs()) {
     auto it = std::find(top.inputs().begin(), top.inputs().end(), v);
     if (it == top.inputs().end()) {
-      KILN_INFO("engine ", node.name(), ": ", what, " not used: input '", v->name(), "' is computed, not a program input");
+      KILN_INFO("engine ", node.name(), ": ", what, " not used: input '", v->name(),
+                "' is computed, not a program input");
       return {};
     }
     index.push_back(static_cast<size_t>(it - top.inputs().begin()));
@@ -147,7 +149,8 @@ std::vector<std::vector<HostTensor>> segment_samples(const ir::Graph& top, const
   const bool reduced = std::count(precisions.begin(), precisions.end(), engine::Precision::FP16) +
                            std::count(precisions.begin(), precisions.end(), engine::Precision::BF16) >
                        0;
-  return reduced ? segment_values(top, node, samples, "sample inputs") : std::vector<std::vector<HostTensor>>{};
+  return reduced ? segment_values(top, node, samples, "sample inputs")
+                 : std::vector<std::vector<HostTensor>>{};
 }
 
 // The engine-cache key of an INT8 segment: its engine hash and the dynamic ranges it is built with.
@@ -162,7 +165,9 @@ std::vector<EngineBuildInfo::LayerPrecision> layer_precisions(const engine::Plan
   std::vector<EngineBuildInfo::LayerPrecision> out;
   for (const engine::PlanLayerInfo& l : plan.layers()) {
     if (l.kind != engine::LayerKind::Convolution && l.kind != engine::LayerKind::MatrixMultiply) continue;
-    const std::string precision = l.int8 ? "int8" : l.output_dtypes.empty() ? "?" : dtype_name(l.output_dtypes[0]);
+    const std::string precision = l.int8                    ? "int8"
+                                  : l.output_dtypes.empty() ? "?"
+                                                            : dtype_name(l.output_dtypes[0]);
     out.push_back({l.name, precision, l.tactic});
   }
   return out;
@@ -186,20 +191,22 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
   // INT8: the segment's dynamic ranges from the calibration cache, else calibrated while it is converted.
   std::optional<conversion::SegmentCalibration> calibration;
   std::string calibration_key, calibration_dir;
-  if (std::vector<std::vector<HostTensor>> batches = segment_values(top, node, calibration_batches, "calibration data");
+  if (std::vector<std::vector<HostTensor>> batches =
+          segment_values(top, node, calibration_batches, "calibration data");
       !batches.empty()) {
     calibration.emplace();
     calibration->config.calibrator = engine::parse_calibrator(settings.calibrator);
-    calibration_key = detail::calibration_key(
-        engine_segment_hash(*node.subgraph(), options.symbol_ranges, options.symbol_hints, settings, settings.backend),
-        *node.subgraph(), batches);
+    calibration_key =
+        detail::calibration_key(engine_segment_hash(*node.subgraph(), options.symbol_ranges,
+                                                    options.symbol_hints, settings, settings.backend),
+                                *node.subgraph(), batches);
     calibration_dir = detail::calibration_cache_dir(settings);
     calibration->ranges = detail::load_calibration(calibration_dir, calibration_key);
     calibration->batches = std::move(batches);
     info.calibration = calibration->ranges ? "calibration cache" : "calibrated";
     KILN_INFO("engine ", node.name(), ": int8 ranges ",
-              calibration->ranges ? "from the calibration cache (" : "calibrated now (", calibration_key.substr(0, 12),
-              ")");
+              calibration->ranges ? "from the calibration cache (" : "calibrated now (",
+              calibration_key.substr(0, 12), ")");
   }
   std::string hash;
   if (cache.cache != nullptr) {
@@ -226,8 +233,8 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
   if (segment.plan == nullptr) {
     CompilationSettings build_settings = settings;
     if (cache.cache != nullptr) build_settings.immutable_weights = false;
-    conversion::BuiltSegment built = conversion::convert_segment(node, build_settings, options, nullptr, node_samples,
-                                                                 calibration ? &*calibration : nullptr);
+    conversion::BuiltSegment built = conversion::convert_segment(
+        node, build_settings, options, nullptr, node_samples, calibration ? &*calibration : nullptr);
     if (built.calibrated) {
       detail::save_calibration(calibration_dir, calibration_key, built.dynamic_ranges);
       if (cache.cache != nullptr) hash = int8_engine_hash(hash, built.dynamic_ranges);
@@ -308,7 +315,8 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
     KILN_CHECK(sample.size() == program.graph->inputs().size(), InvalidInput, "compile: a sample has ",
                sample.size(), " inputs, the program ", program.graph->inputs().size());
   }
-  const std::vector<engine::Precision> precisions = builder_precisions(settings);  // rejects bad ones before any work
+  const std::vector<engine::Precision> precisions =
+      builder_precisions(settings);  // rejects bad ones before any work
   CompileReport local;
   CompileReport& r = report != nullptr ? *report : local;
   r = CompileReport{};
@@ -356,7 +364,8 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
       info.nodes = node->subgraph() ? node->subgraph()->num_nodes() : 0;
       try {
         KILN_CHECK(node->subgraph() != nullptr, Internal, "engine segment without a subgraph");
-        engines.push_back(build_segment(*partitioned, *node, settings, cache, sample_inputs, calibration_batches, info));
+        engines.push_back(
+            build_segment(*partitioned, *node, settings, cache, sample_inputs, calibration_batches, info));
       } catch (const Error& e) {
         Error located = e.with_context(ErrorContext{"", node->name(), "", ""});
         if (settings.pass_through_build_failures) throw located;

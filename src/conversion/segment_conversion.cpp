@@ -65,21 +65,23 @@ BuiltSegment convert_segment(const ir::Node& segment, const settings::Compilatio
     if (r.dynamic) config.profiles.push_back(r.profile);
     adapt_config_to_network(config, *r.network);
     auto named = [&](const std::vector<HostTensor>& values, const char* what) {
-      KILN_CHECK(values.size() == r.input_bindings.size(), InvalidInput, what, ": ", values.size(), " values for ",
-                 r.input_bindings.size(), " segment inputs");
+      KILN_CHECK(values.size() == r.input_bindings.size(), InvalidInput, what, ": ", values.size(),
+                 " values for ", r.input_bindings.size(), " segment inputs");
       std::map<std::string, HostTensor> out;
       for (size_t k = 0; k < values.size(); ++k) {
         if (!r.input_bindings[k].empty()) out[r.input_bindings[k]] = values[k];
       }
       return out;
     };
-    for (const std::vector<HostTensor>& sample : sample_inputs) config.sample_inputs.push_back(named(sample, "sample inputs"));
+    for (const std::vector<HostTensor>& sample : sample_inputs)
+      config.sample_inputs.push_back(named(sample, "sample inputs"));
     if (calibration != nullptr) {
       if (calibration->ranges) {
         out.dynamic_ranges = *calibration->ranges;
       } else {
         std::vector<std::map<std::string, HostTensor>> batches;
-        for (const std::vector<HostTensor>& batch : calibration->batches) batches.push_back(named(batch, "calibration"));
+        for (const std::vector<HostTensor>& batch : calibration->batches)
+          batches.push_back(named(batch, "calibration"));
         out.dynamic_ranges = engine::calibrate(*r.network, config, batches, calibration->config);
         out.calibrated = true;
       }

@@ -39,7 +39,6 @@ std::string calibration_file(const fs::path& dir, const std::string& file, const
   return path;
 }
 
-
 TEST(CliInt8, CalibratesOnceThenReusesTheRangesAndMatchesTorchWithinQuantizationNoise) {
   const fs::path dir = work_dir("calibrate");
   const std::string model = data("tiny_resnet/model.pt2");

@@ -50,8 +50,8 @@ TEST(Calibrators, EntropyClipsARareOutlierAndKeepsAUniformRange) {
   const float clipped = calibrated_amax(histogram(100.0f, counts, -100.0f), c);
   EXPECT_GT(clipped, 1.0f);
   EXPECT_LT(clipped, 10.0f);
-  // A uniform distribution has no tail to cut: the clip stays near the whole range; so it does for a ReLU's (never
-  // negative, half its values exactly 0: a spike in the first bin, which must not pull the clip down).
+  // A uniform distribution has no tail to cut: the clip stays near the whole range; so it does for a ReLU's
+  // (never negative, half its values exactly 0: a spike in the first bin, which must not pull the clip down).
   EXPECT_GT(calibrated_amax(histogram(100.0f, std::vector<double>(2048, 10.0), -100.0f), c), 90.0f);
   std::vector<double> relu(2048, 10.0);
   relu[0] = 2048 * 10.0;
@@ -90,9 +90,9 @@ TEST(Int8Quantization, PerChannelScalesAndRounding) {
   EXPECT_EQ(ops::quantize_value(-3.5f, 1.0f, 0, 255), 0);
 }
 
-// x -> conv a -> relu = r -> conv b -> relu -> conv c + r -> relu: three INT8 convolutions (first and last allowed).
-// r (read by conv b and, as its residual, by conv c) and conv b's output stay u8 between them; conv c writes the
-// fp32 network output, so it dequantizes its u8 residual into its destination first.
+// x -> conv a -> relu = r -> conv b -> relu -> conv c + r -> relu: three INT8 convolutions (first and last
+// allowed). r (read by conv b and, as its residual, by conv c) and conv b's output stay u8 between them; conv
+// c writes the fp32 network output, so it dequantizes its u8 residual into its destination first.
 struct ResidualNet {
   HostTensor ka, kb, kc, ba, bb, bc;
   ConvolutionParams p;
@@ -128,7 +128,6 @@ std::vector<std::map<std::string, HostTensor>> batches(std::mt19937& rng, int n)
   return out;
 }
 
-
 TEST(Int8Engine, CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationStep) {
   std::mt19937 rng(2001);
   ResidualNet model(rng);
@@ -156,7 +155,8 @@ TEST(Int8Engine, CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationSte
   }
   EXPECT_EQ(int8_layers, 3);
   EXPECT_EQ(written["conv_b"], DType::UInt8) << "read only by an INT8 layer: stays u8";
-  EXPECT_EQ(written["conv_a"], DType::UInt8) << "read only by INT8 layers, as input and as residual: stays u8";
+  EXPECT_EQ(written["conv_a"], DType::UInt8)
+      << "read only by INT8 layers, as input and as residual: stays u8";
 
   // Held-out inputs. Each quantized tensor is off by at most half a step (amax/254 for s8, amax/510 for u8)
   // per element and the weights by half of theirs (1/254 of the channel's max); through three layers of
@@ -182,17 +182,19 @@ TEST(Int8Engine, CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationSte
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.nbytes()), 0);
 }
 
-// x -> conv a + x -> relu -> conv b -> relu -> conv c: conv a adds the fp32 network input as its residual into its
-// u8 output (quantized to s8 into the destination first: x is negative too).
+// x -> conv a + x -> relu -> conv b -> relu -> conv c: conv a adds the fp32 network input as its residual
+// into its u8 output (quantized to s8 into the destination first: x is negative too).
 TEST(Int8Engine, AnFp32ResidualIsQuantizedIntoAnInt8Output) {
   std::mt19937 rng(2005);
   ResidualNet m(rng);
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {1, 16, 10, 9});
   Tensor* a = net.add_convolution("conv_a", x, Weights("ka", m.ka), Weights("ba", m.ba), m.p);
-  a = net.add_activation("relu_a", net.add_elementwise("add", a, x, ElementwiseOp::Add), ActivationKind::Relu);
-  Tensor* b = net.add_activation("relu_b", net.add_convolution("conv_b", a, Weights("kb", m.kb), Weights("bb", m.bb), m.p),
-                                 ActivationKind::Relu);
+  a = net.add_activation("relu_a", net.add_elementwise("add", a, x, ElementwiseOp::Add),
+                         ActivationKind::Relu);
+  Tensor* b = net.add_activation(
+      "relu_b", net.add_convolution("conv_b", a, Weights("kb", m.kb), Weights("bb", m.bb), m.p),
+      ActivationKind::Relu);
   Tensor* y = net.add_convolution("conv_c", b, Weights("kc", m.kc), Weights("bc", m.bc), m.p);
   y->set_name("y");
   net.mark_output(y);
@@ -210,7 +212,8 @@ TEST(Int8Engine, AnFp32ResidualIsQuantizedIntoAnInt8Output) {
     if (l.name == "conv_a") EXPECT_EQ(l.output_dtypes.at(0), DType::UInt8);
   }
   // Tolerance as for the residual network above.
-  for (const auto& sample : batches(rng, 3)) EXPECT_GT(sqnr_db(run(int8, sample)[0], run(fp32, sample)[0]), 30.0);
+  for (const auto& sample : batches(rng, 3))
+    EXPECT_GT(sqnr_db(run(int8, sample)[0], run(fp32, sample)[0]), 30.0);
 }
 
 // x [4, 6, 64] -> x W1 + b1 -> relu -> h W2^T: two INT8 matrix multiplies (linear layers, A's batch dims

@@ -46,7 +46,8 @@ void apply_precisions(compiler::CompilationSettings& settings, const std::vector
   }
 }
 
-// One line for an INT8 compile: how many convolution/matmul layers run in INT8 and where their ranges came from.
+// One line for an INT8 compile: how many convolution/matmul layers run in INT8 and where their ranges came
+// from.
 void print_int8_summary(const compiler::CompileReport& report) {
   size_t int8 = 0, weighted = 0, calibrated = 0, cached = 0;
   for (const compiler::EngineBuildInfo& e : report.engines) {
@@ -56,9 +57,11 @@ void print_int8_summary(const compiler::CompileReport& report) {
     for (const auto& l : e.layers) int8 += l.precision == "int8" ? 1 : 0;
   }
   if (calibrated + cached == 0) return;
-  std::cout << "int8: " << int8 << " of " << weighted << " convolution/matmul layers in INT8 (the others fp32); ranges "
-            << (cached == 0 ? "calibrated now" : calibrated == 0 ? "from the calibration cache (not calibrated again)"
-                                                                 : "partly from the calibration cache")
+  std::cout << "int8: " << int8 << " of " << weighted
+            << " convolution/matmul layers in INT8 (the others fp32); ranges "
+            << (cached == 0       ? "calibrated now"
+                : calibrated == 0 ? "from the calibration cache (not calibrated again)"
+                                  : "partly from the calibration cache")
             << " (--verbose lists each layer)\n";
 }
 
@@ -70,11 +73,14 @@ int run_compile(const CompileCommandOptions& o) {
   std::vector<compiler::InputSpec> specs;
   for (const std::string& text : o.inputs) specs.push_back(compiler::parse_input_spec(text));
   check_outputs({{"-o", o.output}, {"--timing-cache", settings.timing_cache_path, true}},
-                {{"the model", o.model}, {"--sample-inputs", o.sample_inputs}, {"--calibration", settings.calibration}});
+                {{"the model", o.model},
+                 {"--sample-inputs", o.sample_inputs},
+                 {"--calibration", settings.calibration}});
 
   frontend::Program program = frontend::load_program(o.model);
   std::vector<std::vector<HostTensor>> samples;
-  if (!o.sample_inputs.empty()) samples.push_back(compiler::pick_inputs(program.user_inputs(), o.sample_inputs));
+  if (!o.sample_inputs.empty())
+    samples.push_back(compiler::pick_inputs(program.user_inputs(), o.sample_inputs));
   compiler::CompileReport report;
   std::shared_ptr<runtime::CompiledModule> module;
   {
@@ -156,7 +162,8 @@ Action setup_compile(CLI::App& app) {
   auto options = std::make_shared<CompileCommandOptions>();
   app.add_option("model", options->model, "The .pt2 archive")->required();
   app.add_option("-o,--output", options->output, "The .kiln archive to write")->required();
-  app.add_option("--precision", options->precisions, "Precisions engines may use: fp32 (default), fp16, bf16, int8 (with --calibration)")
+  app.add_option("--precision", options->precisions,
+                 "Precisions engines may use: fp32 (default), fp16, bf16, int8 (with --calibration)")
       ->take_all();
   app.add_option("--input", options->inputs,
                  "Shape range of an input: NAME=MIN:OPT:MAX (shapes like 1x3x224x224) or NAME=SHAPE");

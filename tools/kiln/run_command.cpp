@@ -50,7 +50,8 @@ int compare_outputs(const ir::Graph& graph, const std::vector<size_t>& user_outp
   for (size_t k = 0; k < user_outputs.size(); ++k) {
     const ir::Value* value = graph.outputs()[user_outputs[k]];
     const HostTensor& actual = results[user_outputs[k]];
-    const HostTensor& expected = compiler::pick(reference, "output_" + std::to_string(k), value->name(), o.compare);
+    const HostTensor& expected =
+        compiler::pick(reference, "output_" + std::to_string(k), value->name(), o.compare);
     Comparison c = compare_tensors(actual, expected, o.atol, o.rtol);
     std::cout << "output_" << k << " (" << value->name() << ") " << actual.describe() << ": ";
     if (!c.shape_match) {

@@ -1,6 +1,6 @@
 #pragma once
-// Arrays of an .npz picked for a program's values: `input_K` / `output_K`, else the value's own name (kiln run's
-// --inputs and --compare, kiln compile's --sample-inputs, the int8 calibration data).
+// Arrays of an .npz picked for a program's values: `input_K` / `output_K`, else the value's own name (kiln
+// run's --inputs and --compare, kiln compile's --sample-inputs, the int8 calibration data).
 
 #include <map>
 #include <string>
@@ -19,10 +19,11 @@ const HostTensor& pick(const std::map<std::string, HostTensor>& arrays, const st
 /// The arrays of the .npz at `path` for `graph_inputs`, in order (input_K, else the input's name).
 std::vector<HostTensor> pick_inputs(const std::vector<ir::Value*>& graph_inputs, const std::string& path);
 
-/// Calibration batches from the .npz at `path` (docs/quantization.md): per input (input_K, else its name) an array
-/// of the input's rank whose dim 0 stacks one or more batches of the input's static dim 0 (a dynamic dim 0: the
-/// array is one batch); the other dims must be the input's static dims, and every input must give the same number
-/// of batches. Returns per batch one value per input. kiln::Error(InvalidInput) naming the file and the array.
+/// Calibration batches from the .npz at `path` (docs/quantization.md): per input (input_K, else its name) an
+/// array of the input's rank whose dim 0 stacks one or more batches of the input's static dim 0 (a dynamic
+/// dim 0: the array is one batch); the other dims must be the input's static dims, and every input must give
+/// the same number of batches. Returns per batch one value per input. kiln::Error(InvalidInput) naming the
+/// file and the array.
 std::vector<std::vector<HostTensor>> pick_calibration_batches(const std::vector<ir::Value*>& graph_inputs,
                                                               const std::string& path);
 

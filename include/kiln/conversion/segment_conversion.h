@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "kiln/settings/compilation_settings.h"
 #include "kiln/conversion/interpreter.h"
 #include "kiln/engine/builder.h"
 #include "kiln/engine/calibration.h"
 #include "kiln/engine/plan.h"
 #include "kiln/ir/graph.h"
+#include "kiln/settings/compilation_settings.h"
 
 namespace kiln::conversion {
 
@@ -32,7 +32,8 @@ struct BuiltSegment {
   bool requires_output_allocator = false;
   /// Layers of the network before building (for logs).
   int64_t network_layers = 0;
-  /// The dynamic ranges set on the network's tensors (an INT8 build), and whether calibration computed them now.
+  /// The dynamic ranges set on the network's tensors (an INT8 build), and whether calibration computed them
+  /// now.
   std::map<std::string, engine::DynamicRange> dynamic_ranges;
   bool calibrated = false;
 };
@@ -58,8 +59,8 @@ void adapt_config_to_network(engine::BuilderConfig& config, const engine::Networ
 /// Converts and builds one engine segment node (ir/segment.h) holding its subgraph. Errors are rethrown with
 /// the segment's name in the message. `sample_inputs` (per sample, one value per segment input) become the
 /// builder's sample inputs (BuilderConfig::sample_inputs: a reduced-precision build keeps the layers that
-/// overflow on them in fp32). With `calibration`, the network's tensors get dynamic ranges (from it, or calibrated
-/// on its batches) before the build (BuiltSegment::dynamic_ranges says which).
+/// overflow on them in fp32). With `calibration`, the network's tensors get dynamic ranges (from it, or
+/// calibrated on its batches) before the build (BuiltSegment::dynamic_ranges says which).
 BuiltSegment convert_segment(const ir::Node& segment, const settings::CompilationSettings& settings,
                              const InterpreterOptions& options = {},
                              const ConverterRegistry* registry = nullptr,

@@ -75,7 +75,7 @@ struct TensorInfo {
   DType dtype = DType::Float32;
   Dims min, opt, max;
   TensorFormat format = TensorFormat::Plain;  // memory format at run time
-  std::optional<DynamicRange> range;          // the tensor's dynamic range, when it has one (INT8 tactics)
+  std::optional<DynamicRange> range = std::nullopt;  // its dynamic range, if any (INT8 tactics)
 };
 
 /// The memory formats a tactic reads (one per layer input) and writes (one per output); empty = all Plain.
@@ -149,8 +149,9 @@ struct Tactic {
   /// Runs fp32 math in TF32 (10-bit mantissa products, fp32 accumulation: cuBLASLt FAST_TF32, cuDNN tensor-op
   /// convolution): offered only when BuilderConfig::allow_tf32 is set.
   bool tf32 = false;
-  /// Computes in INT8 (quantizing with the dynamic ranges of the layer's tensors, TensorInfo::range): offered only
-  /// when BuilderConfig::precisions has INT8 and the builder's INT8 policy lets the layer (int8_policy.h).
+  /// Computes in INT8 (quantizing with the dynamic ranges of the layer's tensors, TensorInfo::range): offered
+  /// only when BuilderConfig::precisions has INT8 and the builder's INT8 policy lets the layer
+  /// (int8_policy.h).
   bool int8 = false;
 };
 

@@ -17,9 +17,9 @@
 
 namespace kiln::engine {
 
-/// Precisions the builder may use. INT8 lets convolution and matrix-multiply layers whose tensors carry dynamic
-/// ranges (Tensor::set_dynamic_range; calibration.h computes them) take INT8 tactics where they time faster
-/// (int8_policy.h says which layers may); everything else stays in the floating precision.
+/// Precisions the builder may use. INT8 lets convolution and matrix-multiply layers whose tensors carry
+/// dynamic ranges (Tensor::set_dynamic_range; calibration.h computes them) take INT8 tactics where they time
+/// faster (int8_policy.h says which layers may); everything else stays in the floating precision.
 enum class Precision : uint8_t { FP32, FP16, BF16, INT8 };
 const char* precision_name(Precision precision);
 
@@ -63,8 +63,9 @@ struct BuilderConfig {
   /// precision_policy.h). Empty (or an fp32 or strongly typed build): no check, and the plan is what it would
   /// be without it. Run time is unaffected.
   std::vector<std::map<std::string, HostTensor>> sample_inputs;
-  /// With INT8: let the first and the last convolution / matrix-multiply layer of the network take INT8 tactics
-  /// too (off by default: they see the raw input and make the logits, where quantization costs most accuracy).
+  /// With INT8: let the first and the last convolution / matrix-multiply layer of the network take INT8
+  /// tactics too (off by default: they see the raw input and make the logits, where quantization costs most
+  /// accuracy).
   bool int8_first_last = false;
   /// Log every pass, fusion and tactic choice at Info (as --verbose does).
   bool verbose = false;

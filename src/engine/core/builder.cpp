@@ -36,8 +36,8 @@ void copy_network(const Network& net, Plan::Impl& g) {
     if (t->is_input() || t->is_output()) {
       KILN_CHECK(names.insert(t->name()).second, InvalidInput, "two network inputs/outputs are named '", t->name(), "'");
     }
-    PlanTensor& pt =
-        g.tensors.emplace_back(PlanTensor{t->name(), t->dtype(), t->dims(), t->is_input(), t->is_output(), t->producer()});
+    PlanTensor& pt = g.tensors.emplace_back(
+        PlanTensor{t->name(), t->dtype(), t->dims(), t->is_input(), t->is_output(), t->producer()});
     pt.range = t->dynamic_range();
   }
   for (const auto& l : net.layers()) g.layers.push_back({*l, "", false, {}});

@@ -59,9 +59,9 @@ float entropy_amax(const Histogram& h) {
   // Quantization steps of |x|: 128 levels (0..127) for s8, 256 (0..255) for a never-negative tensor's u8.
   const size_t levels = h.min >= 0.0f ? 256 : 128;
   if (bins <= levels) return h.max_abs;
-  // The first bin holds the exact zeros, half of a ReLU's outputs: as a spike it would dominate the divergence
-  // (its group's mass is spread over the group's bins) and favour the finest step, clipping far too much. It
-  // counts as much as its neighbour instead; zeros are exact in any quantization anyway.
+  // The first bin holds the exact zeros, half of a ReLU's outputs: as a spike it would dominate the
+  // divergence (its group's mass is spread over the group's bins) and favour the finest step, clipping far
+  // too much. It counts as much as its neighbour instead; zeros are exact in any quantization anyway.
   std::vector<double> counts = h.counts;
   counts[0] = counts[1];
   std::vector<double> tail_from(bins + 1, 0.0);  // tail_from[e] = sum of counts[e:]

@@ -31,8 +31,8 @@ LayerInfo Plan::Impl::layer_info(int64_t i) const {
   info.layer = &layers[i].layer;
   const PlanProfile* p = profiles.empty() ? nullptr : &profiles[0];
   auto make = [&](int64_t id) {
-    TensorInfo t{tensors[id].name, tensors[id].dtype, tensors[id].dims, tensors[id].dims, tensors[id].dims,
-                 tensors[id].format, tensors[id].range};
+    TensorInfo t{tensors[id].name, tensors[id].dtype,  tensors[id].dims, tensors[id].dims,
+                 tensors[id].dims, tensors[id].format, tensors[id].range};
     if (p && static_cast<size_t>(id) < p->min.size()) {
       t.min = p->min[id];
       t.opt = p->opt[id];

@@ -24,11 +24,11 @@ struct PlanTensor {
   bool is_output = false;
   int64_t producer = -1;  // layer index, -1 for inputs
   TensorFormat format = TensorFormat::Plain;  // memory format (Plain for bindings, host and constant tensors)
-  std::optional<DynamicRange> range;          // the network tensor's dynamic range (INT8 tactics quantize to it)
+  std::optional<DynamicRange> range = std::nullopt;  // its network tensor's dynamic range, if any
 };
 
-/// The dtype a tensor has for layer semantics (shape inference, validation): fp32 for a tensor the builder stores in
-/// INT8 between INT8 layers (an s8/u8 tensor with a dynamic range), else its dtype.
+/// The dtype a tensor has for layer semantics (shape inference, validation): fp32 for a tensor the builder
+/// stores in INT8 between INT8 layers (an s8/u8 tensor with a dynamic range), else its dtype.
 inline DType logical_dtype(const PlanTensor& t) {
   return t.range && (t.dtype == DType::Int8 || t.dtype == DType::UInt8) ? DType::Float32 : t.dtype;
 }

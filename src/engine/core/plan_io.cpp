@@ -391,7 +391,8 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     if (r.flag("has dynamic range")) {
       const double lo = r.f64("range min"), hi = r.f64("range max");
       const DynamicRange range{static_cast<float>(lo), static_cast<float>(hi)};
-      KILN_CHECK(range.usable(), InvalidInput, "plan file: tensor '", t.name, "' has an unusable dynamic range");
+      KILN_CHECK(range.usable(), InvalidInput, "plan file: tensor '", t.name,
+                 "' has an unusable dynamic range");
       t.range = range;
     }
   }
@@ -545,7 +546,8 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
         KILN_CHECK(outs[o].dims[d] < 0 || t.dims[d] < 0 || outs[o].dims[d] == t.dims[d], InvalidInput, "plan file: layer '",
                    l.name, "' output dims mismatch");
       }
-      KILN_CHECK(l.kind == LayerKind::FusedPointwise || l.kind == LayerKind::Constant || outs[o].dtype == logical_dtype(t),
+      KILN_CHECK(l.kind == LayerKind::FusedPointwise || l.kind == LayerKind::Constant ||
+                     outs[o].dtype == logical_dtype(t),
                  InvalidInput, "plan file: layer '", l.name, "' output dtype mismatch");
     }
     KILN_CHECK(g->layers[li].host || l.kind == LayerKind::Constant || !g->layers[li].tactic.empty(), InvalidInput,

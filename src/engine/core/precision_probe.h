@@ -17,12 +17,14 @@ namespace kiln::engine::passes {
 
 using ProbeValues = std::map<std::string, HostTensor>;
 
-/// A quick build of `network` (first tactic, no timing cache, weights kept) whose every kernel layer's fp32 output
-/// is a binding (expose_layer_outputs), in the precisions of `config`. Defined with the builder (builder.cpp).
+/// A quick build of `network` (first tactic, no timing cache, weights kept) whose every kernel layer's fp32
+/// output is a binding (expose_layer_outputs), in the precisions of `config`. Defined with the builder
+/// (builder.cpp).
 std::shared_ptr<const Plan> build_probe_plan(const BuilderConfig& config, const Network& network);
 
-/// Every binding's value (inputs included) after one run of `plan` on `sample` (input name -> value, converted to
-/// the binding's dtype where it differs). Throws kiln::Error(InvalidInput) when an input is missing.
+/// Every binding's value (inputs included) after one run of `plan` on `sample` (input name -> value,
+/// converted to the binding's dtype where it differs). Throws kiln::Error(InvalidInput) when an input is
+/// missing.
 ProbeValues run_probe(const std::shared_ptr<const Plan>& plan, const ProbeValues& sample);
 
 /// Makes every fp32 output of a kernel layer (not a constant, not data-dependent) a plan output, so a run

@@ -470,7 +470,8 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
                       std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.tf32; });
     if (!config.allow_tf32) std::erase_if(tactics, [](const Tactic& t) { return t.tf32; });
     // INT8 candidates only where the INT8 policy allows them; the timing-cache key says when they were.
-    const bool int8 = int8_allowed[i] && std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.int8; });
+    const bool int8 = int8_allowed[i] &&
+                      std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.int8; });
     if (!int8_allowed[i]) std::erase_if(tactics, [](const Tactic& t) { return t.int8; });
     KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '",
                l.name, "'");

@@ -10,8 +10,8 @@ namespace kiln::engine::sweep {
 
 std::vector<RowId> registered_rows(const std::string& backend) {
   std::vector<RowId> out;
-  // INT8 rows run only on tensors with dynamic ranges and match the reference only within the quantization step:
-  // tests/engine/int8_test.cpp checks them against fp32 builds instead.
+  // INT8 rows run only on tensors with dynamic ranges and match the reference only within the quantization
+  // step: tests/engine/int8_test.cpp checks them against fp32 builds instead.
   if (backend == "cpu") {
     for (const auto& r : cpu::cpu_kernels().rows()) {
       if (!r.int8) out.emplace_back(r.kind, r.name);

@@ -73,7 +73,9 @@ bool valid_storage(const TensorInfo& t) {
 
 // Whether residual `r` is converted into output `y`'s buffer by a reorder (one of them fp32, the other INT8)
 // rather than copied.
-bool residual_converted(const TensorInfo& r, const TensorInfo& y) { return is_int8(r.dtype) != is_int8(y.dtype); }
+bool residual_converted(const TensorInfo& r, const TensorInfo& y) {
+  return is_int8(r.dtype) != is_int8(y.dtype);
+}
 
 bool int8_conv_applies(const LayerInfo& info, std::string* /*why*/ = nullptr) {
   const Layer& layer = *info.layer;
@@ -148,12 +150,13 @@ class Int8ConvolutionKernel : public Kernel {
       const TensorInfo& r = info.inputs[static_cast<size_t>(geo_.residual_input)];
       convert_residual_ = residual_converted(r, y);
       KILN_CHECK(convert_residual_ || r.format == dst_format_, InvalidInput, "convolution '", layer.name,
-                 "': residual '", r.name, "' is in format ", tensor_format_name(r.format), " but the output in ",
-                 tensor_format_name(dst_format_));
+                 "': residual '", r.name, "' is in format ", tensor_format_name(r.format),
+                 " but the output in ", tensor_format_name(dst_format_));
       residual_dtype_ = r.dtype;
       residual_format_ = r.format;
       if (is_int8(y.dtype)) {
-        // The destination holds the residual in its own INT8 type, or (converted) in s8 at the residual's step.
+        // The destination holds the residual in its own INT8 type, or (converted) in s8 at the residual's
+        // step.
         sum_factor = r.range->scale() / out_scale;
         const DT held = convert_residual_ ? DT::s8 : dnnl_dtype(r.dtype);
         if (held != dnnl_dtype(y.dtype)) sum_dtype = held;
@@ -258,8 +261,8 @@ class Int8ConvolutionKernel : public Kernel {
       e->held_md = activation_md(y, is_int8(dst_dtype_) ? DT::s8 : DT::f32, dst_format_);
       dnnl::primitive_attr attr;
       attr.set_output_scales(0, {residual_scale_});
-      e->residual =
-          dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), e->residual_md, cpu_engine(), e->held_md, attr));
+      e->residual = dnnl::reorder(
+          dnnl::reorder::primitive_desc(cpu_engine(), e->residual_md, cpu_engine(), e->held_md, attr));
     }
     if (input_dtype_ == DType::Float32) {
       e->input_md = activation_md(x, DT::f32, input_format_);
@@ -291,10 +294,10 @@ class Int8ConvolutionKernel : public Kernel {
 
 void register_onednn_int8_convolution(KernelTable& registry) {
   KernelRow row{"onednn_int8", LayerKind::Convolution, int8_conv_applies,
-                       [](const LayerInfo& info) {
-                         return std::unique_ptr<Kernel>(std::make_unique<Int8ConvolutionKernel>(info));
-                       },
-                       int8_formats};
+                [](const LayerInfo& info) {
+                  return std::unique_ptr<Kernel>(std::make_unique<Int8ConvolutionKernel>(info));
+                },
+                int8_formats};
   row.int8 = true;
   registry.add(std::move(row));
 }

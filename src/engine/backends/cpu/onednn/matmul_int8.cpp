@@ -196,10 +196,9 @@ class Int8MatmulKernel : public Kernel {
 }  // namespace
 
 void register_onednn_int8_matmul(KernelTable& registry) {
-  KernelRow row{"onednn_int8", LayerKind::MatrixMultiply, int8_matmul_applies,
-                       [](const LayerInfo& info) {
-                         return std::unique_ptr<Kernel>(std::make_unique<Int8MatmulKernel>(info));
-                       }};
+  KernelRow row{"onednn_int8", LayerKind::MatrixMultiply, int8_matmul_applies, [](const LayerInfo& info) {
+                  return std::unique_ptr<Kernel>(std::make_unique<Int8MatmulKernel>(info));
+                }};
   row.int8 = true;
   registry.add(std::move(row));
 }

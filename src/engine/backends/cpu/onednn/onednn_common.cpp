@@ -169,7 +169,8 @@ dnnl::primitive_attr make_attr(const std::vector<PostOp>& post_ops, float sum_fa
   KILN_CHECK(eltwise_steps(post_ops, &steps, &why), Internal, "oneDNN: unsupported post-ops: ", why);
   dnnl::post_ops ops;
   for (size_t i = 0; i < post_ops.size(); ++i) {
-    if (post_ops[i].kind == PostOp::Sum) ops.append_sum(static_cast<float>(post_ops[i].scale) * sum_factor, 0, sum_dtype);
+    if (post_ops[i].kind == PostOp::Sum)
+      ops.append_sum(static_cast<float>(post_ops[i].scale) * sum_factor, 0, sum_dtype);
     for (const Eltwise& e : steps[i]) ops.append_eltwise(1.0f, e.alg, e.alpha, e.beta);
   }
   dnnl::primitive_attr attr;

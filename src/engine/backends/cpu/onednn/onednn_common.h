@@ -35,9 +35,9 @@ TensorFormat format_of(const dnnl::memory::desc& md, const Dims& dims);
 bool post_ops_supported(const std::vector<PostOp>& post_ops, std::string* why = nullptr);
 
 /// The oneDNN primitive attributes for `post_ops` (which must be supported). A Sum post-op becomes oneDNN's
-/// sum post-op: the destination must hold the residual before the primitive runs. An INT8 kernel multiplies the
-/// sum's scale by `sum_factor` (the residual's quantization step over the output's) and names the residual's
-/// type `sum_dtype` when it differs from the destination's (undef: the destination's).
+/// sum post-op: the destination must hold the residual before the primitive runs. An INT8 kernel multiplies
+/// the sum's scale by `sum_factor` (the residual's quantization step over the output's) and names the
+/// residual's type `sum_dtype` when it differs from the destination's (undef: the destination's).
 dnnl::primitive_attr make_attr(const std::vector<PostOp>& post_ops, float sum_factor = 1.0f,
                                DT sum_dtype = DT::undef);
 
@@ -68,8 +68,8 @@ std::string threads_text();
 /// A weight tensor as contiguous fp32 values (converting fp16/bf16/fp64).
 std::vector<float> weights_as_floats(const HostTensor& tensor);
 
-/// A new memory of `md` holding the values at `data` (laid out as `user_md` says) reordered into md's layout: how
-/// kernels prepare their constant weights once.
+/// A new memory of `md` holding the values at `data` (laid out as `user_md` says) reordered into md's layout:
+/// how kernels prepare their constant weights once.
 std::shared_ptr<dnnl::memory> reordered_copy(const dnnl::memory::desc& user_md, const void* data,
                                              const dnnl::memory::desc& md);
 
