@@ -24,6 +24,9 @@
 namespace kiln::engine {
 
 inline constexpr uint32_t kPlanFormatVersion = 6;
+/// The oldest plan format this build reads: a version-5 plan (before dynamic ranges) loads with no ranges, so .kiln
+/// archives written before INT8 keep loading.
+inline constexpr uint32_t kOldestPlanFormatVersion = 5;
 
 /// A network input or output as the user binds it.
 struct Binding {

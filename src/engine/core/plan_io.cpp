@@ -351,8 +351,8 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
   const uint8_t* magic = head.take(8, "magic");
   KILN_CHECK(std::memcmp(magic, kMagic, 8) == 0, InvalidInput, "not a Kiln plan (bad magic)");
   uint32_t version = head.u32("format version");
-  KILN_CHECK(version == kPlanFormatVersion, InvalidInput, "plan format version ", version, " is not supported (this build reads ",
-             kPlanFormatVersion, ")");
+  KILN_CHECK(version >= kOldestPlanFormatVersion && version <= kPlanFormatVersion, InvalidInput, "plan format version ",
+             version, " is not supported (this build reads ", kOldestPlanFormatVersion, " to ", kPlanFormatVersion, ")");
   uint64_t size = head.u64("payload size");
   KILN_CHECK(head.remaining() >= kDigestBytes && size == head.remaining() - kDigestBytes, InvalidInput,
              "plan file size mismatch: payload says ", size, " bytes, file has ", head.remaining(),
@@ -388,7 +388,7 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
                t.dims.size(), " cannot be ", tensor_format_name(t.format));
     KILN_CHECK(t.format == TensorFormat::Plain || (!t.is_input && !t.is_output), InvalidInput, "plan file: binding '",
                t.name, "' is not plain");
-    if (r.flag("has dynamic range")) {
+    if (version >= 6 && r.flag("has dynamic range")) {  // (version 5 had no ranges)
       const double lo = r.f64("range min"), hi = r.f64("range max");
       const DynamicRange range{static_cast<float>(lo), static_cast<float>(hi)};
       KILN_CHECK(range.usable(), InvalidInput, "plan file: tensor '", t.name,
