@@ -303,6 +303,9 @@ TEST(Int8Engine, UnusableRangesAreRejected) {
   EXPECT_THROW(x->set_dynamic_range(1.0f, -1.0f), Error);
   EXPECT_THROW(x->set_dynamic_range(0.0f, 0.0f), Error);
   EXPECT_THROW(x->set_dynamic_range(0.0f, INFINITY), Error);
+  // A step that is not a normal float (amax 1e-40 / 255 underflows): 1 / scale would be infinite.
+  EXPECT_THROW(x->set_dynamic_range(0.0f, 1e-40f), Error);
+  EXPECT_THROW(x->set_dynamic_range(-1e-37f, 1e-37f), Error);
   x->set_dynamic_range(-2.0f, 3.0f);
   EXPECT_FLOAT_EQ(x->dynamic_range()->amax(), 3.0f);
   EXPECT_FLOAT_EQ(x->dynamic_range()->scale(), 3.0f / 127);
