@@ -17,8 +17,8 @@ struct DynamicRange {
 
   float amax() const { return std::max(std::fabs(min), std::fabs(max)); }
   bool non_negative() const { return min >= 0.0f; }
-  /// Whether the range can quantize anything: finite, min <= max, and a step (scale()) that is a normal float, so
-  /// that 1 / scale() is finite (a forged plan's range of 1e-40 would otherwise divide by zero).
+  /// Whether the range can quantize anything: finite, min <= max, and a step (scale()) that is a normal
+  /// float, so that 1 / scale() is finite (a forged plan's range of 1e-40 would otherwise divide by zero).
   bool usable() const {
     return std::isfinite(min) && std::isfinite(max) && min <= max && std::isnormal(scale()) &&
            std::isfinite(1.0f / scale());
