@@ -91,13 +91,14 @@ TEST(HostileProgram, DeviceThatDoesNotPrintBackIsRejected) {
       {{{"type", "cuda"}, {"index", 1234567}}, "out of range"},
       {{{"type", "cuda"}, {"index", -2}}, "out of range"},
   };
-  for (const auto& [device, needle] : cases) {
+  for (const auto& c : cases) {
+    const nlohmann::json& device = c.first;  // (clang 14 cannot capture a structured binding)
     SCOPED_TRACE(device.dump());
     auto bytes = edited("tiny_mlp", [&](nlohmann::json& doc) {
       auto& values = doc["graph_module"]["graph"]["tensor_values"];
       values.begin().value()["device"] = device;
     });
-    expect_rejected(bytes, needle);
+    expect_rejected(bytes, c.second);
   }
 }
 
