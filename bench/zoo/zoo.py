@@ -85,12 +85,60 @@ def export_one(name: str, work: str) -> dict:
         arrays.update({f"output_{k}": t.detach().contiguous().numpy() for k, t in enumerate(reference)})
         np.savez(os.path.join(folder, "io.npz"), **arrays)
         row["ok"] = True
+        row.update(eager_fp16_cosines(module, inputs, reference))
     except Exception as error:
         row["ok"] = False
         row["error"] = f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}"
         row["trace"] = traceback.format_exc()[-1500:]
     row["export_s"] = round(time.time() - t0, 1)
     return row
+
+
+def cosine_to(reference, outputs) -> float:
+    """The worst cosine of outputs against the fp32 reference (nan where an output is not finite)."""
+    import torch
+
+    worst = 1.0
+    for out, ref in zip(outputs, reference):
+        out, ref = out.detach().double().cpu().flatten(), ref.detach().double().flatten()
+        if not torch.isfinite(out).all():
+            return float("nan")
+        denom = float(out.norm() * ref.norm())
+        worst = min(worst, float((out * ref).sum()) / denom if denom > 0 else 1.0)
+    return worst
+
+
+def eager_fp16_cosines(module, inputs, reference) -> dict:
+    """What eager PyTorch itself keeps in fp16 on the GPU, the yardstick of the cuda-fp16 target: the model cast to
+    fp16 (`.half()`, as an fp16 engine runs) and under autocast, each against eager fp32. Empty without CUDA."""
+    import copy
+
+    import torch
+
+    if not torch.cuda.is_available():
+        return {}
+    row = {}
+    try:
+        gpu = copy.deepcopy(module).cuda()
+        xs = [x.cuda() for x in inputs]
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16):
+            row["autocast_fp16_cosine"] = cosine_to(reference, flatten_outputs_of(gpu(*xs)))
+        gpu = gpu.half()
+        xs = [x.half() if x.is_floating_point() else x for x in xs]
+        with torch.no_grad():
+            row["eager_fp16_cosine"] = cosine_to(reference, flatten_outputs_of(gpu(*xs)))
+        del gpu, xs
+        torch.cuda.empty_cache()
+    except Exception as error:  # a model eager fp16 cannot run: say so, the Kiln targets still run
+        row["eager_fp16_error"] = f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+    return row
+
+
+def flatten_outputs_of(result):
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+    from export_fixtures import flatten_outputs
+
+    return flatten_outputs(result)
 
 
 # --- kiln (subprocesses) --------------------------------------------------------------------------------------
@@ -253,12 +301,15 @@ def table(rows: dict, names, targets) -> str:
             runs = f"{r['engines']} / {r['torch_runs']}" if "engines" in r else "-"
             err = f"{fmt(r.get('max_abs'))} ({fmt(r.get('rel'), '.1e')})" if "max_abs" in r else "-"
             result = "pass" if r.get("ok") else (r.get("why") or r.get("error") or "fail")[:140].replace("|", "/")
+            cosine = fmt(r.get('cosine'), '.6f')
+            if t == "cuda-fp16" and ex.get("eager_fp16_cosine") is not None:
+                cosine += f" (eager fp16 {fmt(ex['eager_fp16_cosine'], '.6f')})"
             loads = r.get("load")
             if loads is None:
                 loads = rows.get(f"{name}/coverage", {}).get("load")
             lines.append(f"| {name} | {ex['family']} | {ex['form']} | {ex['shapes']} | {t} | "
                          f"{'yes' if loads else 'no'} | {share} | {runs} | {err} | "
-                         f"{fmt(r.get('cosine'), '.6f')} | {fmt(r.get('compile_s'), '.1f')} | "
+                         f"{cosine} | {fmt(r.get('compile_s'), '.1f')} | "
                          f"{fmt(r.get('kiln_ms'), '.3f')} | {fmt(r.get('eager_ms'), '.3f')} | {result} |")
     return "\n".join(lines)
 
@@ -278,10 +329,16 @@ def summary(rows: dict, names, targets) -> str:
                   if r.get("engine_nodes") is not None and (r["engine_nodes"] + r["torch_nodes"]) > 0]
         secs = sorted(r["compile_s"] for r in rs if r.get("load") and "compile_s" in r)
         p95 = secs[min(len(secs) - 1, int(math.ceil(0.95 * len(secs))) - 1)] if secs else None
+        as_eager = ""
+        if t == "cuda-fp16":
+            pairs = [(r.get("cosine"), rows[f"{r['model']}/export"].get("eager_fp16_cosine")) for r in rs]
+            pairs = [(k, e) for k, e in pairs if k is not None and e is not None and not math.isnan(e)]
+            close = sum(1 for k, e in pairs if not math.isnan(k) and k >= e - 1e-4)
+            as_eager = f", {close} of {len(pairs)} at least as close to fp32 as eager fp16 (within 1e-4)"
         out.append(f"{t:>9}: {len(rs)} run, {loads} load ({100.0 * loads / len(rs):.0f}%), {ok} match eager "
                    f"({100.0 * ok / len(rs):.0f}%), median nodes in engines "
                    f"{100.0 * statistics.median(shares) if shares else 0:.1f}%, compile s p50 "
-                   f"{fmt(statistics.median(secs) if secs else None, '.1f')} p95 {fmt(p95, '.1f')}")
+                   f"{fmt(statistics.median(secs) if secs else None, '.1f')} p95 {fmt(p95, '.1f')}{as_eager}")
     return "\n".join(out)
 
 
