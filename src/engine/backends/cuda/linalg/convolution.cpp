@@ -17,7 +17,12 @@
 // Algorithms: when the builder times tactics (LayerInfo::tune), a forward convolution times cuDNN's
 // algorithms at the layer's opt shape (every one cuDNN's heuristic rates, within the workspace and the math
 // rules, run as execute runs it on scratch buffers and timed in device time, graph_timer.h; cudnnFind's
-// times include host costs, which dominate at batch 1) and keeps the fastest; Kernel::plan_data() records
+// times include host costs, which dominate at batch 1) and keeps the fastest. The search is bounded: an
+// algorithm whose single call takes over kSlowCallMs of wall time twice in a row (cuDNN runs some algorithms of
+// grouped convolutions as host loops; maxvit_t's depthwise convolutions kept one CPU core busy for minutes with
+// the GPU idle) is dropped before it is recorded for timing, and no algorithm starts once a layer's search has
+// spent kSearchBudgetMs. fp16 / bf16 never take cuDNN's FFT and Winograd algorithms (tile transforms: less
+// accurate in half precision, and a NaN or infinity spreads over the tile). Kernel::plan_data() records
 // it (conv_plan_data.h) and a loaded kernel validates and reuses it for inputs of the opt dims. Other shapes,
 // transposed convolutions and untimed builds use cuDNN's heuristic first choice. Per context and input shape
 // the descriptors and algorithm are made by the first execute of that shape (before any CUDA-graph
@@ -30,6 +35,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 
@@ -52,6 +58,22 @@ constexpr size_t kWorkspace = size_t{64} << 20;
 /// Without ReLU the fused call needs IMPLICIT_PRECOMP_GEMM: tuning prefers it when it is within this factor
 /// of the fastest algorithm (the separate post-op pass it saves is a full read and write of the output).
 constexpr float kFusedMargin = 1.10f;
+/// One call of an algorithm slower than this (wall time, after a first call that may load its kernels) is not
+/// worth timing: no convolution of an inference network needs it on a GPU, and recording 16 of them for
+/// device timing would take 16x as long again.
+constexpr double kSlowCallMs = 50.0;
+/// A layer's algorithm search starts no further algorithm after this much wall time.
+constexpr double kSearchBudgetMs = 2000.0;
+
+/// Whether `algo` transforms tiles (FFT, Winograd): not used in half precision (see the file comment).
+bool transforms_tiles(int algo) {
+  return algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD || algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 std::atomic<bool> g_warned_rejected{false};
 
@@ -314,6 +336,9 @@ class ConvKernel : public Kernel {
     return !strict() || m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;
   }
 
+  /// Whether a forward algorithm is allowed for this kernel's dtype (see the file comment).
+  bool forward_algo_ok(int algo) const { return dtype_ == DType::Float32 || !transforms_tiles(algo); }
+
   std::unique_ptr<ConvPlan> make_plan(const Dims& xd, const Dims& yd) const {
     auto plan = describe(xd, yd);
     if (has_tuned_ && xd == tuned_.input) {
@@ -328,10 +353,10 @@ class ConvKernel : public Kernel {
     cudnnMathType_t chosen_math = CUDNN_DEFAULT_MATH;
     // cuDNN's candidates in its order of preference: the first that succeeds within the workspace (and, when
     // strict, computes without tensor-op math) wins.
-    auto pick = [&](const auto* perf) {
+    auto pick = [&](const auto* perf, bool forward) {
       for (int i = 0; i < found && !ok; ++i) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace ||
-            !math_ok(perf[i].mathType))
+            !math_ok(perf[i].mathType) || (forward && !forward_algo_ok(static_cast<int>(perf[i].algo))))
           continue;
         algo = perf[i].algo;
         chosen_math = perf[i].mathType;
@@ -342,12 +367,12 @@ class ConvKernel : public Kernel {
       cudnnConvolutionFwdAlgoPerf_t perf[kMax];
       KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, plan->x, plan->w, plan->conv, plan->y, kMax,
                                                               &found, perf));
-      pick(perf);
+      pick(perf, true);
     } else {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
       KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, plan->w, plan->x, plan->conv, plan->y,
                                                                    kMax, &found, perf));
-      pick(perf);
+      pick(perf, false);
     }
     KILN_CHECK(ok, Unsupported, "cuDNN offers no convolution algorithm for this layer within ", kWorkspace,
                " bytes");
@@ -388,15 +413,41 @@ class ConvKernel : public Kernel {
         float ms;
       };
       std::vector<Timed> timed;
+      const auto search_start = std::chrono::steady_clock::now();
       for (int i = 0; i < found; ++i) {
         const auto& c = perf[i];
-        if (c.status != CUDNN_STATUS_SUCCESS || c.memory > kWorkspace || !math_ok(c.mathType)) continue;
+        if (c.status != CUDNN_STATUS_SUCCESS || c.memory > kWorkspace || !math_ok(c.mathType) ||
+            !forward_algo_ok(static_cast<int>(c.algo)))
+          continue;
         bool seen = std::any_of(timed.begin(), timed.end(), [&](const Timed& t) {
           return t.algo == c.algo && (!tf32_math() || t.math == c.mathType);
         });
         if (seen) continue;
+        if (!timed.empty() && ms_since(search_start) > kSearchBudgetMs) {
+          KILN_INFO("engine: convolution '", name, "': algorithm search stopped after ", ms_since(search_start),
+                    " ms (budget ", kSearchBudgetMs, " ms); ", timed.size(), " timed");
+          break;
+        }
         choose(*plan, c.algo, c.mathType, /*count=*/false);
+        KILN_DEBUG("engine: convolution '", name, "': timing algorithm ", c.algo, " (math ", c.mathType,
+                   ", workspace ", c.memory, " bytes)");
         try {
+          // Two plain calls by wall clock first: the first may load kernels; when the second is still slow the
+          // algorithm is dropped (see the file comment).
+          double call_ms = 0.0;
+          for (int call = 0; call < 2; ++call) {
+            KILN_CUDNN_CHECK(cudnnSetStream(h, nullptr));
+            const auto t0 = std::chrono::steady_clock::now();
+            enqueue(*plan, x.data(), y.data(), fuse_residual_ ? z.data() : y.data(), ws.data());
+            KILN_CUDA_CHECK(cudaDeviceSynchronize());
+            call_ms = ms_since(t0);
+            if (call_ms <= kSlowCallMs) break;
+          }
+          if (call_ms > kSlowCallMs) {
+            KILN_INFO("engine: convolution '", name, "': algorithm ", c.algo, " dropped: one call took ",
+                      call_ms, " ms");
+            continue;
+          }
           float ms = graph_time_ms([&](cudaStream_t s) {
             KILN_CUDNN_CHECK(cudnnSetStream(h, s));
             enqueue(*plan, x.data(), y.data(), fuse_residual_ ? z.data() : y.data(), ws.data());
@@ -431,9 +482,9 @@ class ConvKernel : public Kernel {
       tuned_.input = xd;
       has_tuned_ = true;
       count_conv_event(ConvEvent::Tuned);
-      KILN_INFO("engine: convolution '", name, "': ", timed.size(), " cuDNN algorithms timed, chose ",
-                pick->algo, " (", pick->ms, " ms; fastest ", best->algo, " ", best->ms, " ms; cuDNN's first ",
-                timed[0].algo, " ", timed[0].ms, " ms)");
+      KILN_INFO("engine: convolution '", name, "': ", timed.size(), " cuDNN algorithms timed in ",
+                ms_since(search_start), " ms, chose ", pick->algo, " (", pick->ms, " ms; fastest ", best->algo,
+                " ", best->ms, " ms; cuDNN's first ", timed[0].algo, " ", timed[0].ms, " ms)");
     } catch (const Error& e) {
       (void)cudaGetLastError();
       cudnnSetStream(cudnn_handle(), nullptr);
@@ -455,6 +506,8 @@ class ConvKernel : public Kernel {
       why = "made for another shape or configuration";
     } else if (!math_ok(static_cast<cudnnMathType_t>(d.math))) {
       why = "its math type is not allowed for strict fp32";
+    } else if (!forward_algo_ok(static_cast<int>(d.algo))) {
+      why = "it is an FFT or Winograd algorithm, not used in half precision";
     } else {
       try {
         std::unique_ptr<ConvPlan> plan = describe(d.input, info.outputs[0].opt);
