@@ -22,6 +22,13 @@ LogLevel level_from_env() {
   return LogLevel::Warning;
 }
 
+/// KILN_LOG_TIME=1: every line starts with the seconds since the process's first log line (where a compile
+/// spends its time, from the gaps between lines).
+bool timestamps_from_env() {
+  const char* env = std::getenv("KILN_LOG_TIME");
+  return env != nullptr && *env != '\0' && std::string_view(env) != "0";
+}
+
 std::atomic<int>& level_storage() {
   static std::atomic<int> level{static_cast<int>(level_from_env())};
   return level;
@@ -47,7 +54,13 @@ bool log_enabled(LogLevel level) { return level != LogLevel::Off && static_cast<
 void log_message(LogLevel level, const std::string& message) {
   if (!log_enabled(level)) return;
   static std::mutex mutex;
+  static const bool timestamps = timestamps_from_env();
+  static const auto start = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mutex);
+  if (timestamps) {
+    std::fprintf(stderr, "[%9.3f s] ",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   std::fprintf(stderr, "%s%s\n", prefix(level), printable(message, false).c_str());
 }
 
