@@ -17,7 +17,7 @@ namespace kiln::engine::cpu::fast {
 namespace {
 
 /// Rows of at least this many bytes per task when the pool splits a copy (smaller copies run on the caller).
-constexpr int64_t kBytesPerTask = 64 * 1024;
+constexpr int64_t kBytesPerTask = 256 * 1024;  // 15-25 us of copying (see onednn_common.h, kBytesPerThread)
 
 /// out (contiguous, dims `d`) = in read at strides `st` (elements), after merging: d[0] is the innermost dim.
 struct CopyPlan {

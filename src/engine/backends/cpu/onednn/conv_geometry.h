@@ -15,6 +15,14 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 
 /// The convolution's geometry as oneDNN wants it (no weight values): enough to make primitive descriptors.
+/// A convolution's multiply-accumulates per output element (per input element when transposed): its weight
+/// count over the weights' first dim.
+inline double macs_per_element(const Layer& layer) {
+  const HostTensor& w = layer.weights[0].value;
+  return w.dim() > 0 && w.sizes()[0] > 0 ? static_cast<double>(w.numel()) / static_cast<double>(w.sizes()[0])
+                                         : 0.0;
+}
+
 struct ConvGeometry {
   ConvolutionParams p;
   int64_t ns = 0;

@@ -94,6 +94,7 @@ class ConvolutionKernel : public Kernel {
                  tensor_format_name(dst_format_));
     }
     weight_values_ = weights_as_floats(layer.weights[0].value);
+    macs_per_element_ = macs_per_element(layer);
     if (layer.weights.size() > 1 && layer.weights[1].defined()) bias_values_ = weights_as_floats(layer.weights[1].value);
 
     // Prepare the weights for the opt shape's primitive.
@@ -118,7 +119,7 @@ class ConvolutionKernel : public Kernel {
                tensor_format_name(x.format), " -> ", tensor_format_name(y.format));
     // The thread count first: oneDNN sizes a primitive's scratchpad and work split for the threads it is
     // created with, and running it with more fails ("could not execute a primitive").
-    use_pool_threads(args.pool);
+    use_threads(threads_for_macs(args.pool, conv_macs(x, y)));
     auto& slot = state->entries[x.dims];
     if (!slot) {
       try {
@@ -173,7 +174,13 @@ class ConvolutionKernel : public Kernel {
     return e;
   }
 
+  /// Multiply-accumulates per element of y (per element of x when transposed).
+  double conv_macs(const TensorView& x, const TensorView& y) const {
+    return static_cast<double>(geo_.p.transposed ? x.numel() : y.numel()) * macs_per_element_;
+  }
+
   ConvGeometry geo_;
+  double macs_per_element_ = 0.0;
   TensorFormat src_format_ = TensorFormat::Plain, dst_format_ = TensorFormat::Plain;
   memory::desc prepared_md_;
   std::vector<float> weight_values_, bias_values_;

@@ -114,7 +114,8 @@ TacticFormats int8_formats(const LayerInfo& info) {
 
 class Int8ConvolutionKernel : public Kernel {
  public:
-  explicit Int8ConvolutionKernel(const LayerInfo& info) : geo_(*info.layer, false) {
+  explicit Int8ConvolutionKernel(const LayerInfo& info)
+      : geo_(*info.layer, false), macs_per_element_(macs_per_element(*info.layer)) {
     const Layer& layer = *info.layer;
     const TensorInfo& x = info.inputs[0];
     const TensorInfo& y = info.outputs[0];
@@ -189,7 +190,8 @@ class Int8ConvolutionKernel : public Kernel {
     KILN_CHECK(x.format == input_format_ && y.format == dst_format_ && x.dtype == input_dtype_ &&
                    y.dtype == dst_dtype_,
                Internal, "oneDNN INT8 convolution got other tensors than it was made for");
-    use_pool_threads(args.pool);  // (before the primitive is made: see convolution.cpp)
+    // (Before the primitive is made: see convolution.cpp.)
+    use_threads(threads_for_macs(args.pool, static_cast<double>(y.numel()) * macs_per_element_));
     auto& slot = state->entries[x.dims];
     if (!slot) {
       try {
@@ -276,6 +278,7 @@ class Int8ConvolutionKernel : public Kernel {
   }
 
   ConvGeometry geo_;
+  double macs_per_element_ = 0.0;  // (not transposed: per element of y)
   DType input_dtype_ = DType::Float32, dst_dtype_ = DType::Float32;
   TensorFormat input_format_ = TensorFormat::Plain, dst_format_ = TensorFormat::Plain;
   DT src_dt_ = DT::u8;

@@ -86,7 +86,10 @@ class MatmulKernel : public Kernel {
     const TensorView& y = args.outputs[0];
     const TensorView* b = b_const_ ? nullptr : &args.inputs[1];
     auto key = std::make_pair(a.dims, b ? b->dims : Dims{});
-    use_pool_threads(args.pool);  // before creating the primitive: see convolution.cpp
+    // Before creating the primitive (see convolution.cpp): y's elements times the shared dim K.
+    const size_t k_from_end = p_.transpose_a && a.dims.size() >= 2 ? 2 : 1;
+    const int64_t k = a.dims.empty() ? 1 : a.dims[a.dims.size() - k_from_end];
+    use_threads(threads_for_macs(args.pool, static_cast<double>(y.numel()) * static_cast<double>(k)));
     auto& slot = state->entries[key];
     if (!slot) slot = make_entry(a.dims, b ? b->dims : b_dims_, y.dims);
     MatmulEntry& e = *slot;

@@ -104,7 +104,8 @@ class Int8MatmulKernel : public Kernel {
     KILN_CHECK(state != nullptr, Internal, "oneDNN INT8 matrix multiply executed without its state");
     const TensorView& a = args.inputs[0];
     const TensorView& y = args.outputs[0];
-    use_pool_threads(args.pool);  // before creating the primitive: see convolution.cpp
+    // Before creating the primitive (see convolution.cpp): y's elements times K.
+    use_threads(threads_for_macs(args.pool, static_cast<double>(y.numel()) * static_cast<double>(k_)));
     auto& slot = state->entries[a.dims];
     if (!slot) {
       try {

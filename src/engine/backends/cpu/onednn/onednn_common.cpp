@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string_view>
@@ -208,14 +209,27 @@ void skip_implementations_that_cannot_run(dnnl::primitive_desc& pd) {
   }
 }
 
-void use_pool_threads(const ThreadPool* pool) {
+void use_threads(int threads) {
   // oneDNN here is built on OpenMP; its thread count is the calling thread's OpenMP setting. The symbol is
   // looked up at run time because libgomp is only an indirect dependency (through libdnnl).
   using SetThreads = void (*)(int);
   static const SetThreads kSet = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
   // Set on every call: other code on this thread (e.g. libtorch) may have changed it meanwhile.
-  if (kSet) kSet(pool ? pool->size() : 1);
+  if (kSet) kSet(std::max(threads, 1));
 }
+
+void use_pool_threads(const ThreadPool* pool) { use_threads(pool ? pool->size() : 1); }
+
+namespace {
+int threads_for(const ThreadPool* pool, double work, double per_thread) {
+  const int most = pool ? pool->size() : 1;
+  if (!(work > per_thread)) return 1;  // (NaN too)
+  return static_cast<int>(std::min<double>(most, std::floor(work / per_thread)));
+}
+}  // namespace
+
+int threads_for_macs(const ThreadPool* pool, double macs) { return threads_for(pool, macs, kMacsPerThread); }
+int threads_for_bytes(const ThreadPool* pool, double bytes) { return threads_for(pool, bytes, kBytesPerThread); }
 
 std::string threads_text() {
   using MaxThreads = int (*)();

@@ -51,7 +51,7 @@ class ReformatKernel : public Kernel {
       e->reorder = dnnl::reorder(pd);
       slot = std::move(e);
     }
-    use_pool_threads(args.pool);
+    use_threads(threads_for_bytes(args.pool, static_cast<double>(x.nbytes() + y.nbytes())));
     memory src(slot->src_md, cpu_engine(), x.data), dst(slot->dst_md, cpu_engine(), y.data);
     slot->reorder.execute(state->stream, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}, {DNNL_ARG_SCRATCHPAD, slot->scratchpad}});
     state->stream.wait();

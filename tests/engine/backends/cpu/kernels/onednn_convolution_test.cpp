@@ -428,5 +428,38 @@ TEST(OnednnConvolution, DoesNotApplyToUnsupportedPostOpsOrDtypes) {
   EXPECT_FALSE(row(LayerKind::Convolution, "onednn").runs(info, nullptr));
 }
 
+
+TEST(OnednnThreads, ThreadCountFollowsTheWork) {
+  // One thread per kMacsPerThread (kBytesPerThread), at least one, at most the pool's.
+  ThreadPool two(2), sixteen(16);
+  EXPECT_EQ(onednn::threads_for_macs(&sixteen, 0.5 * onednn::kMacsPerThread), 1);
+  EXPECT_EQ(onednn::threads_for_macs(&sixteen, 4.5 * onednn::kMacsPerThread), 4);
+  EXPECT_EQ(onednn::threads_for_macs(&sixteen, 1e12), 16);
+  EXPECT_EQ(onednn::threads_for_macs(&two, 1e12), 2);
+  EXPECT_EQ(onednn::threads_for_macs(nullptr, 1e12), 1);
+  EXPECT_EQ(onednn::threads_for_macs(&sixteen, std::nan("")), 1);
+  EXPECT_EQ(onednn::threads_for_bytes(&sixteen, 3.0 * onednn::kBytesPerThread), 3);
+}
+
+TEST(OnednnConvolution, LayersLargeEnoughForSeveralThreads) {
+  // The other cases are small enough to run on one thread whatever the pool (threads_for_macs): these take
+  // 2-16 threads (14.7M and 3.7M multiply-accumulates), so the work splits oneDNN makes for several threads
+  // and a primitive made for one count and run with it are checked too, each at 1, 2 and 16 pool threads.
+  ConvolutionParams p;
+  p.pre_padding = {1, 1};
+  p.post_padding = {1, 1};
+  p.post_ops = {act(ActivationKind::Relu)};
+  OneLayer l = conv_layer({32, 32, 3, 3}, p, true, 21);
+  HostTensor w = l.layer.weights[0].value;
+  for (int64_t i = 0; i < w.numel(); ++i) w.set_from_double(i, w.get_as_double(i) * 0.1);  // sums stay O(1)
+  l.layer.weights[0] = Weights("w", w);
+  check(l, {{1, 32, 40, 40}, {2, 32, 20, 20}}, "3x3 32 channels");
+  ConvolutionParams dw;
+  dw.groups = 64;
+  dw.pre_padding = {1, 1};
+  dw.post_padding = {1, 1};
+  check(conv_layer({64, 1, 3, 3}, dw, true, 22), {{4, 64, 80, 80}}, "depthwise 64 channels");
+}
+
 }  // namespace
 }  // namespace kiln::engine::cpu::testing

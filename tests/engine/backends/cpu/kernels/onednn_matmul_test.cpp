@@ -108,5 +108,18 @@ TEST(OnednnMatmul, DoesNotApplyToSoftsign) {
   EXPECT_FALSE(row(LayerKind::MatrixMultiply, "onednn").runs(l.info({{2, 4}}), nullptr));
 }
 
+
+TEST(OnednnMatmul, LayersLargeEnoughForSeveralThreads) {
+  // As OnednnConvolution.LayersLargeEnoughForSeveralThreads: 256x256x256 (16.8M multiply-accumulates) takes
+  // every thread of a 16-thread pool; 2x64x256 by 256x128 (4.2M), four. Sums of 256 products of values in
+  // [-1, 1): kRtol / kAtol as the other cases.
+  MatrixMultiplyParams p;
+  p.transpose_b = true;
+  Dims w{256, 256};
+  check(matmul_layer(p, &w, 256, 31), {{{256, 256}}, {{2, 8, 256}}}, "linear 256");
+  MatrixMultiplyParams q;
+  check(matmul_layer(q, nullptr, 0, 32), {{{2, 64, 256}, {2, 256, 128}}}, "batched 2x64x256x128");
+}
+
 }  // namespace
 }  // namespace kiln::engine::cpu::testing
