@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Run ON THE GPU MACHINE from the repository root: one call that re-checks fixes on the GPU with one build.
+# Builds `kiln` and the engine tests once (build-device: CUDA and torch) while the given zoo models export, then
+# at the same time: the zoo on those models (bench/zoo/zoo.py, --redo, no latency), the CUDA layer suite and the
+# cuda backend-conformance sweep (scripts/device/gpu_tests.sh), and a verbose timed cuda compile of
+# $RECHECK_COMPILE (default maxvit_t) with KILN_LOG_TIME=1. A short table is printed last.
+#   bash scripts/device/recheck.sh maxvit_t efficientnet_v2_s resnet50 --targets cpu,cuda,cuda-fp16
+# $OUT gets the zoo results and table, the sweep and suite logs, and the verbose compile log.
+# RECHECK_ZOO_TIME: seconds the zoo may run after the build (default 330).
+set -uo pipefail
+out=${OUT:-/tmp/kiln-recheck-out}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+work=/tmp/kiln-zoo
+results="$out/zoo_results.jsonl"
+zoo=(python3 bench/zoo/zoo.py --kiln build-device/tools/kiln/kiln --work "$work" --results "$results")
+"${zoo[@]}" --export-only "$@" >"$out/zoo_export.log" 2>&1 &
+exporter=$!
+cudnn_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null || true)
+extra=()
+[ -n "$cudnn_root" ] && extra+=(-DCUDNN_ROOT="$cudnn_root") && export LD_LIBRARY_PATH="$cudnn_root/lib:${LD_LIBRARY_PATH:-}"
+start=$(date +%s)
+KILN_TARGETS="kiln kiln_engine_tests" scripts/device/build.sh build-device -DKILN_WITH_CUDA=ON "${extra[@]}" \
+  >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; tail -5 "$out/build.log"; exit 2; }
+echo "build: $(($(date +%s) - start)) s"
+wait $exporter
+export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+"${zoo[@]}" --redo --no-latency --jobs 4 --compile-timeout 90 --run-timeout 60 --table "$out/zoo_table.md" \
+  --deadline "${RECHECK_ZOO_TIME:-330}" "$@" >"$out/zoo_run.log" 2>&1 &
+zoo_pid=$!
+model=${RECHECK_COMPILE:-maxvit_t}
+if [ -f "$work/$model/model.pt2" ]; then
+  (time KILN_LOG_TIME=1 timeout 150 build-device/tools/kiln/kiln compile "$work/$model/model.pt2" \
+    -o /tmp/recheck.kiln --backend cuda -v) >"$out/compile_$model.log" 2>&1 &
+fi
+KILN_SKIP_BUILD=1 GPU_TESTS_BUILD=build-device GPU_TESTS_CPU=0 bash scripts/device/gpu_tests.sh \
+  >"$out/gpu_summary.txt" 2>&1
+wait
+head -4 "$out/gpu_summary.txt"
+grep -c '^\[       OK' "$out/gpu_tests.log" | sed 's/^/cuda suite tests ok: /'
+grep -E '^\[  FAILED' "$out/gpu_tests.log" | sort -u | head
+echo "---- $model cuda compile: $(grep real "$out/compile_$model.log") ($(tail -3 "$out/compile_$model.log" | head -1 | cut -c1-160))"
+grep -E "dropped|search stopped" "$out/compile_$model.log" | head -5
+echo "---- zoo"
+grep -vE "Warning|return cls|^export" "$out/zoo_run.log" | tail -60
