@@ -103,7 +103,7 @@ struct SweepReport {
   std::map<RowId, std::set<std::string>> dtypes;  // per exercised row: the dtypes of the outputs it computed
   int64_t runs = 0;                               // (tactic, case) pairs run
   std::vector<std::string> failures;              // one line each: case, tactic, what differed
-  std::vector<std::string> notes;                 // cases the backend does not support at all (not failures)
+  std::vector<std::string> notes;                 // unsupported cases, tactics refusing at creation
   std::vector<std::string> log;                   // one line per run: case, tactic, formats
 };
 

@@ -69,7 +69,7 @@ TacticFormats preferred_formats(const LayerInfo& info, bool winograd) {
       auto cl = geo.make_pd(activation_md(x, DT::f32, TensorFormat::ChannelsLast),
                             activation_md(y, DT::f32, TensorFormat::ChannelsLast));
       const std::string impl = cl.impl_info_str();
-      if (!built_on_sgemm(impl) && !impl.starts_with("ref")) src = dst = TensorFormat::ChannelsLast;
+      if (!built_on_sgemm(impl) && !is_reference_impl(impl)) src = dst = TensorFormat::ChannelsLast;
     } catch (const dnnl::error&) {
       // no channels-last implementation: Plain
     }
@@ -100,6 +100,8 @@ class ConvolutionKernel : public Kernel {
     // Prepare the weights for the opt shape's primitive.
     try {
       auto pd = make_pd(info.inputs[0].opt, info.outputs[0].opt);
+      require_optimized(pd, "convolution '" + layer.name + "' in formats " + tensor_format_name(src_format_) +
+                                " -> " + tensor_format_name(dst_format_));
       prepared_md_ = pd.weights_desc();
       prepared_ = reorder_weights(prepared_md_);
     } catch (const dnnl::error& e) {

@@ -68,10 +68,18 @@ class MatmulKernel : public Kernel {
     if (layer.weights.size() > 1 && layer.weights[1].defined()) {
       bias_values_ = weights_as_floats(layer.weights[1].value);
     }
+    // The opt shape's primitive, for which a constant B is prepared.
+    const Shapes sh =
+        shapes(info.inputs[0].opt, b_const_ ? b_dims_ : info.inputs[1].opt, info.outputs[0].opt);
+    dnnl::matmul::primitive_desc pd;
+    try {
+      pd = make_pd(sh, b_const_);
+    } catch (const dnnl::error& e) {
+      KILN_FAIL(Unsupported, "matrix multiply '", layer.name,
+                "': oneDNN has no primitive for it: ", e.what());
+    }
+    require_optimized(pd, "matrix multiply '" + layer.name + "'");
     if (b_const_) {
-      // Prepare B for the opt shape's primitive.
-      Shapes sh = shapes(info.inputs[0].opt, b_dims_, info.outputs[0].opt);
-      auto pd = make_pd(sh, true);
       prepared_md_ = pd.weights_desc();
       prepared_ = reorder_b(sh.wts, prepared_md_);
     }

@@ -55,6 +55,20 @@ bool sgemm_runs();
 /// "gemm:jit"; not brgemm's "brg..." kernels, which have their own JIT code).
 bool built_on_sgemm(const std::string& impl);
 
+/// Whether oneDNN implementation `impl` (impl_info_str()) is one of oneDNN's reference implementations
+/// (oneDNN 2.6 names them "ref:any", "ref_int8:any", ...): plain loops, which a primitive descriptor lands on
+/// when no optimized implementation takes the configuration, e.g. a plain-format convolution once the sgemm
+/// ones are skipped (sgemm_runs): 25-121 ms where the blocked tactic takes 0.17-12 ms (densenet121).
+bool is_reference_impl(const std::string& impl);
+
+/// Fails with Unsupported, naming `what`, when `pd` resolved to one of oneDNN's reference implementations: a
+/// oneDNN tactic running reference code is no optimized candidate (issue 22: reference kernels are the
+/// fallback, never timed), so the builder drops it and the layer keeps the other optimized tactics, or the
+/// backend's own "ref" row when none is left. Kernels call it where they are created, at the profile's opt
+/// shape (where an empty tensor there accepts any implementation); a primitive made later for another shape
+/// that lands there still runs.
+void require_optimized(const dnnl::primitive_desc& pd, const std::string& what);
+
 /// Moves `pd` past the implementations that cannot run in this process: those built on oneDNN's sgemm
 /// (named "gemm:..." / "x64:gemm:...") where sgemm_runs() is false. Throws dnnl::error (unimplemented) when
 /// no other implementation is left.
