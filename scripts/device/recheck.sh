@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run ON THE GPU MACHINE from the repository root: one call that re-checks fixes on the GPU with one build.
 # Builds `kiln` and the engine tests once (build-device: CUDA and torch) while the given zoo models export, then
-# at the same time: the zoo on those models (bench/zoo/zoo.py, --redo, no latency), the CUDA layer suite and the
+# at the same time: the zoo on those models (bench/zoo/zoo.py, --redo), the CUDA layer suite and the
 # cuda backend-conformance sweep (scripts/device/gpu_tests.sh), and a verbose timed cuda compile of
 # $RECHECK_COMPILE (default maxvit_t) with KILN_LOG_TIME=1. A short table is printed last.
 #   bash scripts/device/recheck.sh maxvit_t efficientnet_v2_s resnet50 --targets cpu,cuda,cuda-fp16
@@ -25,7 +25,7 @@ KILN_TARGETS="kiln kiln_engine_tests" scripts/device/build.sh build-device -DKIL
 echo "build: $(($(date +%s) - start)) s"
 wait $exporter
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-"${zoo[@]}" --redo --no-latency --jobs 4 --compile-timeout 90 --run-timeout 60 --table "$out/zoo_table.md" \
+"${zoo[@]}" --redo --iters 10 --jobs 4 --compile-timeout 90 --run-timeout 60 --table "$out/zoo_table.md" \
   --deadline "${RECHECK_ZOO_TIME:-330}" "$@" >"$out/zoo_run.log" 2>&1 &
 zoo_pid=$!
 model=${RECHECK_COMPILE:-maxvit_t}
