@@ -36,6 +36,12 @@ fi
 KILN_SKIP_BUILD=1 GPU_TESTS_BUILD=build-device GPU_TESTS_CPU=0 bash scripts/device/gpu_tests.sh \
   >"$out/gpu_summary.txt" 2>&1
 wait
+# Where the sweep failed on a convolution: its nonfinite cases again with the cuDNN algorithm choices logged.
+if grep -q "convolution/nonfinite.*differ" "$out/sweep.log"; then
+  KILN_TEST_BACKEND=cuda KILN_LOG_LEVEL=debug KILN_SWEEP_KIND=convolution KILN_SWEEP_CASE=nonfinite \
+    timeout 60 build-device/tests/kiln_engine_tests --gtest_filter='BackendSweep.*' 2>&1 |
+    grep -E "cuDNN|algorithm|differ" | cut -c1-250 | head -30 >"$out/sweep_conv_debug.log"
+fi
 head -4 "$out/gpu_summary.txt"
 grep -c '^\[       OK' "$out/gpu_tests.log" | sed 's/^/cuda suite tests ok: /'
 grep -E '^\[  FAILED' "$out/gpu_tests.log" | sort -u | head
