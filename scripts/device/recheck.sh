@@ -5,11 +5,15 @@
 # cuda backend-conformance sweep (scripts/device/gpu_tests.sh), and a verbose timed cuda compile of
 # $RECHECK_COMPILE (default maxvit_t) with KILN_LOG_TIME=1. A short table is printed last.
 #   bash scripts/device/recheck.sh maxvit_t efficientnet_v2_s resnet50 --targets cpu,cuda,cuda-fp16
-# $OUT gets the zoo results and table, the sweep and suite logs, and the verbose compile log.
+# $OUT gets the zoo results and table, the sweep log, the summary and logs.tgz (every log, the verbose compile's
+# too), also when the call is cut short.
 # RECHECK_ZOO_TIME: seconds the zoo may run after the build (default 330).
 set -uo pipefail
-out=${OUT:-/tmp/kiln-recheck-out}
-mkdir -p "$out"
+final=${OUT:-/tmp/kiln-recheck-out}
+out=/tmp/kiln-recheck-logs  # everything lands here; $OUT gets the results and one archive of the logs (8 files)
+mkdir -p "$out" "$final"
+trap 'cp "$out"/zoo_results.jsonl "$out"/zoo_table.md "$out"/sweep.log "$out"/gpu_summary.txt "$final"/ 2>/dev/null;
+  tar czf "$final"/logs.tgz -C "$out" . 2>/dev/null' EXIT
 export PYTHONUNBUFFERED=1
 work=/tmp/kiln-zoo
 results="$out/zoo_results.jsonl"
