@@ -14,6 +14,7 @@ out=/tmp/kiln-recheck-logs  # everything lands here; $OUT gets the results and o
 mkdir -p "$out" "$final"
 trap 'cp "$out"/zoo_results.jsonl "$out"/zoo_table.md "$out"/sweep.log "$out"/gpu_summary.txt "$final"/ 2>/dev/null;
   tar czf "$final"/logs.tgz -C "$out" . 2>/dev/null' EXIT
+trap 'exit 143' TERM INT
 export PYTHONUNBUFFERED=1
 work=/tmp/kiln-zoo
 results="$out/zoo_results.jsonl"
