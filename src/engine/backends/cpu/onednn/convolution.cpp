@@ -122,16 +122,8 @@ class ConvolutionKernel : public Kernel {
     // The thread count first: oneDNN sizes a primitive's scratchpad and work split for the threads it is
     // created with, and running it with more fails ("could not execute a primitive").
     use_threads(threads_for_macs(args.pool, conv_macs(x, y)));
-    auto& slot = state->entries[x.dims];
-    if (!slot) {
-      try {
-        slot = make_entry(x.dims, y.dims);
-      } catch (const dnnl::error& err) {
-        KILN_FAIL(Unsupported,
-                  "oneDNN convolution: no primitive for the input shape it runs at: ", err.what());
-      }
-    }
-    ConvEntry& e = *slot;
+    ConvEntry& e =
+        entry_for_shape(state->entries[x.dims], "convolution", [&] { return make_entry(x.dims, y.dims); });
     dnnl::stream& s = state->stream;
 
     if (geo_.residual_input >= 0) {

@@ -193,16 +193,8 @@ class Int8ConvolutionKernel : public Kernel {
                Internal, "oneDNN INT8 convolution got other tensors than it was made for");
     // (Before the primitive is made: see convolution.cpp.)
     use_threads(threads_for_macs(args.pool, static_cast<double>(y.numel()) * macs_per_element_));
-    auto& slot = state->entries[x.dims];
-    if (!slot) {
-      try {
-        slot = make_entry(x.dims, y.dims);
-      } catch (const dnnl::error& err) {
-        KILN_FAIL(Unsupported,
-                  "oneDNN INT8 convolution: no primitive for the input shape it runs at: ", err.what());
-      }
-    }
-    Int8Entry& e = *slot;
+    Int8Entry& e = entry_for_shape(state->entries[x.dims], "INT8 convolution",
+                                   [&] { return make_entry(x.dims, y.dims); });
     dnnl::stream& s = state->stream;
     try {
       if (geo_.residual_input >= 0) {

@@ -107,16 +107,8 @@ class Int8MatmulKernel : public Kernel {
     const TensorView& y = args.outputs[0];
     // Before creating the primitive (see convolution.cpp): y's elements times K.
     use_threads(threads_for_macs(args.pool, static_cast<double>(y.numel()) * static_cast<double>(k_)));
-    auto& slot = state->entries[a.dims];
-    if (!slot) {
-      try {
-        slot = make_entry(rows(a.dims));
-      } catch (const dnnl::error& err) {
-        KILN_FAIL(Unsupported,
-                  "oneDNN INT8 matrix multiply: no primitive for the input shape it runs at: ", err.what());
-      }
-    }
-    Int8MatmulEntry& e = *slot;
+    Int8MatmulEntry& e = entry_for_shape(state->entries[a.dims], "INT8 matrix multiply",
+                                         [&] { return make_entry(rows(a.dims)); });
     if (residual_input_ >= 0) {
       const TensorView& r = args.inputs[residual_input_];
       if (r.data != y.data) std::memcpy(y.data, r.data, y.nbytes());

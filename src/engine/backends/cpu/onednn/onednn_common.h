@@ -10,6 +10,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kiln/engine/backend.h"
+#include "kiln/support/error.h"
 
 namespace kiln::engine::cpu::onednn {
 
@@ -27,7 +28,8 @@ dnnl::memory::dims dense_strides(const dnnl::memory::dims& dims);
 /// The oneDNN descriptor of an activation of `dims` stored in `format` (which must apply to its rank).
 dnnl::memory::desc activation_md(const Dims& dims, DT dtype, TensorFormat format);
 
-/// The TensorFormat that `md` (an activation of `dims` chosen by a primitive) is, or Plain when it is none of them.
+/// The TensorFormat that `md` (an activation of `dims` chosen by a primitive) is, or Plain when it is none of
+/// them.
 TensorFormat format_of(const dnnl::memory::desc& md, const Dims& dims);
 
 /// Whether every activation in `post_ops` maps onto a oneDNN eltwise post-op and the Sum post-ops are
@@ -80,12 +82,12 @@ void use_pool_threads(const ThreadPool* pool);
 /// created with: call this with the same count before creating and before executing it.
 void use_threads(int threads);
 
-/// The threads a primitive of `macs` multiply-accumulates (or of `bytes` moved, for reorders) runs on: one per
-/// kMacsPerThread (kBytesPerThread), at least one, at most the pool's. On every thread a small layer pays a
-/// parallel region's wake-up and barrier for microseconds of work per thread, and on a busy machine waits for
-/// whichever thread was descheduled: mobilenet_v3_large ran 8.8 ms at 1 thread and 8.1 ms at 16 on the GPU
-/// machine's CPU, and on the shared 2-core machine a 5 us squeeze-excite convolution took 1.2 ms at 2 threads.
-/// Depends on the shape only, so a primitive's creation and its runs agree.
+/// The threads a primitive of `macs` multiply-accumulates (or of `bytes` moved, for reorders) runs on: one
+/// per kMacsPerThread (kBytesPerThread), at least one, at most the pool's. On every thread a small layer pays
+/// a parallel region's wake-up and barrier for microseconds of work per thread, and on a busy machine waits
+/// for whichever thread was descheduled: mobilenet_v3_large ran 8.8 ms at 1 thread and 8.1 ms at 16 on the
+/// GPU machine's CPU, and on the shared 2-core machine a 5 us squeeze-excite convolution took 1.2 ms at 2
+/// threads. Depends on the shape only, so a primitive's creation and its runs agree.
 int threads_for_macs(const ThreadPool* pool, double macs);
 int threads_for_bytes(const ThreadPool* pool, double bytes);
 /// About 20-40 us of fp32 work on one AVX2/AVX-512 core.
@@ -94,6 +96,20 @@ inline constexpr double kMacsPerThread = 1 << 20;
 inline constexpr double kBytesPerThread = 256 * 1024;
 /// "OpenMP max threads N from <library path>": the OpenMP runtime oneDNN runs on, for error messages.
 std::string threads_text();
+
+/// A kernel's primitive for one input shape: `slot` (its state's entry for the shape), made by `make()` on
+/// first use. A shape oneDNN has no primitive for is Unsupported, naming `what` ("convolution", ...).
+template <typename Entry, typename Make>
+Entry& entry_for_shape(std::unique_ptr<Entry>& slot, const char* what, Make&& make) {
+  if (!slot) {
+    try {
+      slot = make();
+    } catch (const dnnl::error& err) {
+      KILN_FAIL(Unsupported, "oneDNN ", what, ": no primitive for the input shape it runs at: ", err.what());
+    }
+  }
+  return *slot;
+}
 
 /// A weight tensor as contiguous fp32 values (converting fp16/bf16/fp64).
 std::vector<float> weights_as_floats(const HostTensor& tensor);
