@@ -305,24 +305,24 @@ void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& fil
           report.log.push_back(label + " also in place (output in input " + std::to_string(alias) + ")");
         }
       };
-      // As an untimed build creates it. A tactic may refuse at creation (Unsupported) where it has nothing
-      // better than reference code for the case (a oneDNN primitive resolving to oneDNN's reference
-      // implementation: onednn_common.h, require_optimized): the builder drops it and takes another tactic,
-      // so the sweep notes it; the row must still run some other case (unexercised_rows).
-      std::unique_ptr<Kernel> untimed;
-      try {
-        untimed = backend.create_kernel(info, tactic.name);
-      } catch (const Error& e) {
-        if (e.kind() != ErrorKind::Unsupported) throw;
-        report.notes.push_back(at + ": refused at creation: " + e.message());
-        continue;
-      }
-      check(*untimed, at);
+      // As an untimed build (or a loaded plan without plan data) creates it: it must build and run.
+      check(*backend.create_kernel(info, tactic.name), at);
       // As a timed build creates it (LayerInfo::tune: cuda kernels may time alternatives of their own) and as
-      // a loaded plan re-creates it from what it stored (Kernel::plan_data), when it stores anything.
+      // a loaded plan re-creates it from what it stored (Kernel::plan_data), when it stores anything. A timing
+      // candidate may refuse at creation (Unsupported) where it has nothing better than reference code for
+      // the case (a oneDNN primitive resolving to oneDNN's reference implementation: onednn_common.h,
+      // require_optimized): the builder drops it and takes another tactic, so the sweep notes it.
       LayerInfo tuned = info;
       tuned.tune = true;
-      std::unique_ptr<Kernel> timed = backend.create_kernel(tuned, tactic.name);
+      std::unique_ptr<Kernel> timed;
+      try {
+        timed = backend.create_kernel(tuned, tactic.name);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::Unsupported) throw;
+        report.notes.push_back(at + ": refused as a timing candidate: " + e.message());
+        report.exercised.insert({c.layer.kind, tactic.name});
+        continue;
+      }
       std::vector<uint8_t> plan_data = timed->plan_data();
       if (!plan_data.empty()) {
         check(*timed, at + " tuned");

@@ -100,7 +100,7 @@ class ConvolutionKernel : public Kernel {
     // Prepare the weights for the opt shape's primitive.
     try {
       auto pd = make_pd(info.inputs[0].opt, info.outputs[0].opt);
-      require_optimized(pd, "convolution '" + layer.name + "' in formats " + tensor_format_name(src_format_) +
+      require_optimized(info, pd, "convolution '" + layer.name + "' in formats " + tensor_format_name(src_format_) +
                                 " -> " + tensor_format_name(dst_format_));
       prepared_md_ = pd.weights_desc();
       prepared_ = reorder_weights(prepared_md_);

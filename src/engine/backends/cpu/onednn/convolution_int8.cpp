@@ -172,7 +172,7 @@ class Int8ConvolutionKernel : public Kernel {
 
     try {
       auto pd = make_pd(x.opt, y.opt);
-      require_optimized(pd, "INT8 convolution '" + layer.name + "'");
+      require_optimized(info, pd, "INT8 convolution '" + layer.name + "'");
       prepared_md_ = pd.weights_desc();
       prepared_ = reorder_weights(prepared_md_);
     } catch (const dnnl::error& e) {

@@ -78,7 +78,7 @@ class MatmulKernel : public Kernel {
       KILN_FAIL(Unsupported, "matrix multiply '", layer.name,
                 "': oneDNN has no primitive for it: ", e.what());
     }
-    require_optimized(pd, "matrix multiply '" + layer.name + "'");
+    require_optimized(info, pd, "matrix multiply '" + layer.name + "'");
     if (b_const_) {
       prepared_md_ = pd.weights_desc();
       prepared_ = reorder_b(sh.wts, prepared_md_);

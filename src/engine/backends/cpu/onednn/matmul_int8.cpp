@@ -89,7 +89,7 @@ class Int8MatmulKernel : public Kernel {
     attr_.set_output_scales(1 << 1, output_scales);
     try {
       auto pd = make_pd(rows(info.inputs[0].opt));
-      require_optimized(pd, "INT8 matrix multiply '" + layer.name + "'");
+      require_optimized(info, pd, "INT8 matrix multiply '" + layer.name + "'");
       prepared_md_ = pd.weights_desc();
       prepared_ = reorder_b(prepared_md_);
     } catch (const dnnl::error& e) {

@@ -67,9 +67,12 @@ bool is_reference_impl(const std::string& impl);
 /// oneDNN tactic running reference code is no optimized candidate (issue 22: reference kernels are the
 /// fallback, never timed), so the builder drops it and the layer keeps the other optimized tactics, or the
 /// backend's own "ref" row when none is left. Kernels call it where they are created, at the profile's opt
-/// shape (where an empty tensor there accepts any implementation); a primitive made later for another shape
-/// that lands there still runs.
-void require_optimized(const dnnl::primitive_desc& pd, const std::string& what);
+/// shape (where an empty tensor there accepts any implementation), only when the builder times candidates
+/// (`info.tune`): a kernel re-created from a plan (load, refit) never refuses, since oneDNN's choice can differ
+/// between processes (the OpenMP thread count current when the primitive is made: regnet_y_400mf's grouped
+/// convolution compiled with an optimized plain primitive and refused at `kiln run`). A primitive made later
+/// for another shape that lands there still runs.
+void require_optimized(const LayerInfo& info, const dnnl::primitive_desc& pd, const std::string& what);
 
 /// Moves `pd` past the implementations that cannot run in this process: those built on oneDNN's sgemm
 /// (named "gemm:..." / "x64:gemm:...") where sgemm_runs() is false. Throws dnnl::error (unimplemented) when
