@@ -12,7 +12,8 @@ set -uo pipefail
 final=${OUT:-/tmp/kiln-recheck-out}
 out=/tmp/kiln-recheck-logs  # everything lands here; $OUT gets the results and one archive of the logs (8 files)
 mkdir -p "$out" "$final"
-trap 'cp "$out"/zoo_results.jsonl "$out"/zoo_table.md "$out"/sweep.log "$out"/gpu_summary.txt "$final"/ 2>/dev/null;
+trap 'cp "$out"/zoo_results.jsonl "$out"/zoo_table.md "$out"/sweep.log "$out"/gpu_summary.txt \
+  "$out"/sweep_conv_debug.log "$final"/ 2>/dev/null;
   tar czf "$final"/logs.tgz -C "$out" . 2>/dev/null' EXIT
 trap 'exit 143' TERM INT
 export PYTHONUNBUFFERED=1
@@ -35,17 +36,17 @@ export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PAT
 zoo_pid=$!
 model=${RECHECK_COMPILE:-maxvit_t}
 if [ -f "$work/$model/model.pt2" ]; then
-  (time KILN_LOG_TIME=1 timeout 150 build-device/tools/kiln/kiln compile "$work/$model/model.pt2" \
-    -o /tmp/recheck.kiln --backend cuda -v) >"$out/compile_$model.log" 2>&1 &
+  (time KILN_LOG_TIME=1 timeout 150 build-device/tools/kiln/kiln -v compile "$work/$model/model.pt2" \
+    -o /tmp/recheck.kiln --backend cuda) >"$out/compile_$model.log" 2>&1 &
 fi
-KILN_SKIP_BUILD=1 GPU_TESTS_BUILD=build-device GPU_TESTS_CPU=0 bash scripts/device/gpu_tests.sh \
+OUT="$out" KILN_SKIP_BUILD=1 GPU_TESTS_BUILD=build-device GPU_TESTS_CPU=0 bash scripts/device/gpu_tests.sh \
   >"$out/gpu_summary.txt" 2>&1
 wait
 # Where the sweep failed on a convolution: its nonfinite cases again with the cuDNN algorithm choices logged.
 if grep -q "convolution/nonfinite.*differ" "$out/sweep.log"; then
   KILN_TEST_BACKEND=cuda KILN_LOG_LEVEL=debug KILN_SWEEP_KIND=convolution KILN_SWEEP_CASE=nonfinite \
     timeout 60 build-device/tests/kiln_engine_tests --gtest_filter='BackendSweep.*' 2>&1 |
-    grep -E "cuDNN|algorithm|differ" | cut -c1-250 | head -30 >"$out/sweep_conv_debug.log"
+    grep -E "cuDNN|algorithm|differ" | cut -c1-250 | head -60 >"$out/sweep_conv_debug.log"
 fi
 head -4 "$out/gpu_summary.txt"
 grep -c '^\[       OK' "$out/gpu_tests.log" | sed 's/^/cuda suite tests ok: /'

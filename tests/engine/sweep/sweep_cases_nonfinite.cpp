@@ -80,6 +80,11 @@ void add_spatial(std::vector<SweepCase>& cases) {
         {"nonfinite_" + name,
          make_layer(LayerKind::Convolution, p, {random_weights({4, 3, 3, 3}, 5), random_weights({4}, 6)}),
          {nf(in({1, 3, 8, 8}), 37)}});
+    // 8 input channels too: the channel count of half-precision tensor-core kernels (cuDNN pads 3 to 8).
+    cases.push_back(
+        {"nonfinite_c8_" + name,
+         make_layer(LayerKind::Convolution, p, {random_weights({8, 8, 3, 3}, 9), random_weights({8}, 10)}),
+         {nf(in({1, 8, 8, 8}), 37)}});
     cases.push_back({"nonfinite_" + name,
                      make_layer(LayerKind::MatrixMultiply, MatrixMultiplyParams{false, false, post_ops},
                                 {random_weights({6, 5}, 7), random_weights({5}, 8)}),

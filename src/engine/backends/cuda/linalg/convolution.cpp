@@ -18,15 +18,16 @@
 // algorithms at the layer's opt shape (every one cuDNN's heuristic rates, within the workspace and the math
 // rules, run as execute runs it on scratch buffers and timed in device time, graph_timer.h; cudnnFind's
 // times include host costs, which dominate at batch 1) and keeps the fastest. The search is bounded: an
-// algorithm whose single call takes over kSlowCallMs of wall time twice in a row (cuDNN runs some algorithms of
-// grouped convolutions as host loops; maxvit_t's depthwise convolutions kept one CPU core busy for minutes with
-// the GPU idle) is dropped before it is recorded for timing, and no algorithm starts once a layer's search has
-// spent kSearchBudgetMs. fp16 / bf16 never take cuDNN's FFT and Winograd algorithms (tile transforms: less
-// accurate in half precision, and a NaN or infinity spreads over the tile). Kernel::plan_data() records
-// it (conv_plan_data.h) and a loaded kernel validates and reuses it for inputs of the opt dims. Other shapes,
-// transposed convolutions and untimed builds use cuDNN's heuristic first choice. Per context and input shape
-// the descriptors and algorithm are made by the first execute of that shape (before any CUDA-graph
-// recording); execute itself only enqueues, using the context's workspace.
+// algorithm whose single call takes over kSlowCallMs of wall time twice in a row (cuDNN runs some algorithms
+// of grouped convolutions as host loops; maxvit_t's depthwise convolutions kept one CPU core busy for minutes
+// with the GPU idle) is dropped before it is recorded for timing, as is one whose call takes 4x the fastest
+// call so far, and no algorithm starts once a layer's search has spent kSearchBudgetMs. fp16 / bf16 never
+// take cuDNN's FFT and Winograd algorithms (tile transforms: less accurate in half precision, and a NaN or
+// infinity spreads over the tile). Kernel::plan_data() records it (conv_plan_data.h) and a loaded kernel
+// validates and reuses it for inputs of the opt dims. Other shapes, transposed convolutions and untimed
+// builds use cuDNN's heuristic first choice. Per context and input shape the descriptors and algorithm are
+// made by the first execute of that shape (before any CUDA-graph recording); execute itself only enqueues,
+// using the context's workspace.
 
 #include "engine/backends/cuda/cuda_util.h"
 
@@ -62,8 +63,14 @@ constexpr float kFusedMargin = 1.10f;
 /// worth timing: no convolution of an inference network needs it on a GPU, and recording 16 of them for
 /// device timing would take 16x as long again.
 constexpr double kSlowCallMs = 50.0;
+/// An algorithm whose call takes kHopelessFactor times the fastest call so far (and over kHopelessMinMs,
+/// where host costs no longer hide the GPU's) cannot win: it is dropped before its 16 recorded runs are timed
+/// (fp32 depthwise convolutions: maxvit_t and efficientnet_v2_s compiled in 14 s and 10 s in fp16, and in
+/// over 90 s and 57 s in fp32, where cuDNN rates more algorithms).
+constexpr double kHopelessFactor = 4.0;
+constexpr double kHopelessMinMs = 1.0;
 /// A layer's algorithm search starts no further algorithm after this much wall time.
-constexpr double kSearchBudgetMs = 2000.0;
+constexpr double kSearchBudgetMs = 1000.0;
 
 /// Whether `algo` transforms tiles (FFT, Winograd): not used in half precision (see the file comment).
 bool transforms_tiles(int algo) {
@@ -376,6 +383,8 @@ class ConvKernel : public Kernel {
     }
     KILN_CHECK(ok, Unsupported, "cuDNN offers no convolution algorithm for this layer within ", kWorkspace,
                " bytes");
+    KILN_DEBUG("engine: convolution: cuDNN's heuristic algorithm ", algo, " (math ", chosen_math, ", ",
+               nhwc_ ? "nhwc" : "nchw", ")");
     if (!p_.transposed) {
       choose(*plan, algo, chosen_math);
     } else {
@@ -414,6 +423,7 @@ class ConvKernel : public Kernel {
       };
       std::vector<Timed> timed;
       const auto search_start = std::chrono::steady_clock::now();
+      double best_call_ms = kSlowCallMs;  // the fastest plain call of an algorithm timed so far
       for (int i = 0; i < found; ++i) {
         const auto& c = perf[i];
         if (c.status != CUDNN_STATUS_SUCCESS || c.memory > kWorkspace || !math_ok(c.mathType) ||
@@ -424,16 +434,17 @@ class ConvKernel : public Kernel {
         });
         if (seen) continue;
         if (!timed.empty() && ms_since(search_start) > kSearchBudgetMs) {
-          KILN_INFO("engine: convolution '", name, "': algorithm search stopped after ", ms_since(search_start),
-                    " ms (budget ", kSearchBudgetMs, " ms); ", timed.size(), " timed");
+          KILN_INFO("engine: convolution '", name, "': algorithm search stopped after ",
+                    ms_since(search_start), " ms (budget ", kSearchBudgetMs, " ms); ", timed.size(),
+                    " timed");
           break;
         }
         choose(*plan, c.algo, c.mathType, /*count=*/false);
         KILN_DEBUG("engine: convolution '", name, "': timing algorithm ", c.algo, " (math ", c.mathType,
                    ", workspace ", c.memory, " bytes)");
         try {
-          // Two plain calls by wall clock first: the first may load kernels; when the second is still slow the
-          // algorithm is dropped (see the file comment).
+          // Two plain calls by wall clock first: the first may load kernels; when the second is still slow
+          // the algorithm is dropped (see the file comment).
           double call_ms = 0.0;
           for (int call = 0; call < 2; ++call) {
             KILN_CUDNN_CHECK(cudnnSetStream(h, nullptr));
@@ -443,11 +454,13 @@ class ConvKernel : public Kernel {
             call_ms = ms_since(t0);
             if (call_ms <= kSlowCallMs) break;
           }
-          if (call_ms > kSlowCallMs) {
+          if (call_ms > kSlowCallMs ||
+              (call_ms > kHopelessMinMs && call_ms > kHopelessFactor * best_call_ms)) {
             KILN_INFO("engine: convolution '", name, "': algorithm ", c.algo, " dropped: one call took ",
-                      call_ms, " ms");
+                      call_ms, " ms (fastest call so far ", best_call_ms, " ms)");
             continue;
           }
+          best_call_ms = std::min(best_call_ms, call_ms);
           float ms = graph_time_ms([&](cudaStream_t s) {
             KILN_CUDNN_CHECK(cudnnSetStream(h, s));
             enqueue(*plan, x.data(), y.data(), fuse_residual_ ? z.data() : y.data(), ws.data());
@@ -483,8 +496,8 @@ class ConvKernel : public Kernel {
       has_tuned_ = true;
       count_conv_event(ConvEvent::Tuned);
       KILN_INFO("engine: convolution '", name, "': ", timed.size(), " cuDNN algorithms timed in ",
-                ms_since(search_start), " ms, chose ", pick->algo, " (", pick->ms, " ms; fastest ", best->algo,
-                " ", best->ms, " ms; cuDNN's first ", timed[0].algo, " ", timed[0].ms, " ms)");
+                ms_since(search_start), " ms, chose ", pick->algo, " (", pick->ms, " ms; fastest ",
+                best->algo, " ", best->ms, " ms; cuDNN's first ", timed[0].algo, " ", timed[0].ms, " ms)");
     } catch (const Error& e) {
       (void)cudaGetLastError();
       cudnnSetStream(cudnn_handle(), nullptr);
