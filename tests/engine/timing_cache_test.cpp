@@ -64,6 +64,10 @@ TEST(TimingCacheEntry, TrustNeedsCalmFiguresAndTwoAgreeingCloseCalls) {
   e.noisy = true;
   EXPECT_FALSE(timing_entry_trusted(e));
   e.noisy = false;
+  e.cut_short = true;  // by the build's timing budget
+  EXPECT_FALSE(timing_entry_trusted(e));
+  EXPECT_EQ(parse_timing_entry(format_timing_entry(e))->cut_short, true);  // flag "short"
+  e.cut_short = false;
   e.close = true;
   EXPECT_FALSE(timing_entry_trusted(e));  // a close call is re-timed once
   e.agreements = 2;

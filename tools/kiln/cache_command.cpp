@@ -69,7 +69,8 @@ int list_caches(const CacheOptions& o) {
     std::snprintf(figures, sizeof(figures), "margin %+6.1f%%  spread %5.1f%%  cpu %.2f  agree %d",
                   100 * e.margin, 100 * e.spread, e.cpu_share, e.agreements);
     std::string flags;
-    for (auto [on, name] : {std::pair{e.close, "close"}, {e.loaded, "loaded"}, {e.noisy, "noisy"}}) {
+    for (auto [on, name] :
+         {std::pair{e.close, "close"}, {e.loaded, "loaded"}, {e.noisy, "noisy"}, {e.cut_short, "short"}}) {
       if (on) flags += (flags.empty() ? "" : ",") + std::string(name);
     }
     std::cout << "  " << r.key << "  " << e.tactic << "  " << figures << "  " << when(e.timed_at) << "  "

@@ -96,6 +96,7 @@ int run_compile(const CompileCommandOptions& o) {
     tactics.timed += e.tactics.timed;
     tactics.retimed += e.tactics.retimed;
     tactics.uncertain += e.tactics.uncertain;
+    tactics.cut_short += e.tactics.cut_short;
     tactics.from_cache += e.tactics.from_cache;
   }
   if (o.verbose) std::cout << report.to_string();
@@ -115,10 +116,12 @@ int run_compile(const CompileCommandOptions& o) {
   std::cout << "; tactic choices: " << tactics.from_cache << " from the timing cache, " << tactics.timed
             << " timed (" << tactics.retimed << " re-timed)\n";
   if (tactics.uncertain > 0) {
-    std::cout
-        << "warning: " << tactics.uncertain
-        << " tactic choices were timed on a loaded machine (or from noisy runs); the next compile times them "
-           "again\n";
+    std::cout << "warning: " << tactics.uncertain
+              << " tactic choices were timed on a loaded machine (or from noisy runs"
+              << (tactics.cut_short > 0
+                      ? ", or cut short by the build's timing budget: " + std::to_string(tactics.cut_short)
+                      : std::string())
+              << "); the next compile times them again\n";
   }
   if (precision_notes > 0) {
     std::cout << "precision: " << precision_notes

@@ -9,8 +9,8 @@ class Plan;
 struct TacticStats {
   int timed = 0;    // contests timed in this build (re-timed ones included)
   int retimed = 0;  // of those, layers whose timing-cache entry was not trusted (uncertain, close or old)
-  int uncertain =
-      0;  // of those, choices made on a loaded machine or from noisy figures (timed again next build)
+  int uncertain = 0;   // of those, timed on a loaded machine, noisy or cut short (timed again next build)
+  int cut_short = 0;   // of the uncertain, contests cut short by the build's timing budget (contest_budget)
   int from_cache = 0;  // choices taken from trusted timing-cache entries
   int untimed = 0;     // layers with at most one optimized candidate, or built without timing
   int reference = 0;   // layers running a reference kernel (no optimized tactic applies or builds)

@@ -23,6 +23,7 @@ struct TimingEntry {
   bool close = false;      // decided within noise by the preference order
   bool loaded = false;     // the machine was loaded while timing
   bool noisy = false;      // the runs' spread was above the noise threshold
+  bool cut_short = false;  // the build's timing budget cut the contest short (flag "short")
   /// Consecutive timings that chose this tactic with figures that were not uncertain.
   int agreements = 0;
   int64_t timed_at = 0;  // seconds since the epoch of the last timing
@@ -35,8 +36,8 @@ std::string format_timing_entry(const TimingEntry& entry);
 /// line).
 std::optional<TimingEntry> parse_timing_entry(const std::string& text);
 
-/// Whether a builder may reuse `entry` without timing again: its figures were neither loaded nor noisy, and a
-/// close contest was decided the same way by two such timings in a row.
+/// Whether a builder may reuse `entry` without timing again: its figures were neither loaded nor noisy nor
+/// cut short, and a close contest was decided the same way by two such timings in a row.
 bool timing_entry_trusted(const TimingEntry& entry);
 
 /// One line of a timing-cache file.

@@ -22,10 +22,39 @@ double spread_of(const std::vector<double>& ms) {
 }
 
 bool gets_second_warm_up(double first_ms, double best_first_ms) {
-  // A candidate whose first run took at most 100 ms always warms up further, however much faster the fastest
-  // first run was: oneDNN's JIT for a small matmul took 8-25 ms on a loaded 2-core machine, over 200x the
-  // reference kernel's run, and the reference kernel (15x slower once warm) won.
-  return first_ms <= 100.0 || first_ms <= 200 * best_first_ms;
+  // Only optimized kernels are timed (kReferenceTactic never is, nor oneDNN's reference implementations), so
+  // first runs are JIT against JIT: a candidate 10x behind the fastest one there, over the JIT's 25 ms, is
+  // slow in its own right (oneDNN's reference convolution: 25-121 ms a run against 0.2-12 ms).
+  return first_ms <= kAlwaysWarmUpMs || first_ms <= kNoWarmUpRatio * best_first_ms;
+}
+
+double best_so_far(const CandidateFigures& figures) {
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t i = 1; i < figures.warm_up_ms.size(); ++i) best = std::min(best, figures.warm_up_ms[i]);
+  for (double ms : figures.rounds_ms) best = std::min(best, ms);
+  return best;
+}
+
+bool out_of_the_running(const CandidateFigures& figures, double fastest_ms, bool loaded) {
+  const size_t runs =
+      figures.rounds_ms.size() + (figures.warm_up_ms.empty() ? 0 : figures.warm_up_ms.size() - 1);
+  return runs >= (loaded ? 4u : 2u) && best_so_far(figures) > kHopelessRatio * fastest_ms;
+}
+
+ContestBudget contest_budget(double build_spent_ms) {
+  ContestBudget b;
+  const double left = kBuildTimingBudgetMs - build_spent_ms;
+  if (left <= 0.0) {
+    b.max_warm_up_runs = 1;
+    b.warm_up_ms = 0.0;
+    b.min_rounds = kCutShortRounds;
+    b.rounds_ms = 0.0;
+    b.cut_short = true;
+    return b;
+  }
+  b.rounds_ms = std::min(kRoundsBudgetMs, left / kContestShareOfBudget);
+  b.warm_up_ms = std::min(kWarmUpBudgetMs, b.rounds_ms);
+  return b;
 }
 
 bool warm_up_settled(const std::vector<double>& warm_up_ms) {
@@ -39,6 +68,7 @@ TacticChoice choose_tactic(const std::vector<CandidateFigures>& candidates,
   TacticChoice choice;
   choice.cpu_share = conditions.cpu_share();
   choice.loaded = choice.cpu_share < kLoadedCpuShare;
+  choice.cut_short = conditions.cut_short;
   const CandidateFigures* fastest = nullptr;
   for (const CandidateFigures& c : candidates) {
     if (!c.failed && (!fastest || best_time(c) < best_time(*fastest))) fastest = &c;

@@ -29,6 +29,34 @@ inline constexpr double kNoisySpread = 0.3;
 /// on top.
 inline constexpr double kLoadedCpuShare = 0.75;
 
+/// Timed rounds per contest, whatever BuilderConfig::timing_iterations says below it: the spread that says
+/// whether figures can be trusted needs a few runs.
+inline constexpr int kMinRounds = 5;
+/// Warm-up runs of a candidate stop when they settle (warm_up_settled), after this many runs, or once the
+/// runs after the first took kWarmUpBudgetMs.
+inline constexpr int kMaxWarmUps = 8;
+inline constexpr double kWarmUpBudgetMs = 100.0;
+/// Rounds stop early, after kMinRounds / 2 + 1 of them, once they took this long (large layers).
+inline constexpr double kRoundsBudgetMs = 2000.0;
+/// A candidate whose best time so far is over this multiple of the fastest one's leaves the rounds: with the
+/// noise margin capped at kMaxNoiseMargin it can win only within 2x of the fastest (choose_tactic); the other
+/// half of the fastest's time is room for the noise of minima over a few runs.
+inline constexpr double kHopelessRatio = 1.5 * (1.0 + kMaxNoiseMargin);
+/// A first run (JIT included) over kAlwaysWarmUpMs and over this multiple of the layer's fastest first run
+/// ends the candidate's warm-up: it goes to the rounds as it is (see gets_second_warm_up).
+inline constexpr double kNoWarmUpRatio = 10.0;
+/// First runs up to this always warm up further: oneDNN's JIT took 8-25 ms a kernel on a loaded 2-core
+/// machine.
+inline constexpr double kAlwaysWarmUpMs = 25.0;
+/// Wall time a build spends in contests (creating, warming up and timing the candidates of every timed
+/// layer), in ms. Each contest may spend at most 1/kContestShareOfBudget of what is left of it on its rounds
+/// (and at most kRoundsBudgetMs); once it is spent, every further contest runs the minimum and is cut short
+/// (contest_budget).
+inline constexpr double kBuildTimingBudgetMs = 20000.0;
+inline constexpr double kContestShareOfBudget = 8.0;
+/// The rounds a cut-short contest runs (after each candidate's first run, without warm-up).
+inline constexpr int kCutShortRounds = 2;
+
 /// What one candidate measured, in milliseconds: its warm-up runs in order (the first pays one-time costs
 /// such as oneDNN's JIT) and one run per timed round (empty when it was left out of the rounds).
 struct CandidateFigures {
@@ -42,9 +70,28 @@ struct CandidateFigures {
 struct TimingConditions {
   double wall_ms = 0.0;
   double cpu_ms = 0.0;
+  /// The contest ran fewer rounds than it would have because the build's timing budget was (nearly) spent
+  /// (ContestBudget): its choice is uncertain.
+  bool cut_short = false;
   /// cpu_ms / wall_ms (1 when nothing was measured).
   double cpu_share() const;
 };
+
+/// How much timing one contest may do, given the wall time the build's contests took before it.
+struct ContestBudget {
+  int max_warm_up_runs = kMaxWarmUps;   // warm-up runs, the first included
+  double warm_up_ms = kWarmUpBudgetMs;  // per candidate, the runs after the first
+  int min_rounds = kMinRounds / 2 + 1;  // rounds run whatever they cost
+  double rounds_ms = kRoundsBudgetMs;   // later rounds stop once the rounds took this long
+  /// The build's budget is spent: the contest runs the minimum (no warm-up after the first run,
+  /// kCutShortRounds rounds) and its choice is uncertain, timed again next build.
+  bool cut_short = false;
+};
+
+/// The budget of a contest after the build's contests took `build_spent_ms` of kBuildTimingBudgetMs: the
+/// rounds budget shrinks with what is left (1/kContestShareOfBudget of it, at most kRoundsBudgetMs), so that
+/// hundreds of layers on a loaded machine cannot spend minutes timing; none left: cut short.
+ContestBudget contest_budget(double build_spent_ms);
 
 /// The outcome of one contest.
 struct TacticChoice {
@@ -60,9 +107,10 @@ struct TacticChoice {
   bool close = false;      // another candidate was within noise of it: the preference order decided
   bool loaded = false;     // cpu_share < kLoadedCpuShare
   bool noisy = false;      // spread > kNoisySpread
-  /// Whether the figures cannot be trusted (a loaded machine or noisy figures): time the layer again next
-  /// build.
-  bool uncertain() const { return loaded || noisy; }
+  bool cut_short = false;  // TimingConditions::cut_short
+  /// Whether the figures cannot be trusted (a loaded machine, noisy figures or a contest cut short by the
+  /// build's timing budget): time the layer again next build.
+  bool uncertain() const { return loaded || noisy || cut_short; }
 };
 
 /// The best time of a candidate: the minimum of its rounds (noise from other work only ever adds time), or of
@@ -75,10 +123,21 @@ double best_time(const CandidateFigures& figures);
 double spread_of(const std::vector<double>& ms);
 
 /// Whether a candidate whose first run took `first_ms` warms up further (until warm_up_settled) when the
-/// layer's fastest first run took `best_first_ms`: unless it took over 100 ms and 200x the fastest (a first
-/// run pays one-time costs such as oneDNN's JIT, which must not decide; a candidate that slow is not worth
-/// another run).
+/// layer's fastest first run took `best_first_ms`: unless it took over kAlwaysWarmUpMs and kNoWarmUpRatio x
+/// the fastest. A first run pays one-time costs such as oneDNN's JIT, which must not decide: such a candidate
+/// still goes to the rounds (which run after its JIT), it only gets no warm-up runs of its own.
 bool gets_second_warm_up(double first_ms, double best_first_ms);
+
+/// The best time of a candidate so far, for leaving the rounds early: the minimum of its runs after the first
+/// (warm-ups and rounds; the first pays one-time costs), infinite with none.
+double best_so_far(const CandidateFigures& figures);
+
+/// Whether a candidate is out of the running, with `fastest_ms` the smallest best_so_far of the layer's
+/// candidates: it has at least two runs after its first (one stall does not decide; four when the rounds so
+/// far ran on a `loaded` machine, where runs stall in scheduler quanta of 4 ms: a 2.3 ms convolution measured
+/// 16.4 ms twice in a row here at load 6) and their minimum is over kHopelessRatio x `fastest_ms`. Such a
+/// candidate could not win choose_tactic; it leaves the rounds.
+bool out_of_the_running(const CandidateFigures& figures, double fastest_ms, bool loaded = false);
 
 /// Whether a candidate's warm-up has settled: its last two runs are within 10% of each other.
 bool warm_up_settled(const std::vector<double>& warm_up_ms);

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -98,16 +99,6 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
 /// unmarked: wall clock throughout; caches written by either hold choices those methods got wrong).
 constexpr const char* kTimingMethod = "|timing3";
 
-/// Timed rounds run per contest, whatever BuilderConfig::timing_iterations says below it: the spread that
-/// says whether figures can be trusted needs a few runs.
-constexpr int kMinRounds = 5;
-/// Warm-up runs of a candidate stop when they settle (warm_up_settled), after this many runs, or once the
-/// runs after the first took this long.
-constexpr int kMaxWarmUps = 8;
-constexpr double kWarmUpBudgetMs = 100.0;
-/// Rounds stop early, after kMinRounds / 2 + 1 of them, once they took this long (large layers).
-constexpr double kRoundsBudgetMs = 2000.0;
-
 /// Timed runs on a backend that records device work (cuda) replay a recording of this many runs in a row: the
 /// device's time per run, without the host's launch costs. At batch 1 a legacy cuDNN call costs the host
 /// more than its kernels cost the GPU, and a wall-clock choice then follows the host (resnet50's
@@ -190,16 +181,21 @@ struct Candidate {
   }
 };
 
-/// Times one layer's candidates (optimized tactics, in preference order) at the opt shape: each warms up
-/// until its runs settle (bounded), then rounds of one run per candidate interleave them, so that load from
-/// other processes hits every candidate alike. Candidates are ordered by preference for choose_tactic: fewer
-/// output bytes first (no padded channel blocks), then INT8 tactics, then the backend's order; a layer timed
-/// again puts its previous choice first when that was made on calm figures (see select_tactics).
+/// Times one layer's candidates (optimized tactics, in preference order) at the opt shape within `budget`:
+/// each warms up until its runs settle (bounded), then rounds of one run per candidate interleave them, so
+/// that load from other processes hits every candidate alike; a candidate out of the running
+/// (out_of_the_running) leaves them, and they end when fewer than two candidates are left. Candidates are
+/// ordered by preference for choose_tactic: fewer output bytes first (no padded channel blocks), then INT8
+/// tactics, then the backend's order; a layer timed again puts its previous choice first when that was made on
+/// calm figures (see select_tactics).
 class LayerTiming {
  public:
   LayerTiming(const Plan::Impl& g, const BuilderConfig& config, int64_t layer, const LayerInfo& info,
-              const ConcreteShapes& opt, const std::vector<TensorFormat>& produced)
-      : g_(g), config_(config), layer_(layer), info_(info), opt_(opt), produced_(produced) {}
+              const ConcreteShapes& opt, const std::vector<TensorFormat>& produced,
+              const ContestBudget& budget)
+      : g_(g), config_(config), layer_(layer), info_(info), opt_(opt), produced_(produced), budget_(budget) {
+    conditions_.cut_short = budget.cut_short;
+  }
 
   /// Creates and times the candidates; `first`, when one of them, goes first in the preference order.
   /// `report` collects what happened to each (for the log).
@@ -305,45 +301,62 @@ class LayerTiming {
     }
   }
 
+  /// Candidates still timed.
+  size_t timed_count() const {
+    return static_cast<size_t>(
+        std::count_if(cands_.begin(), cands_.end(), [](const Candidate& c) { return c.timed; }));
+  }
+
   // Warm-up: the first run pays one-time costs (oneDNN's JIT, cuDNN/cuBLASLt plans, first touch of buffers:
   // 60x a reference convolution's run on a 16x16 image), later ones settle. A candidate whose first run took
-  // over 100 ms and 200x the fastest first run stops there (gets_second_warm_up). Every candidate that did
-  // not fail goes on to the rounds: on a loaded machine warm-ups stall at random (a 0.7 ms convolution's took
-  // 52 ms).
+  // over 25 ms and 10x the fastest first run stops there (gets_second_warm_up), and so does every candidate
+  // of a contest cut short. Every candidate that did not fail goes on to the rounds: on a loaded machine
+  // warm-ups stall at random (a 0.7 ms convolution's took 52 ms). A lone candidate (the others failed to
+  // build) is not timed further: nothing to compare it with.
   void warm_up() {
+    for (Candidate& c : cands_) c.timed = !c.figures.failed;
+    if (timed_count() < 2) return;
     double best_first = 1e300;
     for (const Candidate& c : cands_) best_first = std::min(best_first, c.figures.warm_up_ms[0]);
     for (Candidate& c : cands_) {
-      if (gets_second_warm_up(c.figures.warm_up_ms[0], best_first)) {
+      if (budget_.max_warm_up_runs > 1 && gets_second_warm_up(c.figures.warm_up_ms[0], best_first)) {
         double spent = 0.0;
         do {
           run_into(c, c.figures.warm_up_ms, false);
           if (c.figures.failed) break;
           spent += c.figures.warm_up_ms.back();
         } while (!warm_up_settled(c.figures.warm_up_ms) &&
-                 c.figures.warm_up_ms.size() < static_cast<size_t>(kMaxWarmUps) && spent < kWarmUpBudgetMs);
+                 c.figures.warm_up_ms.size() < static_cast<size_t>(budget_.max_warm_up_runs) &&
+                 spent < budget_.warm_up_ms);
       }
       c.timed = !c.figures.failed;
     }
   }
 
+  // Rounds until max(timing_iterations, kMinRounds) (kCutShortRounds when the build's budget is spent), or
+  // after budget_.min_rounds once they took budget_.rounds_ms; after each, the candidates out of the running
+  // leave (minima over their runs after the first, so one stall does not decide), and the rounds end when
+  // fewer than two are left. Stopped by a rounds budget the build's spending shrank: cut short.
   void rounds() {
-    const int rounds = std::max(config_.timing_iterations, kMinRounds);
+    const int rounds =
+        budget_.cut_short ? budget_.min_rounds : std::max(config_.timing_iterations, kMinRounds);
     double spent = 0.0;
-    for (int it = 0; it < rounds; ++it) {
-      double round_best = 1e300;
+    for (int it = 0; it < rounds && timed_count() >= 2; ++it) {
       for (Candidate& c : cands_) {
         if (!c.timed) continue;
         run_into(c, c.figures.rounds_ms, true);
-        if (c.figures.failed) continue;
-        spent += c.figures.rounds_ms.back();
-        round_best = std::min(round_best, best_time(c.figures));
+        if (!c.figures.failed) spent += c.figures.rounds_ms.back();
       }
-      // 20x slower than the best after half the rounds (minima, robust to stalls): out of the running.
-      if (it + 1 >= kMinRounds / 2) {
-        for (Candidate& c : cands_) c.timed = c.timed && best_time(c.figures) <= 20 * round_best;
+      double fastest = 1e300;
+      for (const Candidate& c : cands_) {
+        if (!c.figures.failed) fastest = std::min(fastest, best_so_far(c.figures));
       }
-      if (spent > kRoundsBudgetMs && it + 1 >= kMinRounds / 2 + 1) break;
+      const bool loaded = conditions_.cpu_share() < kLoadedCpuShare;
+      for (Candidate& c : cands_) c.timed = c.timed && !out_of_the_running(c.figures, fastest, loaded);
+      if (spent > budget_.rounds_ms && it + 1 >= budget_.min_rounds && it + 1 < rounds) {
+        if (budget_.rounds_ms < kRoundsBudgetMs && timed_count() >= 2) conditions_.cut_short = true;
+        break;
+      }
     }
   }
 
@@ -380,6 +393,7 @@ class LayerTiming {
   const std::vector<TensorFormat>& produced_;
   std::deque<Layer> reformat_layers_;  // stable addresses for the reformats' LayerInfos
   std::vector<Candidate> cands_;
+  ContestBudget budget_;
   TimingConditions conditions_;
 };
 
@@ -450,6 +464,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   // candidate that wants another format for an input is timed together with the reformat it will need.
   std::vector<TensorFormat> produced(g.tensors.size(), TensorFormat::Plain);
   const std::vector<bool> int8_allowed = int8_allowed_layers(g, config);
+  double contests_ms = 0.0;  // wall time of this build's contests so far (contest_budget)
   for (size_t i = 0; i < g.layers.size(); ++i) {
     if (!g.is_kernel_layer(static_cast<int64_t>(i))) continue;
     const Layer& l = g.layers[i].layer;
@@ -523,14 +538,19 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       // gets no such preference (it would keep itself on noise at every build: resnet18's INT8 layers stayed
       // fp32 so).
       std::string report;
-      LayerTiming timing(g, config, static_cast<int64_t>(i), info, opt_shapes(), produced);
-      const bool calm = previous && !previous->loaded && !previous->noisy;
+      const ContestBudget budget = contest_budget(contests_ms);
+      const auto contest_start = std::chrono::steady_clock::now();
+      LayerTiming timing(g, config, static_cast<int64_t>(i), info, opt_shapes(), produced, budget);
+      const bool calm = previous && !previous->loaded && !previous->noisy && !previous->cut_short;
       timing.time(optimized, calm ? previous->tactic : std::string(), report);
+      contests_ms +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - contest_start).count();
       const std::vector<CandidateFigures> figures = timing.figures();
       const TacticChoice choice = choose_tactic(figures, timing.conditions());
       ++g.tactic_stats.timed;
       if (cache.find(key)) ++g.tactic_stats.retimed;
       if (choice.uncertain()) ++g.tactic_stats.uncertain;
+      if (choice.cut_short) ++g.tactic_stats.cut_short;
       if (!choice.tactic.empty()) {
         chosen = choice.tactic;
         kernel = timing.take_kernel(chosen);
@@ -542,6 +562,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         entry.close = choice.close;
         entry.loaded = choice.loaded;
         entry.noisy = choice.noisy;
+        entry.cut_short = choice.cut_short;
         entry.agreements =
             choice.uncertain() ? 0 : (previous && previous->tactic == chosen ? previous->agreements : 0) + 1;
         entry.timed_at = static_cast<int64_t>(std::time(nullptr));
@@ -550,6 +571,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         std::snprintf(margin, sizeof(margin), "margin %+.1f%%, spread %.1f%%, cpu share %.2f",
                       100 * choice.margin, 100 * choice.spread, choice.cpu_share);
         KILN_INFO(what, chosen, "' (", margin, choice.close ? ", close: preference order" : "",
+                  choice.cut_short ? ", cut short by the build's timing budget" : "",
                   choice.uncertain() ? ", uncertain: timed again next build" : "", "); timed:", report,
                   figures_text(figures));
       } else {

@@ -138,7 +138,8 @@ std::string format_timing_entry(const TimingEntry& e) {
   std::snprintf(buf, sizeof(buf), " margin=%.4f spread=%.4f cpu=%.3f agree=%d at=%lld", e.margin, e.spread,
                 e.cpu_share, e.agreements, static_cast<long long>(e.timed_at));
   std::string flags;
-  for (auto [on, name] : {std::pair{e.close, "close"}, {e.loaded, "loaded"}, {e.noisy, "noisy"}}) {
+  for (auto [on, name] :
+       {std::pair{e.close, "close"}, {e.loaded, "loaded"}, {e.noisy, "noisy"}, {e.cut_short, "short"}}) {
     if (on) flags += (flags.empty() ? " flags=" : ",") + std::string(name);
   }
   return e.tactic + buf + flags;
@@ -172,6 +173,7 @@ std::optional<TimingEntry> parse_timing_entry(const std::string& text) {
           e.close = e.close || f == "close";
           e.loaded = e.loaded || f == "loaded";
           e.noisy = e.noisy || f == "noisy";
+          e.cut_short = e.cut_short || f == "short";
         }
       }  // fields of a later version are ignored
     } catch (const std::exception&) {
@@ -183,7 +185,7 @@ std::optional<TimingEntry> parse_timing_entry(const std::string& text) {
 }
 
 bool timing_entry_trusted(const TimingEntry& e) {
-  if (e.loaded || e.noisy || e.agreements < 1) return false;
+  if (e.loaded || e.noisy || e.cut_short || e.agreements < 1) return false;
   return !e.close || e.agreements >= 2;
 }
 
