@@ -321,9 +321,9 @@ void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& fil
       // As an untimed build (or a loaded plan without plan data) creates it: it must build and run.
       check(*backend.create_kernel(info, tactic.name), at);
       // As a timed build creates it (LayerInfo::tune: cuda kernels may time alternatives of their own) and as
-      // a loaded plan re-creates it from what it stored (Kernel::plan_data), when it stores anything. A timing
-      // candidate may refuse at creation (Unsupported) where it has nothing better than reference code for
-      // the case (a oneDNN primitive resolving to oneDNN's reference implementation: onednn_common.h,
+      // a loaded plan re-creates it from what it stored (Kernel::plan_data), when it stores anything. A
+      // timing candidate may refuse at creation (Unsupported) where it has nothing better than reference code
+      // for the case (a oneDNN primitive resolving to oneDNN's reference implementation: onednn_common.h,
       // require_optimized): the builder drops it and takes another tactic, so the sweep notes it.
       LayerInfo tuned = info;
       tuned.tune = true;
