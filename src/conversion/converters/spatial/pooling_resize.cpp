@@ -1,5 +1,4 @@
-// Convolutions, pooling and resizing: convolution / conv1d-3d / conv_transpose1d-3d, max/avg pooling,
-// adaptive pooling, upsample nearest/bilinear.
+// Pooling and resizing: max/avg pooling, adaptive pooling, upsample nearest/bilinear.
 
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
@@ -11,26 +10,6 @@ namespace kiln::conversion {
 namespace {
 using detail::Outputs;
 using engine::PoolingParams;
-
-Outputs convolution(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a) {
-  const ArgValue w = a.get("weight"), b = a.get("bias");
-  const bool transposed = n.target().name.find("transpose") != std::string::npos || a.bool_("transposed", false);
-  return {impl::convolution(ctx, a.tensor(ctx, "input"), w.weight, w.weight_name, b.weight, b.weight_name,
-                            a.ints("stride", std::vector<int64_t>{}), a.ints("padding", std::vector<int64_t>{}),
-                            a.ints("dilation", std::vector<int64_t>{}), transposed,
-                            a.ints("output_padding", std::vector<int64_t>{}), a.int_("groups", 1))};
-}
-
-bool frozen_conv_weights(const ir::Node& n, const settings::CompilationSettings&) {
-  const ir::Argument* w = n.find_arg("weight");
-  if (w == nullptr || w->is_none() || !detail::is_weight_or_none(n, "weight") || !detail::is_weight_or_none(n, "bias")) {
-    return false;
-  }
-  const ir::Argument* pad = n.find_arg("padding");
-  if (pad && pad->kind() == ir::Argument::Kind::String) return false;  // "same"/"valid" stay in torch
-  const int64_t k = w->as_tensor()->meta().rank() - 2;
-  return k >= 1 && k <= 3 && detail::window_args_within_bounds(n);
-}
 
 int64_t spatial_of(const ir::Node& n) {
   const std::string& name = n.target().name;
@@ -131,11 +110,8 @@ bool static_spatial(const ir::Node& n, const settings::CompilationSettings&) {
 
 }  // namespace
 
-void register_spatial_converters(ConverterRegistry& r) {
+void register_pooling_resize_converters(ConverterRegistry& r) {
   using detail::add;
-  add(r, {"aten.convolution.default", "aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default",
-          "aten.conv_transpose1d.input", "aten.conv_transpose2d.input", "aten.conv_transpose3d.input"},
-      convolution, true, frozen_conv_weights);
   add(r, {"aten.max_pool1d.default", "aten.max_pool2d.default", "aten.max_pool3d.default"}, max_pool, true,
       pool_args_within_bounds);
   add(r, {"aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default"}, max_pool, true,

@@ -1,10 +1,9 @@
-// Matrix products and attention: linear, addmm, mm, bmm, matmul, scaled_dot_product_attention.
+// Matrix products: linear, addmm, mm, bmm, matmul.
 
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
 #include "kiln/conversion/impl/elementwise.h"
 #include "kiln/conversion/impl/nn.h"
-#include "kiln/support/error.h"
 
 namespace kiln::conversion {
 
@@ -34,32 +33,13 @@ Outputs addmm(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a)
   return {impl::binary(ctx, Operand::of(y), Operand::of(c), engine::ElementwiseOp::Add, t)};
 }
 
-Outputs sdpa(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) {
-  engine::Tensor* mask = a.has("attn_mask") ? a.tensor(ctx, "attn_mask") : nullptr;
-  const double scale = a.has("scale") ? a.float_("scale") : 0.0;
-  KILN_CHECK(!a.has("scale") || scale > 0, Unsupported, ctx.current_node, ": attention scale ", scale);
-  return {impl::attention(ctx, a.tensor(ctx, "query"), a.tensor(ctx, "key"), a.tensor(ctx, "value"), mask,
-                          a.bool_("is_causal", false), scale)};
-}
-
-bool sdpa_supported(const ir::Node& n, const settings::CompilationSettings&) {
-  const ir::Argument* p = n.find_arg("dropout_p");
-  if (p && !p->is_none() && p->as_float() != 0.0) return false;
-  const ir::Argument* gqa = n.find_arg("enable_gqa");
-  if (gqa && !gqa->is_none() && gqa->as_bool()) return false;
-  const ir::Argument* scale = n.find_arg("scale");
-  if (scale && !scale->is_none() && scale->kind() == ir::Argument::Kind::Float && scale->as_float() <= 0) return false;
-  return true;
-}
-
 }  // namespace
 
-void register_linalg_converters(ConverterRegistry& r) {
+void register_matmul_converters(ConverterRegistry& r) {
   using detail::add;
   add(r, {"aten.linear.default"}, linear, true);
   add(r, {"aten.mm.default", "aten.bmm.default", "aten.matmul.default"}, matmul, true);
   add(r, {"aten.addmm.default"}, addmm, true);
-  add(r, {"aten.scaled_dot_product_attention.default"}, sdpa, true, sdpa_supported);
 }
 
 }  // namespace kiln::conversion

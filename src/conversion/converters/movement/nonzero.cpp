@@ -69,7 +69,7 @@ void add_data_dependent(ConverterRegistry& r, std::initializer_list<const char*>
 
 }  // namespace
 
-void register_data_dependent_converters(ConverterRegistry& r) {
+void register_nonzero_converters(ConverterRegistry& r) {
   add_data_dependent(r, {"aten.nonzero.default", "aten.argwhere.default"}, nonzero);
   add_data_dependent(r, {"aten.masked_select.default"}, masked_select, bool_mask);
 }

@@ -30,7 +30,7 @@ bool int_operands(const ir::Node& n, const settings::CompilationSettings&) {
 
 }  // namespace
 
-void register_symbolic_converters(ConverterRegistry& r) {
+void register_sym_int_converters(ConverterRegistry& r) {
   using detail::add;
   using engine::ElementwiseOp;
   add(r, {"aten.sym_size.int"}, sym_size, true);
