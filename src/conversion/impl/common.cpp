@@ -40,4 +40,13 @@ int64_t normalize_dim(int64_t dim, int64_t rank, const std::string& what) {
   return dim < 0 ? dim + r : dim;
 }
 
+std::vector<int64_t> per_spatial_dim(std::vector<int64_t> v, int64_t n, int64_t fill, const std::string& what,
+                                     const std::string& node) {
+  if (v.empty()) v.assign(n, fill);
+  if (v.size() == 1 && n > 1) v.assign(n, v[0]);
+  KILN_CHECK(static_cast<int64_t>(v.size()) == n, InvalidInput, node, ": ", what, " has ", v.size(),
+             " entries for ", n, " spatial dims");
+  return v;
+}
+
 }  // namespace kiln::conversion::impl

@@ -27,5 +27,10 @@ engine::Tensor* identity(ConversionContext& ctx, engine::Tensor* t);
 DType promote_types(DType a, int64_t rank_a, DType b, int64_t rank_b);
 /// A dim index in [0, rank) from a possibly negative one; throws kiln::Error naming `what` when out of range.
 int64_t normalize_dim(int64_t dim, int64_t rank, const std::string& what);
+/// A window argument (stride, padding, kernel size, ...) with one entry per spatial dim: `fill` in every entry
+/// when empty, its one entry repeated when it has one; throws kiln::Error(InvalidInput) naming `node` and `what`
+/// when it then has other than `n` entries.
+std::vector<int64_t> per_spatial_dim(std::vector<int64_t> v, int64_t n, int64_t fill, const std::string& what,
+                                     const std::string& node);
 
 }  // namespace kiln::conversion::impl

@@ -1,7 +1,7 @@
 // Attention: scaled_dot_product_attention as the engine's fused Attention layer (no dropout, no GQA).
 
 #include "conversion/converters/converter_util.h"
-#include "kiln/conversion/impl/nn.h"
+#include "kiln/conversion/impl/attention.h"
 #include "kiln/support/error.h"
 
 namespace kiln::conversion {

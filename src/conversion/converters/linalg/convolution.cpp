@@ -1,7 +1,7 @@
 // Convolutions: convolution / conv1d-3d / conv_transpose1d-3d with frozen weights.
 
 #include "conversion/converters/converter_util.h"
-#include "kiln/conversion/impl/nn.h"
+#include "kiln/conversion/impl/linalg.h"
 
 namespace kiln::conversion {
 

@@ -14,9 +14,9 @@
 
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
+#include "kiln/conversion/impl/linalg.h"
 #include "kiln/conversion/impl/movement.h"
-#include "kiln/conversion/impl/nn.h"
-#include "kiln/conversion/impl/reduce.h"
+#include "kiln/conversion/impl/reduction.h"
 #include "kiln/conversion/impl/shape.h"
 #include "kiln/support/error.h"
 

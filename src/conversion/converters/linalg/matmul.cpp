@@ -2,8 +2,8 @@
 
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
-#include "kiln/conversion/impl/elementwise.h"
-#include "kiln/conversion/impl/nn.h"
+#include "kiln/conversion/impl/pointwise.h"
+#include "kiln/conversion/impl/linalg.h"
 
 namespace kiln::conversion {
 

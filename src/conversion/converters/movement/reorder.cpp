@@ -6,8 +6,8 @@
 
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
-#include "kiln/conversion/impl/elementwise.h"
 #include "kiln/conversion/impl/movement.h"
+#include "kiln/conversion/impl/pointwise.h"
 #include "kiln/conversion/impl/shape.h"
 #include "kiln/support/error.h"
 

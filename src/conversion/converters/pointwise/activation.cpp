@@ -2,7 +2,7 @@
 // softplus, mish, prelu.
 
 #include "conversion/converters/converter_util.h"
-#include "kiln/conversion/impl/elementwise.h"
+#include "kiln/conversion/impl/pointwise.h"
 #include "kiln/support/error.h"
 
 namespace kiln::conversion {

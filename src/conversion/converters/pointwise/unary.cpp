@@ -2,7 +2,7 @@
 
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
-#include "kiln/conversion/impl/elementwise.h"
+#include "kiln/conversion/impl/pointwise.h"
 
 namespace kiln::conversion {
 

@@ -3,9 +3,9 @@
 
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
-#include "kiln/conversion/impl/elementwise.h"
 #include "kiln/conversion/impl/movement.h"
-#include "kiln/conversion/impl/reduce.h"
+#include "kiln/conversion/impl/pointwise.h"
+#include "kiln/conversion/impl/reduction.h"
 #include "kiln/support/error.h"
 
 namespace kiln::conversion {

@@ -2,7 +2,7 @@
 
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
-#include "kiln/conversion/impl/nn.h"
+#include "kiln/conversion/impl/spatial.h"
 #include "kiln/support/error.h"
 
 namespace kiln::conversion {

@@ -1,4 +1,4 @@
-#include "kiln/conversion/impl/elementwise.h"
+#include "kiln/conversion/impl/pointwise.h"
 
 #include <limits>
 

@@ -1,4 +1,4 @@
-#include "kiln/conversion/impl/reduce.h"
+#include "kiln/conversion/impl/reduction.h"
 
 #include <algorithm>
 #include <cmath>

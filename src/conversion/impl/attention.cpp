@@ -1,0 +1,17 @@
+#include "kiln/conversion/impl/attention.h"
+
+#include "kiln/conversion/impl/common.h"
+
+namespace kiln::conversion::impl {
+
+engine::Tensor* attention(ConversionContext& ctx, engine::Tensor* q, engine::Tensor* k, engine::Tensor* v,
+                          engine::Tensor* mask, bool causal, double scale) {
+  engine::AttentionParams p;
+  p.causal = causal;
+  p.scale = scale;
+  p.has_mask = mask != nullptr;
+  if (mask != nullptr && mask->dtype() != DType::Bool) mask = cast(ctx, mask, q->dtype());
+  return ctx.net.add_attention(ctx.name("attention"), q, k, v, mask, p);
+}
+
+}  // namespace kiln::conversion::impl
