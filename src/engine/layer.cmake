@@ -14,13 +14,14 @@ if(OpenMP_CXX_FOUND)
   target_link_libraries(kiln_${name} PUBLIC "$<LINK_ONLY:OpenMP::OpenMP_CXX>")
 endif()
 
-# The CPU backend's vectorized kernels (src/engine/backends/cpu/kernels/*.cpp) are plain loops written for GCC's
-# vectorizer. At -O2, GCC 12's "very cheap" cost model leaves every loop whose trip count is not a known multiple
-# of the vector width scalar (GPT-2's tanh GELU ran one float per instruction: 14 ms of 393216 elements), so
-# these files use -O3 (the dynamic cost model) outside Debug builds, and -fno-math-errno so std::sqrt vectorizes.
-# No -ffast-math: float sums keep their written order.
+# The CPU backend's vectorized kernels (src/engine/backends/cpu/<family>/*.cpp, every folder but onednn/, whose
+# files call oneDNN) are plain loops written for GCC's vectorizer. At -O2, GCC 12's "very cheap" cost model
+# leaves every loop whose trip count is not a known multiple of the vector width scalar (GPT-2's tanh GELU ran
+# one float per instruction: 14 ms of 393216 elements), so these files use -O3 (the dynamic cost model) outside
+# Debug builds, and -fno-math-errno so std::sqrt vectorizes. No -ffast-math: float sums keep their written order.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  file(GLOB _kiln_cpu_kernel_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/engine/backends/cpu/kernels/*.cpp)
+  file(GLOB _kiln_cpu_kernel_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/engine/backends/cpu/*/*.cpp)
+  list(FILTER _kiln_cpu_kernel_sources EXCLUDE REGEX "/src/engine/backends/cpu/onednn/")
   set_source_files_properties(${_kiln_cpu_kernel_sources} TARGET_DIRECTORY kiln_${name}
                               PROPERTIES COMPILE_OPTIONS "$<$<NOT:$<CONFIG:Debug>>:-O3>;-fno-math-errno")
 endif()

@@ -13,7 +13,7 @@
 //     read each residual element before writing that output element, and skip copying when they coincide.
 //
 // Rows come from two functions: register_reference_kernels (this backend's own, reference_kernels.cpp)
-// and register_fast_kernels (src/engine/backends/cpu/kernels/register.cpp, owned by the fast-kernel
+// and register_fast_kernels (src/engine/backends/cpu/fast_kernels.cpp, owned by the fast-kernel
 // author: oneDNN convolution/matmul with post-ops, vectorized pointwise/softmax/normalization, ...).
 
 #include "engine/core/kernel_table.h"
@@ -22,7 +22,7 @@ namespace kiln::engine::cpu {
 
 /// The reference kernels: one "ref" row for every layer kind (plain loops, every dtype).
 void register_reference_kernels(KernelTable& table);
-/// The fast kernels (defined in kernels/register.cpp).
+/// The fast kernels (defined in fast_kernels.cpp).
 void register_fast_kernels(KernelTable& table);
 /// The process-wide CPU kernel table (built once, on first use).
 const KernelTable& cpu_kernels();

@@ -1,5 +1,5 @@
 #pragma once
-// Registration of the CPU backend's oneDNN kernels (called from ../kernels/register.cpp).
+// Registration of the CPU backend's oneDNN kernels (called from ../fast_kernels.cpp).
 
 #include "engine/backends/cpu/kernel_registry.h"
 

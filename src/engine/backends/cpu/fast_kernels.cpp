@@ -1,7 +1,7 @@
-// The fast CPU kernels' registration: one line per family (see ../kernel_registry.h for the contract).
+// The fast CPU kernels' registration: one line per kernel file (see kernel_registry.h for the contract).
 
 #include "engine/backends/cpu/kernel_registry.h"
-#include "engine/backends/cpu/kernels/fast_kernels.h"
+#include "engine/backends/cpu/fast_kernels.h"
 #include "engine/backends/cpu/onednn/register.h"
 
 namespace kiln::engine::cpu {

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/backends/cpu/kernels/fast_kernels.h"
+#include "engine/backends/cpu/fast_kernels.h"
 #include "engine/ops/common.h"
 
 namespace kiln::engine::cpu::fast {

@@ -12,8 +12,8 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
-#include "engine/backends/cpu/kernels/fast_kernels.h"
-#include "engine/backends/cpu/kernels/vec_math.h"
+#include "engine/backends/cpu/fast_kernels.h"
+#include "engine/backends/cpu/vec_math.h"
 #include "engine/backends/cpu/onednn/onednn_common.h"
 #include "engine/ops/attention_layout.h"
 #include "engine/ops/common.h"

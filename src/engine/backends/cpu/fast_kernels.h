@@ -1,5 +1,6 @@
 #pragma once
-// Registration functions of the CPU backend's own vectorized kernels (one per file in this folder).
+// Registration functions of the CPU backend's own vectorized kernels (one per file in the family folders
+// pointwise/, movement/, reduction/, spatial/, attention/).
 
 #include "engine/backends/cpu/kernel_registry.h"
 

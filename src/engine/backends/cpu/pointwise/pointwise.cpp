@@ -12,8 +12,8 @@
 #include <mutex>
 #include <string>
 
-#include "engine/backends/cpu/kernels/fast_kernels.h"
-#include "engine/backends/cpu/kernels/vec_math.h"
+#include "engine/backends/cpu/fast_kernels.h"
+#include "engine/backends/cpu/vec_math.h"
 #include "engine/ops/common.h"
 #include "kiln/support/error.h"
 #include "kiln/support/host_tensor.h"

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/backends/cpu/kernels/fast_kernels.h"
-#include "engine/backends/cpu/kernels/vec_math.h"
+#include "engine/backends/cpu/fast_kernels.h"
+#include "engine/backends/cpu/vec_math.h"
 #include "engine/ops/common.h"
 
 namespace kiln::engine::cpu::fast {
