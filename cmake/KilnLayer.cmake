@@ -16,6 +16,23 @@ function(kiln_add_layer name)
   endif()
 endfunction()
 
+# kiln_sublayers(LAYER ORDER SUB...): the sub-layers of LAYER, bottom up: folders src/LAYER/SUB/ of which each
+# includes only the ones before it (scripts/check_layering.py reads this call from src/LAYER/layer.cmake and checks
+# the includes). Every source of the layer lies in one of them, so no folder escapes the order.
+function(kiln_sublayers layer)
+  cmake_parse_arguments(ARG "" "" "ORDER" ${ARGN})
+  set(dir ${PROJECT_SOURCE_DIR}/src/${layer})
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.h ${dir}/*.cu ${dir}/*.cuh)
+  foreach(source ${sources})
+    file(RELATIVE_PATH relative ${dir} ${source})
+    string(REGEX MATCH "^[^/]+" top ${relative})
+    if(NOT top IN_LIST ARG_ORDER)
+      string(REPLACE ";" " < " order "${ARG_ORDER}")
+      message(FATAL_ERROR "src/${layer}/${relative} lies outside the sub-layers of ${layer} (${order})")
+    endif()
+  endforeach()
+endfunction()
+
 # kiln_add_test_suite(LAYER DEPS ...): one gtest binary kiln_LAYER_tests from tests/LAYER/**/*_test.cpp, each test
 # a ctest labeled LAYER. A suite.cmake that sets KILN_SUITE_GPU_TESTS (a gtest filter of tests that need a GPU)
 # leaves those tests out of that list and runs them as one ctest kiln_LAYER_gpu_tests labeled "LAYER;gpu" (only

@@ -3,7 +3,9 @@
 
 The layers and what each may include come from the top-level CMakeLists.txt: `kiln_add_layer(NAME DEPS ...)`
 declares a layer and the layers it links (transitively, the layers it may include); tools/ sits on top of all of
-them. Within the engine, the sub-layers ENGINE_ORDER are checked the same way. Two rules:
+them. A layer with sub-layers, declared bottom up by `kiln_sublayers(LAYER ORDER SUB...)` in src/<layer>/layer.cmake
+(the engine: ops, core, backends), has them checked the same way: a folder src/<layer>/<sub>/ includes only the
+sub-layers before it. Two rules:
 
   1. an include of another layer's header points down: the included layer is one the including layer links;
   2. no file includes another layer's private header (a header under src/<layer>/, reached as "<layer>/x.h" or
@@ -24,9 +26,6 @@ import shutil
 import sys
 import tempfile
 
-# The engine's sub-layers, bottom up: each may include the ones before it.
-ENGINE_ORDER = ["ops", "core", "backends"]
-
 # Public header folders that several layers share, attributed to the lowest of them: include/kiln/runtime/ holds
 # the torch-free runtime_core's headers and runtime's (runtime_core is compiled without libtorch's include paths, so
 # the compiler already keeps it off runtime's torch headers).
@@ -42,6 +41,7 @@ ALLOWED = set()
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 LAYER_RE = re.compile(r"kiln_add_layer\(\s*(\w+)((?:\s+DEPS)?[^)]*)\)")
+SUBLAYERS_RE = re.compile(r"^\s*kiln_sublayers\(\s*(\w+)\s+ORDER\s+([^)]*)\)", re.MULTILINE)
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh")
 
 
@@ -67,8 +67,24 @@ def layer_deps(root):
     return closure
 
 
-def unit_of(path):
-    """The (layer, engine sub-layer or None) a repository-relative path belongs to, or None outside the layers."""
+def sublayer_orders(root):
+    """Maps each layer that declares sub-layers (`kiln_sublayers` in src/<layer>/layer.cmake) to their order,
+    bottom up."""
+    orders = {}
+    src = os.path.join(root, "src")
+    for layer in sorted(os.listdir(src)) if os.path.isdir(src) else []:
+        path = os.path.join(src, layer, "layer.cmake")
+        if not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for name, subs in SUBLAYERS_RE.findall(text):
+            orders[name] = subs.split()
+    return orders
+
+
+def unit_of(path, orders):
+    """The (layer, sub-layer or None) a repository-relative path belongs to, or None outside the layers."""
     parts = path.split("/")
     if parts[0] == "tools":
         return ("tools", None)
@@ -79,7 +95,7 @@ def unit_of(path):
     else:
         return None
     sub = None
-    if layer == "engine" and parts[0] == "src" and len(parts) > 3:
+    if layer in orders and parts[0] == "src" and len(parts) > 3:
         sub = parts[2]
     return (layer, sub)
 
@@ -97,6 +113,7 @@ def resolve(root, including, target):
 def violations(root):
     """Every (including file, included header, reason) that breaks a rule, sorted."""
     deps = layer_deps(root)
+    orders = sublayer_orders(root)
     found = []
     for top in ("src", "include", "tools"):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
@@ -105,23 +122,23 @@ def violations(root):
                     continue
                 full = os.path.join(dirpath, name)
                 path = os.path.relpath(full, root).replace(os.sep, "/")
-                unit = unit_of(path)
+                unit = unit_of(path, orders)
                 if unit is None:
                     continue
                 with open(full, encoding="utf-8", errors="replace") as f:
                     text = f.read()
                 for target in INCLUDE_RE.findall(text):
                     header = resolve(root, path, target)
-                    other = unit_of(header) if header else None
+                    other = unit_of(header, orders) if header else None
                     if other is None or other == unit:
                         continue
-                    why = rule_broken(deps, unit, other, header)
+                    why = rule_broken(deps, orders, unit, other, header)
                     if why:
                         found.append((path, header, why))
     return sorted(found)
 
 
-def rule_broken(deps, unit, other, header):
+def rule_broken(deps, orders, unit, other, header):
     """Why including `header` (of `other`) from a file of `unit` breaks the layering, or "" when it does not."""
     layer, sub = unit
     other_layer, other_sub = other
@@ -131,9 +148,11 @@ def rule_broken(deps, unit, other, header):
         if header.startswith("src/") and layer not in SHARED_PRIVATE.get(other_layer, ()):
             return f"layer {layer} includes a header private to layer {other_layer}"
         return ""
-    # Same layer: only the engine's sub-layers are ordered.
-    if sub in ENGINE_ORDER and other_sub in ENGINE_ORDER and ENGINE_ORDER.index(other_sub) > ENGINE_ORDER.index(sub):
-        return f"engine/{sub} includes engine/{other_sub}, which is above it ({' < '.join(ENGINE_ORDER)})"
+    # Same layer: only declared sub-layers are ordered.
+    order = orders.get(layer, [])
+    if sub in order and other_sub in order and order.index(other_sub) > order.index(sub):
+        return (f"{layer}/{sub} includes {layer}/{other_sub}, which is above it ({' < '.join(order)}, "
+                f"src/{layer}/layer.cmake)")
     return ""
 
 
@@ -173,6 +192,7 @@ def self_test():
         "src/frontend/reader.cpp": '#include "kiln/ir/graph.h"\n#include "nlohmann/json.hpp"\n',
         "src/engine/core/plan.cpp": '#include "engine/ops/ref.h"\n',
         "src/engine/ops/ref.h": "",
+        "src/engine/layer.cmake": "kiln_sublayers(engine ORDER ops core backends)\n",
         "tools/kiln/main.cpp": '#include "kiln/frontend/program.h"\n',
         "include/kiln/frontend/program.h": "",
         "include/kiln/runtime/host.h": "",
@@ -196,6 +216,22 @@ def self_test():
         "engine sub-layer upward": ({"src/engine/ops/r.cpp": '#include "engine/core/c.h"\n',
                                      "src/engine/core/c.h": ""},
                                     [("src/engine/ops/r.cpp", "src/engine/core/c.h")]),
+        "engine sub-layer two steps upward": ({"src/engine/ops/b.cpp": '#include "engine/backends/b.h"\n',
+                                               "src/engine/backends/b.h": ""},
+                                              [("src/engine/ops/b.cpp", "src/engine/backends/b.h")]),
+        "sub-layer order read from layer.cmake": (
+            {"src/engine/layer.cmake": "# kiln_sublayers(engine ORDER backends core ops) in a comment is no order\n"
+                                       "kiln_sublayers(engine ORDER core ops backends)\n",
+             "src/engine/ops/r.cpp": '#include "engine/core/c.h"\n', "src/engine/core/c.h": ""},
+            [("src/engine/core/plan.cpp", "src/engine/ops/ref.h")]),
+        "no sub-layers declared: folders unordered": (
+            {"src/engine/layer.cmake": "", "src/engine/ops/r.cpp": '#include "engine/core/c.h"\n',
+             "src/engine/core/c.h": ""}, []),
+        "another layer's sub-layers": (
+            {"src/ir/layer.cmake": "kiln_sublayers(ir ORDER graph passes)\n", "src/ir/graph/g.cpp":
+             '#include "ir/passes/p.h"\n', "src/ir/passes/p.h": "", "src/ir/passes/p.cpp": '#include "ir/graph/g.h"\n',
+             "src/ir/graph/g.h": ""},
+            [("src/ir/graph/g.cpp", "src/ir/passes/p.h")]),
     }
     failures = 0
     for name, (extra, expected) in cases.items():

@@ -1,3 +1,7 @@
+# The engine's sub-layers, bottom up: ops (each layer kind declared once), core (network, builder, plan, contexts),
+# backends (kernel tables); each includes only the ones before it (scripts/check_layering.py).
+kiln_sublayers(engine ORDER ops core backends)
+
 # Extra dependencies of kiln_engine: oneDNN for the CPU backend's fast kernels (never libtorch).
 find_package(dnnl REQUIRED)
 target_link_libraries(kiln_${name} PUBLIC DNNL::dnnl)
