@@ -62,6 +62,12 @@ struct KernelRow {
   Tactic tactic() const;
 };
 
+/// A row's refusal in an `applies` function: sets `*why` to `reason` (when `why` is set) and returns false.
+inline bool refuse(std::string* why, const std::string& reason) {
+  if (why) *why = reason;
+  return false;
+}
+
 /// A backend's rows, in registration order.
 class KernelTable {
  public:

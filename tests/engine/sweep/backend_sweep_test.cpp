@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "engine/backends/cpu/kernel_registry.h"
 #include "engine/engine_test_util.h"
 #include "engine/sweep/sweep.h"
 
@@ -86,6 +87,16 @@ TEST(BackendSweep, RegisteredRowWithoutCaseFails) {
   EXPECT_EQ(unexercised_rows({a, b, c}, report, SweepFilter{}, {{c, "needs avx512"}}), std::vector<RowId>{b});
   EXPECT_TRUE(
       unexercised_rows({a, b, c}, report, SweepFilter{"softmax", "", ""}, {}).empty());  // narrowed run
+}
+
+// A row that refuses a layer says why in a short phrase (KernelRow::applies): the reason reaches
+// TableBackend::supports' message and the builder's verbose log. Every cpu row, on every sweep case of its
+// kind (the f16 and bf16 variants, other formats and dims, layers without dynamic ranges for the INT8 rows).
+TEST(BackendSweep, EveryRefusingCpuRowSaysWhy) {
+  Refusals refusals;
+  for (const SweepCase& c : sweep_cases()) collect_refusals(cpu::cpu_kernels(), c, refusals);
+  EXPECT_GT(refusals.count, 0);
+  for (const std::string& s : refusals.silent) ADD_FAILURE() << s << " refuses the layer without saying why";
 }
 
 TEST(BackendSweep, CaseNamesAreUnique) {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/kernel_table.h"
 #include "kiln/engine/backend.h"
 #include "kiln/engine/network.h"
 
@@ -116,5 +117,14 @@ std::vector<RowId> unexercised_rows(const std::vector<RowId>& rows, const SweepR
 /// Runs `c` on every tactic `backend` offers for it (narrowed by `filter`) and compares each with the
 /// reference; adds to `report`.
 void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& filter, SweepReport& report);
+
+/// The rows of a table that refuse cases: how many (row, case) refusals, and those without a reason.
+struct Refusals {
+  int64_t count = 0;
+  std::vector<std::string> silent;  // "<kind>/<case> [<row>]", one per refusal that left `why` empty
+};
+/// Asks every row of `table` of the case's kind whether it runs the case's layer (KernelRow::runs with a
+/// `why`); adds each refusal to `refusals`. A case that is no valid layer is skipped.
+void collect_refusals(const KernelTable& table, const SweepCase& c, Refusals& refusals);
 
 }  // namespace kiln::engine::sweep

@@ -221,6 +221,22 @@ SweepFilter SweepFilter::from_environment() {
   return {env("KILN_SWEEP_KIND"), env("KILN_SWEEP_TACTIC"), env("KILN_SWEEP_CASE")};
 }
 
+void collect_refusals(const KernelTable& table, const SweepCase& c, Refusals& refusals) {
+  BuiltCase b;
+  try {
+    build(c, b);
+  } catch (const Error&) {
+    return;
+  }
+  for (const KernelRow& row : table.rows()) {
+    std::string why;
+    if (row.kind != c.layer.kind || row.runs(b.info, &why)) continue;
+    ++refusals.count;
+    const std::string where = layer_kind_name(c.layer.kind) + ("/" + c.name);
+    if (why.empty()) refusals.silent.push_back(where + " [" + row.name + "]");
+  }
+}
+
 void run_case(const Backend& backend, const SweepCase& c, const SweepFilter& filter, SweepReport& report) {
   std::string kind = layer_kind_name(c.layer.kind);
   std::string where = kind + "/" + c.name;

@@ -6,6 +6,11 @@
 
 namespace kiln::engine::cpu::fast {
 
+/// Whether `dtype` is f32, the vec kernels' one dtype; when not, refuses saying so (see refuse()).
+inline bool vec_dtype_ok(DType dtype, std::string* why) {
+  return dtype == DType::Float32 || refuse(why, std::string(dtype_name(dtype)) + " (vec takes f32)");
+}
+
 /// Row "vec" for Normalization (layer / group / instance norm, fp32).
 void register_normalization(KernelTable& registry);
 /// Row "vec" for Pooling (max / average, adaptive, fp32, in the input's memory format).

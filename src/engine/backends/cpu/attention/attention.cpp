@@ -247,11 +247,11 @@ class AttentionKernel : public Kernel {
   AttentionParams p_;
 };
 
-bool applies(const LayerInfo& info, std::string* /*why*/) {
+bool applies(const LayerInfo& info, std::string* why) {
   for (size_t i = 0; i < 3; ++i) {
-    if (info.inputs[i].dtype != DType::Float32) return false;
+    if (!vec_dtype_ok(info.inputs[i].dtype, why)) return false;
   }
-  if (info.outputs[0].dtype != DType::Float32) return false;
+  if (!vec_dtype_ok(info.outputs[0].dtype, why)) return false;
   // q, k and v with the same (logical) batch dims over the whole range (no batch broadcasting).
   const auto& p = info.params<AttentionParams>();
   const auto batch = [&](int i, const Dims& d) {
@@ -261,7 +261,7 @@ bool applies(const LayerInfo& info, std::string* /*why*/) {
   for (int i = 1; i < 3; ++i) {
     if (batch(i, info.inputs[i].min) != batch(0, info.inputs[0].min) ||
         batch(i, info.inputs[i].max) != batch(0, info.inputs[0].max)) {
-      return false;
+      return refuse(why, "q, k and v differ in batch dims (no broadcasting)");
     }
   }
   return true;

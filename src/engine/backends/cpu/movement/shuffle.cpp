@@ -127,11 +127,15 @@ class ShuffleKernel : public Kernel {
   ShuffleParams p_;
 };
 
-bool applies(const LayerInfo& info, std::string* /*why*/) {
+bool applies(const LayerInfo& info, std::string* why) {
   const auto& p = info.params<ShuffleParams>();
   size_t es = dtype_size(info.inputs[0].dtype);
-  return (p.first_perm.empty() || p.second_perm.empty()) && (es == 1 || es == 2 || es == 4 || es == 8) &&
-         info.inputs[0].format == TensorFormat::Plain && info.outputs[0].format == TensorFormat::Plain;
+  if (!p.first_perm.empty() && !p.second_perm.empty()) return refuse(why, "two permutations (vec takes one)");
+  if (es != 1 && es != 2 && es != 4 && es != 8) return refuse(why, std::to_string(es) + "-byte elements");
+  if (info.inputs[0].format != TensorFormat::Plain || info.outputs[0].format != TensorFormat::Plain) {
+    return refuse(why, "formats other than plain");
+  }
+  return true;
 }
 
 }  // namespace

@@ -185,33 +185,37 @@ bool same_dims(const TensorInfo& a, const TensorInfo& b) {
   return a.min == b.min && a.opt == b.opt && a.max == b.max;
 }
 
-bool conv_applies(const LayerInfo& info, std::string* /*why*/) {
+bool conv_applies(const LayerInfo& info, std::string* why) {
   const Layer& layer = *info.layer;
   const auto& p = layer.get<ConvolutionParams>();
   if (layer.weights.empty() || !layer.weights[0].defined() || !is_floating(layer.weights[0].value.dtype())) {
-    return false;
+    return refuse(why, "no floating-point kernel weight");
   }
   int64_t ns = layer.weights[0].value.dim() - 2;
-  if (ns < 1 || ns > 3) return false;
-  if (!onednn_dtype_ok(info.inputs[0].dtype) || !onednn_dtype_ok(info.outputs[0].dtype)) return false;
-  if (!post_ops_supported(p.post_ops)) return false;
+  if (ns < 1 || ns > 3) return refuse(why, std::to_string(ns) + " spatial dims (onednn takes 1 to 3)");
+  if (!onednn_dtype_ok(info.inputs[0].dtype, why) || !onednn_dtype_ok(info.outputs[0].dtype, why)) {
+    return false;
+  }
+  if (!post_ops_supported(p.post_ops, why)) return false;
   if (count_sum_post_ops(p.post_ops) > 0) {
     const TensorInfo& r = info.inputs[static_cast<size_t>(first_residual_input(layer))];
-    if (r.dtype != info.outputs[0].dtype || !same_dims(r, info.outputs[0])) return false;
+    if (r.dtype != info.outputs[0].dtype || !same_dims(r, info.outputs[0])) {
+      return refuse(why, "a residual of another dtype or dims than the output");
+    }
   }
   if (p.transposed) {
     // oneDNN takes the output padding as negative right padding; keep it within the padding.
     for (size_t i = 0; i < p.output_padding.size(); ++i) {
       int64_t post = i < p.post_padding.size() ? p.post_padding[i] : 0;
-      if (p.output_padding[i] > post) return false;
+      if (p.output_padding[i] > post) return refuse(why, "output padding beyond the padding");
     }
   }
   return true;
 }
 
 /// Winograd: 2-D 3x3 stride-1 undilated ungrouped convolutions for which oneDNN has an implementation here.
-bool winograd_applies(const LayerInfo& info, std::string* /*why*/) {
-  if (!conv_applies(info, nullptr)) return false;
+bool winograd_applies(const LayerInfo& info, std::string* why) {
+  if (!conv_applies(info, why)) return false;
   const Layer& layer = *info.layer;
   const auto& p = layer.get<ConvolutionParams>();
   const auto& w = layer.weights[0].value.sizes();
@@ -220,13 +224,13 @@ bool winograd_applies(const LayerInfo& info, std::string* /*why*/) {
   };
   if (p.transposed || p.groups != 1 || w.size() != 4 || w[2] != 3 || w[3] != 3 || !all(p.stride, 1) ||
       !all(p.dilation, 1)) {
-    return false;
+    return refuse(why, "not a 2-D 3x3 stride-1 undilated ungrouped forward convolution");
   }
   try {
     preferred_formats(info, true);
     return true;
   } catch (const Error&) {
-    return false;  // no Winograd implementation for this shape on this CPU
+    return refuse(why, "no Winograd implementation for this shape on this CPU");
   }
 }
 

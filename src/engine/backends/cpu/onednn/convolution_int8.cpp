@@ -77,22 +77,26 @@ bool residual_converted(const TensorInfo& r, const TensorInfo& y) {
   return is_int8(r.dtype) != is_int8(y.dtype);
 }
 
-bool int8_conv_applies(const LayerInfo& info, std::string* /*why*/ = nullptr) {
+bool int8_conv_applies(const LayerInfo& info, std::string* why = nullptr) {
   const Layer& layer = *info.layer;
   const auto& p = layer.get<ConvolutionParams>();
-  if (p.transposed || layer.weights.empty() || !layer.weights[0].defined() ||
-      !is_floating(layer.weights[0].value.dtype())) {
-    return false;
+  if (p.transposed) return refuse(why, "transposed");
+  if (layer.weights.empty() || !layer.weights[0].defined() || !is_floating(layer.weights[0].value.dtype())) {
+    return refuse(why, "no floating-point kernel weight");
   }
   const int64_t ns = layer.weights[0].value.dim() - 2;
-  if (ns < 1 || ns > 3 || !post_ops_supported(p.post_ops)) return false;
+  if (ns < 1 || ns > 3) return refuse(why, std::to_string(ns) + " spatial dims (onednn takes 1 to 3)");
+  if (!post_ops_supported(p.post_ops, why)) return false;
   const TensorInfo& x = info.inputs[0];
   const TensorInfo& y = info.outputs[0];
-  if (!x.range || !x.range->usable() || !valid_storage(x) || !valid_storage(y)) return false;
-  if (is_int8(y.dtype) && !all_relu(p.post_ops)) return false;
+  if (!x.range || !x.range->usable()) return refuse(why, "no usable dynamic range on the input");
+  if (!valid_storage(x) || !valid_storage(y)) return refuse(why, "tensors not f32 nor INT8 of their range");
+  if (is_int8(y.dtype) && !all_relu(p.post_ops)) return refuse(why, "an INT8 output after post-ops but ReLU");
   if (count_sum_post_ops(p.post_ops) > 0) {
     const TensorInfo& r = info.inputs[static_cast<size_t>(first_residual_input(layer))];
-    if (!valid_storage(r) || !same_dims(r, y) || (is_int8(y.dtype) && !r.range)) return false;
+    if (!valid_storage(r) || !same_dims(r, y) || (is_int8(y.dtype) && !r.range)) {
+      return refuse(why, "a residual of another storage or dims than the output");
+    }
   }
   return true;
 }

@@ -187,20 +187,27 @@ class MatmulKernel : public Kernel {
   dnnl::primitive_attr attr_;
 };
 
-bool matmul_applies(const LayerInfo& info, std::string* /*why*/) {
+bool matmul_applies(const LayerInfo& info, std::string* why) {
   const Layer& layer = *info.layer;
   const auto& p = layer.get<MatrixMultiplyParams>();
   bool b_const = !layer.weights.empty() && layer.weights[0].defined();
-  if (!onednn_dtype_ok(info.inputs[0].dtype) || !onednn_dtype_ok(info.outputs[0].dtype)) return false;
-  if (b_const && !is_floating(layer.weights[0].value.dtype())) return false;
-  if (!b_const && !onednn_dtype_ok(info.inputs[1].dtype)) return false;
+  if (!onednn_dtype_ok(info.inputs[0].dtype, why) || !onednn_dtype_ok(info.outputs[0].dtype, why)) {
+    return false;
+  }
+  if (b_const && !is_floating(layer.weights[0].value.dtype())) return refuse(why, "an integer constant B");
+  if (!b_const && !onednn_dtype_ok(info.inputs[1].dtype, why)) return false;
   size_t rank = info.outputs[0].opt.size();
-  if (rank < 2 || rank > DNNL_MAX_NDIMS) return false;
-  if (!post_ops_supported(p.post_ops)) return false;
+  if (rank < 2 || rank > DNNL_MAX_NDIMS) {
+    return refuse(
+        why, "rank " + std::to_string(rank) + " (onednn takes 2 to " + std::to_string(DNNL_MAX_NDIMS) + ")");
+  }
+  if (!post_ops_supported(p.post_ops, why)) return false;
   if (count_sum_post_ops(p.post_ops) > 0) {
     const TensorInfo& r = info.inputs[static_cast<size_t>(first_residual_input(layer))];
     const TensorInfo& y = info.outputs[0];
-    if (r.dtype != y.dtype || r.min != y.min || r.opt != y.opt || r.max != y.max) return false;
+    if (r.dtype != y.dtype || r.min != y.min || r.opt != y.opt || r.max != y.max) {
+      return refuse(why, "a residual of another dtype or dims than the output");
+    }
   }
   return true;
 }

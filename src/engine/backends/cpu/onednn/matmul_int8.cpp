@@ -42,20 +42,25 @@ struct Int8MatmulState : KernelState {
   dnnl::stream stream{cpu_engine()};
 };
 
-bool int8_matmul_applies(const LayerInfo& info, std::string* /*why*/ = nullptr) {
+bool int8_matmul_applies(const LayerInfo& info, std::string* why = nullptr) {
   const Layer& layer = *info.layer;
   const auto& p = layer.get<MatrixMultiplyParams>();
   if (layer.weights.empty() || !layer.weights[0].defined() || !is_floating(layer.weights[0].value.dtype()) ||
-      layer.weights[0].value.dim() != 2 || p.transpose_a) {
-    return false;
+      layer.weights[0].value.dim() != 2) {
+    return refuse(why, "B is not a constant floating-point matrix");
   }
+  if (p.transpose_a) return refuse(why, "A transposed");
   const TensorInfo& a = info.inputs[0];
   const TensorInfo& y = info.outputs[0];
-  if (a.dtype != DType::Float32 || y.dtype != DType::Float32 || !a.range || !a.range->usable()) return false;
-  if (a.opt.size() < 2 || !post_ops_supported(p.post_ops)) return false;
+  if (!onednn_dtype_ok(a.dtype, why) || !onednn_dtype_ok(y.dtype, why)) return false;
+  if (!a.range || !a.range->usable()) return refuse(why, "no usable dynamic range on A");
+  if (a.opt.size() < 2) return refuse(why, "A of rank < 2");
+  if (!post_ops_supported(p.post_ops, why)) return false;
   if (count_sum_post_ops(p.post_ops) > 0) {
     const TensorInfo& r = info.inputs[static_cast<size_t>(first_residual_input(layer))];
-    if (r.dtype != y.dtype || r.min != y.min || r.opt != y.opt || r.max != y.max) return false;
+    if (r.dtype != y.dtype || r.min != y.min || r.opt != y.opt || r.max != y.max) {
+      return refuse(why, "a residual of another dtype or dims than the output");
+    }
   }
   return true;
 }

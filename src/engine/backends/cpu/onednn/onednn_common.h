@@ -9,6 +9,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "engine/core/kernel_table.h"
 #include "kiln/engine/backend.h"
 #include "kiln/support/error.h"
 
@@ -125,7 +126,9 @@ std::shared_ptr<dnnl::memory> reordered_copy(const dnnl::memory::desc& user_md, 
 /// The oneDNN data type of a Kiln dtype the oneDNN kernels handle (f32, u8, s8).
 DT dnnl_dtype(DType dtype);
 
-/// Whether `dtype` is handled by the oneDNN kernels (fp32 only for now).
-inline bool onednn_dtype_ok(DType dtype) { return dtype == DType::Float32; }
+/// Whether `dtype` is handled by the oneDNN kernels (fp32 only for now); when not, refuses saying so.
+inline bool onednn_dtype_ok(DType dtype, std::string* why = nullptr) {
+  return dtype == DType::Float32 || refuse(why, std::string(dtype_name(dtype)) + " (onednn takes f32)");
+}
 
 }  // namespace kiln::engine::cpu::onednn

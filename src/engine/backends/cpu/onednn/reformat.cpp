@@ -61,9 +61,11 @@ class ReformatKernel : public Kernel {
   ReformatParams p_;
 };
 
-bool reformat_applies(const LayerInfo& info, std::string* /*why*/) {
-  return info.inputs.size() == 1 && onednn_dtype_ok(info.inputs[0].dtype) && info.inputs[0].min.size() >= 3 &&
-         info.inputs[0].min.size() <= 5;
+bool reformat_applies(const LayerInfo& info, std::string* why) {
+  if (info.inputs.size() != 1) return refuse(why, "not one input");
+  if (!onednn_dtype_ok(info.inputs[0].dtype, why)) return false;
+  const size_t rank = info.inputs[0].min.size();
+  return (rank >= 3 && rank <= 5) || refuse(why, "rank " + std::to_string(rank) + " (onednn takes 3 to 5)");
 }
 
 }  // namespace

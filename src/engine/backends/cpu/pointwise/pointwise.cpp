@@ -361,31 +361,42 @@ class PointwiseKernel : public Kernel {
   std::vector<std::vector<float>> weights_;
 };
 
-bool all_fp32(const LayerInfo& info) {
+bool all_fp32(const LayerInfo& info, std::string* why) {
   for (const auto& t : info.inputs)
-    if (t.dtype != DType::Float32) return false;
-  for (const auto& w : info.layer->weights)
-    if (!w.defined() || w.value.dtype() != DType::Float32) return false;
-  return info.outputs[0].dtype == DType::Float32;
+    if (!vec_dtype_ok(t.dtype, why)) return false;
+  for (const auto& w : info.layer->weights) {
+    if (!w.defined()) return refuse(why, "an undefined weight");
+    if (!vec_dtype_ok(w.value.dtype(), why)) return false;
+  }
+  return vec_dtype_ok(info.outputs[0].dtype, why);
 }
 
-bool program_ok(const std::vector<PointwiseInstr>& program) {
-  if (program.empty()) return false;
+bool program_ok(const std::vector<PointwiseInstr>& program, std::string* why) {
+  if (program.empty()) return refuse(why, "an empty program");
   for (const auto& in : program) {
     switch (in.kind) {
       case LayerKind::Elementwise:
-        if (!elementwise_ok(static_cast<ElementwiseOp>(in.op)) || in.operands.size() != 2) return false;
+        if (!elementwise_ok(static_cast<ElementwiseOp>(in.op))) {
+          return refuse(why, std::string("elementwise ") + elementwise_op_name(ElementwiseOp(in.op)));
+        }
+        if (in.operands.size() != 2) return refuse(why, "an elementwise step without 2 operands");
         break;
       case LayerKind::Activation:
-        if (!activation_ok(in.activation.kind) || in.operands.size() != 1) return false;
+        if (!activation_ok(in.activation.kind)) {
+          return refuse(why, std::string("activation ") + activation_kind_name(in.activation.kind));
+        }
+        if (in.operands.size() != 1) return refuse(why, "an activation step without 1 operand");
         break;
       case LayerKind::Unary:
-        if (!unary_ok(static_cast<UnaryOp>(in.op)) || in.operands.size() != 1) return false;
+        if (!unary_ok(static_cast<UnaryOp>(in.op))) {
+          return refuse(why, std::string("unary ") + unary_op_name(static_cast<UnaryOp>(in.op)));
+        }
+        if (in.operands.size() != 1) return refuse(why, "a unary step without 1 operand");
         break;
       case LayerKind::Cast:
-        if (in.operands.size() != 1) return false;
+        if (in.operands.size() != 1) return refuse(why, "a cast step without 1 operand");
         break;
-      default: return false;
+      default: return refuse(why, std::string("a ") + layer_kind_name(in.kind) + " step");
     }
   }
   return true;
@@ -409,8 +420,8 @@ std::vector<PointwiseInstr> program_of(const Layer& layer) {
   return {in};
 }
 
-bool applies(const LayerInfo& info, std::string* /*why*/) {
-  return all_fp32(info) && program_ok(program_of(*info.layer));
+bool applies(const LayerInfo& info, std::string* why) {
+  return all_fp32(info, why) && program_ok(program_of(*info.layer), why);
 }
 
 /// Follows a ChannelsLast input (a convolution's output) so that squeeze-excite and activation chains between

@@ -107,11 +107,11 @@ class NormalizationKernel : public Kernel {
   std::vector<float> scale_, bias_;
 };
 
-bool applies(const LayerInfo& info, std::string* /*why*/) {
-  if (info.inputs[0].dtype != DType::Float32 || info.outputs[0].dtype != DType::Float32) return false;
+bool applies(const LayerInfo& info, std::string* why) {
+  if (!vec_dtype_ok(info.inputs[0].dtype, why) || !vec_dtype_ok(info.outputs[0].dtype, why)) return false;
   const auto& p = info.params<NormalizationParams>();
-  if (p.kind == NormalizationParams::Layer) return p.axis >= 0;
-  return info.inputs[0].opt.size() >= 2;
+  if (p.kind == NormalizationParams::Layer) return p.axis >= 0 || refuse(why, "layer norm without an axis");
+  return info.inputs[0].opt.size() >= 2 || refuse(why, "group / instance norm of rank < 2");
 }
 
 }  // namespace

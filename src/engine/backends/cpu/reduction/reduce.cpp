@@ -97,13 +97,15 @@ class ReduceKernel : public Kernel {
   ReduceParams p_;
 };
 
-bool applies(const LayerInfo& info, std::string* /*why*/) {
+bool applies(const LayerInfo& info, std::string* why) {
   const auto& p = info.params<ReduceParams>();
-  if (info.inputs[0].dtype != DType::Float32 || info.outputs[0].dtype != DType::Float32) return false;
-  if (p.op != ReduceOp::Sum && p.op != ReduceOp::Mean && p.op != ReduceOp::Max && p.op != ReduceOp::Min) return false;
-  if (p.axes.empty()) return false;
+  if (!vec_dtype_ok(info.inputs[0].dtype, why) || !vec_dtype_ok(info.outputs[0].dtype, why)) return false;
+  if (p.op != ReduceOp::Sum && p.op != ReduceOp::Mean && p.op != ReduceOp::Max && p.op != ReduceOp::Min) {
+    return refuse(why, std::string("reduce op ") + reduce_op_name(p.op) + " (vec takes sum, mean, max, min)");
+  }
+  if (p.axes.empty()) return refuse(why, "no axes");
   for (size_t i = 1; i < p.axes.size(); ++i)
-    if (p.axes[i] != p.axes[i - 1] + 1) return false;
+    if (p.axes[i] != p.axes[i - 1] + 1) return refuse(why, "axes not consecutive");
   return true;
 }
 

@@ -122,8 +122,8 @@ class SoftmaxKernel : public Kernel {
   SoftmaxParams p_;
 };
 
-bool applies(const LayerInfo& info, std::string* /*why*/) {
-  return info.inputs[0].dtype == DType::Float32 && info.outputs[0].dtype == DType::Float32;
+bool applies(const LayerInfo& info, std::string* why) {
+  return vec_dtype_ok(info.inputs[0].dtype, why) && vec_dtype_ok(info.outputs[0].dtype, why);
 }
 
 }  // namespace

@@ -133,10 +133,11 @@ class PoolingKernel : public Kernel {
   PoolingParams p_;
 };
 
-bool applies(const LayerInfo& info, std::string* /*why*/) {
+bool applies(const LayerInfo& info, std::string* why) {
   size_t rank = info.inputs[0].max.size();
-  return info.inputs.size() == 1 && info.outputs.size() == 1 && info.inputs[0].dtype == DType::Float32 &&
-         info.outputs[0].dtype == DType::Float32 && rank >= 3 && rank <= 5;
+  if (info.inputs.size() != 1 || info.outputs.size() != 1) return refuse(why, "not one input and one output");
+  if (!vec_dtype_ok(info.inputs[0].dtype, why) || !vec_dtype_ok(info.outputs[0].dtype, why)) return false;
+  return (rank >= 3 && rank <= 5) || refuse(why, "rank " + std::to_string(rank) + " (vec takes 3 to 5)");
 }
 
 }  // namespace
