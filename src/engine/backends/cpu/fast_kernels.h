@@ -6,6 +6,12 @@
 
 namespace kiln::engine::cpu::fast {
 
+/// A row's `create` for a kernel built from its layer: `KernelRow{"vec", kind, applies, make_kernel<K>}`.
+template <class K>
+std::unique_ptr<Kernel> make_kernel(const LayerInfo& info) {
+  return std::make_unique<K>(*info.layer);
+}
+
 /// Whether `dtype` is f32, the vec kernels' one dtype; when not, refuses saying so (see refuse()).
 inline bool vec_dtype_ok(DType dtype, std::string* why) {
   return dtype == DType::Float32 || refuse(why, std::string(dtype_name(dtype)) + " (vec takes f32)");

@@ -270,9 +270,7 @@ bool applies(const LayerInfo& info, std::string* why) {
 }  // namespace
 
 void register_attention(KernelTable& registry) {
-  registry.add(KernelRow{"vec", LayerKind::Attention, applies, [](const LayerInfo& info) {
-                           return std::unique_ptr<Kernel>(std::make_unique<AttentionKernel>(*info.layer));
-                         }});
+  registry.add(KernelRow{"vec", LayerKind::Attention, applies, make_kernel<AttentionKernel>});
 }
 
 }  // namespace kiln::engine::cpu::fast

@@ -141,9 +141,7 @@ bool applies(const LayerInfo& info, std::string* why) {
 }  // namespace
 
 void register_movement(KernelTable& registry) {
-  registry.add(KernelRow{"vec", LayerKind::Shuffle, applies, [](const LayerInfo& info) {
-                           return std::unique_ptr<Kernel>(std::make_unique<ShuffleKernel>(*info.layer));
-                         }});
+  registry.add(KernelRow{"vec", LayerKind::Shuffle, applies, make_kernel<ShuffleKernel>});
 }
 
 }  // namespace kiln::engine::cpu::fast

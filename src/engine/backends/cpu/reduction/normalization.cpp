@@ -117,9 +117,7 @@ bool applies(const LayerInfo& info, std::string* why) {
 }  // namespace
 
 void register_normalization(KernelTable& registry) {
-  registry.add(KernelRow{"vec", LayerKind::Normalization, applies, [](const LayerInfo& info) {
-                           return std::unique_ptr<Kernel>(std::make_unique<NormalizationKernel>(*info.layer));
-                         }});
+  registry.add(KernelRow{"vec", LayerKind::Normalization, applies, make_kernel<NormalizationKernel>});
 }
 
 }  // namespace kiln::engine::cpu::fast

@@ -112,9 +112,7 @@ bool applies(const LayerInfo& info, std::string* why) {
 }  // namespace
 
 void register_reduce(KernelTable& registry) {
-  registry.add(KernelRow{"vec", LayerKind::Reduce, applies, [](const LayerInfo& info) {
-                           return std::unique_ptr<Kernel>(std::make_unique<ReduceKernel>(*info.layer));
-                         }});
+  registry.add(KernelRow{"vec", LayerKind::Reduce, applies, make_kernel<ReduceKernel>});
 }
 
 }  // namespace kiln::engine::cpu::fast

@@ -129,9 +129,7 @@ bool applies(const LayerInfo& info, std::string* why) {
 }  // namespace
 
 void register_softmax(KernelTable& registry) {
-  registry.add(KernelRow{"vec", LayerKind::Softmax, applies, [](const LayerInfo& info) {
-                           return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(*info.layer));
-                         }});
+  registry.add(KernelRow{"vec", LayerKind::Softmax, applies, make_kernel<SoftmaxKernel>});
 }
 
 }  // namespace kiln::engine::cpu::fast
