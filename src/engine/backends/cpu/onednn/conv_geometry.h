@@ -4,6 +4,8 @@
 // convolution kernels.
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/backends/cpu/onednn/onednn_common.h"
@@ -22,6 +24,30 @@ inline double macs_per_element(const Layer& layer) {
   return w.dim() > 0 && w.sizes()[0] > 0 ? static_cast<double>(w.numel()) / static_cast<double>(w.sizes()[0])
                                          : 0.0;
 }
+
+/// A convolution's primitive for one shape: the primitive, its source and destination descriptors, the
+/// weights in the layout it wants (the kernel's prepared copy when that is the layout, else
+/// `reorder(layout)`), its own (user-mode) scratchpad and oneDNN's implementation name (for errors). Shared
+/// by the fp32 and INT8 kernels.
+struct ConvPrimitive {
+  dnnl::primitive conv;
+  memory::desc src_md, dst_md;
+  std::shared_ptr<memory> weights;
+  memory scratchpad;
+  std::string impl;
+
+  template <typename Reorder>
+  ConvPrimitive(const dnnl::primitive_desc& pd, const memory::desc& prepared_md,
+                const std::shared_ptr<memory>& prepared, Reorder&& reorder)
+      : conv(pd),
+        src_md(pd.src_desc()),
+        dst_md(pd.dst_desc()),
+        scratchpad(pd.scratchpad_desc(), cpu_engine()),
+        impl(pd.impl_info_str()) {
+    const memory::desc wmd = pd.weights_desc();
+    weights = wmd == prepared_md ? prepared : reorder(wmd);
+  }
+};
 
 struct ConvGeometry {
   ConvolutionParams p;

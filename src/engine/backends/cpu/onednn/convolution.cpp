@@ -28,13 +28,7 @@ namespace kiln::engine::cpu::onednn {
 namespace {
 
 /// Everything needed to run the primitive for one input shape.
-struct ConvEntry {
-  dnnl::primitive conv;
-  memory::desc src_md, dst_md;
-  std::shared_ptr<memory> weights;  // prepared weights in the layout this primitive wants
-  memory scratchpad;                // this entry's own (user-mode) scratchpad
-  std::string impl;                 // oneDNN's implementation name (for errors)
-};
+using ConvEntry = ConvPrimitive;
 
 struct ConvState : KernelState {
   std::map<Dims, std::unique_ptr<ConvEntry>> entries;
@@ -156,16 +150,8 @@ class ConvolutionKernel : public Kernel {
   }
 
   std::unique_ptr<ConvEntry> make_entry(const Dims& x, const Dims& y) const {
-    auto e = std::make_unique<ConvEntry>();
-    dnnl::primitive_desc pd = make_pd(x, y);
-    e->src_md = pd.src_desc();
-    e->dst_md = pd.dst_desc();
-    memory::desc wmd = pd.weights_desc();
-    e->weights = wmd == prepared_md_ ? prepared_ : reorder_weights(wmd);
-    e->scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
-    e->impl = pd.impl_info_str();
-    e->conv = dnnl::primitive(pd);
-    return e;
+    return std::make_unique<ConvEntry>(make_pd(x, y), prepared_md_, prepared_,
+                                       [&](const memory::desc& md) { return reorder_weights(md); });
   }
 
   /// Multiply-accumulates per element of y (per element of x when transposed).

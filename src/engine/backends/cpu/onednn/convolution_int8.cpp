@@ -39,15 +39,12 @@ bool is_int8(DType dtype) { return dtype == DType::Int8 || dtype == DType::UInt8
 // The INT8 type a tensor with `range` is stored in.
 DType int8_dtype(const DynamicRange& range) { return range.non_negative() ? DType::UInt8 : DType::Int8; }
 
-struct Int8Entry {
-  dnnl::primitive conv;
+struct Int8Entry : ConvPrimitive {
+  using ConvPrimitive::ConvPrimitive;
   dnnl::primitive quantize;  // fp32 input -> quantized input (only for an fp32 input)
   dnnl::primitive residual;  // residual -> the destination's buffer (only for a converted residual)
-  memory::desc input_md, src_md, dst_md, residual_md, held_md;
+  memory::desc input_md, residual_md, held_md;
   memory quantized;  // the quantized input (only for an fp32 input)
-  std::shared_ptr<memory> weights;
-  memory scratchpad;
-  std::string impl;
 };
 
 struct Int8State : KernelState {
@@ -245,15 +242,8 @@ class Int8ConvolutionKernel : public Kernel {
   }
 
   std::unique_ptr<Int8Entry> make_entry(const Dims& x, const Dims& y) const {
-    auto e = std::make_unique<Int8Entry>();
-    dnnl::primitive_desc pd = make_pd(x, y);
-    e->src_md = pd.src_desc();
-    e->dst_md = pd.dst_desc();
-    memory::desc wmd = pd.weights_desc();
-    e->weights = wmd == prepared_md_ ? prepared_ : reorder_weights(wmd);
-    e->scratchpad = memory(pd.scratchpad_desc(), cpu_engine());
-    e->impl = pd.impl_info_str();
-    e->conv = dnnl::primitive(pd);
+    auto e = std::make_unique<Int8Entry>(make_pd(x, y), prepared_md_, prepared_,
+                                         [&](const memory::desc& md) { return reorder_weights(md); });
     if (convert_residual_) {
       // Into the destination's buffer, in its format: s8 for an INT8 output, fp32 for an fp32 one.
       e->residual_md = activation_md(y, dnnl_dtype(residual_dtype_), residual_format_);
