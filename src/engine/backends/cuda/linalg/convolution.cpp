@@ -60,11 +60,11 @@ constexpr size_t kWorkspace = size_t{64} << 20;
 /// of the fastest algorithm (the separate post-op pass it saves is a full read and write of the output).
 constexpr float kFusedMargin = 1.10f;
 /// One call of an algorithm slower than this (wall time, after a first call that may load its kernels) is not
-/// worth timing: no convolution of an inference network needs it on a GPU, and recording 16 of them for
-/// device timing would take 16x as long again.
+/// worth timing: no convolution of an inference network needs it on a GPU, and timing it in device time
+/// (graph_time_ms: 8 calls recorded, replayed 6 times) would cost about 50 such calls.
 constexpr double kSlowCallMs = 50.0;
 /// An algorithm whose call takes kHopelessFactor times the fastest call so far (and over kHopelessMinMs,
-/// where host costs no longer hide the GPU's) cannot win: it is dropped before its 16 recorded runs are timed
+/// where host costs no longer hide the GPU's) cannot win: it is dropped before its 8 recorded runs are timed
 /// (fp32 depthwise convolutions: maxvit_t and efficientnet_v2_s compiled in 14 s and 10 s in fp16, and in
 /// over 90 s and 57 s in fp32, where cuDNN rates more algorithms).
 constexpr double kHopelessFactor = 4.0;
