@@ -84,6 +84,10 @@ def export_one(name: str, work: str) -> dict:
         arrays = {f"input_{k}": t.contiguous().numpy() for k, t in enumerate(inputs)}
         arrays.update({f"output_{k}": t.detach().contiguous().numpy() for k, t in enumerate(reference)})
         np.savez(os.path.join(folder, "io.npz"), **arrays)
+        # Sample inputs for the fp16 build's precision check (docs/engine.md, step 6): another draw, not io.npz's.
+        sample = entry.inputs(torch.Generator().manual_seed(2))
+        np.savez(os.path.join(folder, "sample.npz"), **{f"input_{k}": t.contiguous().numpy()
+                                                        for k, t in enumerate(sample)})
         row["ok"] = True
         row.update(eager_fp16_cosines(module, inputs, reference))
     except Exception as error:
@@ -104,7 +108,9 @@ def cosine_to(reference, outputs) -> float:
         if not torch.isfinite(out).all():
             return float("nan")
         denom = float(out.norm() * ref.norm())
-        worst = min(worst, float((out * ref).sum()) / denom if denom > 0 else 1.0)
+        # (an all-zero output matches only an all-zero reference)
+        same = 1.0 if float(out.norm()) == float(ref.norm()) else 0.0
+        worst = min(worst, float((out * ref).sum()) / denom if denom > 0 else same)
     return worst
 
 
@@ -206,7 +212,7 @@ def run_target(name: str, target: str, args) -> dict:
     with open(os.path.join(folder, f"{target}.log"), "w") as log:
         cmd = [args.kiln, "compile", pt2, "-o", kiln_path, "--backend", backend]
         if precision:
-            cmd += ["--precision", precision]
+            cmd += ["--precision", precision, "--sample-inputs", os.path.join(folder, "sample.npz")]
         rc, out, err, secs = sh(cmd, args.compile_timeout, log)
         row["compile_s"] = round(secs, 1)
         if rc != 0:

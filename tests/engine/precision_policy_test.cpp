@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/core/precision_probe.h"
 #include "engine/engine_test_util.h"
 #include "kiln/engine/precision_policy.h"
 
 namespace kiln::engine {
 namespace {
 
+using passes::storage_loss;
 using testing::build;
 using testing::run;
 
@@ -202,6 +204,64 @@ TEST(PrecisionPolicy, SampleInputsThatDoNotFitLeaveThePlanAsItWas) {
   config.sample_inputs = {{{"not_x", logits_input()}}};
   auto checked = logits_plan(1e4, config);
   EXPECT_EQ(checked->serialize(), plain->serialize());
+}
+
+// (x * 1e-6) @ W * 1e4 with x in [1, 2) and W in [0.5, 1): the first two results (1e-6 to 2e-5) lie below
+// fp16's smallest normal (6.1e-5), where fp16 keeps a few bits of them, and the last scales them back to
+// ~0.1.
+std::shared_ptr<Plan> small_values_plan(BuilderConfig config) {
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {2, 8});
+  Tensor* tiny = net.add_constant("tiny", Weights(HostTensor::from_floats({1e-6f}, {1, 1})));
+  Tensor* shrunk = net.add_elementwise("shrink", x, tiny, ElementwiseOp::Mul);
+  std::vector<float> w(8 * 16);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.5f + 0.03f * static_cast<float>(i % 16);
+  Tensor* weight = net.add_constant("w", Weights(HostTensor::from_floats(w, {8, 16})));
+  Tensor* mixed = net.add_matrix_multiply("mix", shrunk, false, weight, false);
+  Tensor* big = net.add_constant("big", Weights(HostTensor::from_floats({1e4f}, {1, 1})));
+  Tensor* y = net.add_elementwise("grow", mixed, big, ElementwiseOp::Mul);
+  y->set_name("y");
+  net.mark_output(y);
+  config.timing_iterations = 0;
+  return build(net, config);
+}
+
+double worst_relative_error(const HostTensor& got, const HostTensor& want) {
+  double worst = 0;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    worst = std::max(
+        worst, std::abs(got.get_as_double(i) - want.get_as_double(i)) / std::abs(want.get_as_double(i)));
+  return worst;
+}
+
+// Tolerances: fp16 holds values near 1e-6 to 1/16 of their size (subnormal step 6e-8), so without the check
+// the output is off by more than 1%; with it the small layers run in fp32 and only fp16's rounding of the
+// ~0.1 outputs (4.9e-4 relative) and of x is left: 2e-3.
+TEST(PrecisionPolicy, SampleInputsKeepValuesBelowFp16sRangeInFp32) {
+  KILN_REQUIRE_TEST_BACKEND();
+  const HostTensor x = logits_input();
+  const HostTensor want = run(small_values_plan(config_for(Precision::FP32)), {{"x", x}})[0];
+  const HostTensor before = run(small_values_plan(config_for(Precision::FP16)), {{"x", x}})[0];
+  EXPECT_GT(worst_relative_error(before, want), 1e-2) << "without sample inputs fp16 loses the small values";
+
+  BuilderConfig config = config_for(Precision::FP16);
+  config.sample_inputs = {{{"x", x}}};
+  auto plan = small_values_plan(config);
+  EXPECT_TRUE(noted(plan, "shrink", "below fp16's range on sample input 0")) << all_notes(plan);
+  EXPECT_TRUE(noted(plan, "mix", "fp16's range on sample input 0")) << all_notes(plan);
+  EXPECT_LT(worst_relative_error(run(plan, {{"x", x}})[0], want), 2e-3) << all_notes(plan);
+}
+
+TEST(PrecisionPolicy, StorageLossIsFp16sRoundingInItsRangeAndAllOfItBelow) {
+  const HostTensor normal = HostTensor::from_floats({1.0f, -3.3333f, 1000.1f, 0.07f}, {4});
+  EXPECT_LE(storage_loss(normal, DType::Float16), std::ldexp(1.0, -11));
+  EXPECT_EQ(storage_loss(HostTensor::from_floats({0.0f, 0.0f}, {2}), DType::Float16), 0.0);
+  EXPECT_NEAR(storage_loss(HostTensor::from_floats({1e-9f, -2e-9f}, {2}), DType::Float16), 1.0, 1e-12)
+      << "below half fp16's smallest subnormal: all of it rounds to zero";
+  EXPECT_LT(storage_loss(HostTensor::from_floats({1e-9f, -2e-9f}, {2}), DType::BFloat16), std::ldexp(1.0, -8))
+      << "bf16 has fp32's range";
+  EXPECT_LE(storage_loss(HostTensor::from_floats({1e6f, 1.0f}, {2}), DType::Float16), std::ldexp(1.0, -11))
+      << "values beyond fp16's range are the overflow check's";
 }
 
 }  // namespace

@@ -449,6 +449,9 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
   std::map<std::string, std::string> keep;
   try {
     const std::shared_ptr<const Plan> reference = passes::build_probe_plan(fp32, network);
+    for (auto& [layer, why] : passes::find_underflowing_layers(reference, config_.sample_inputs, to)) {
+      if (keep.emplace(layer, why).second) KILN_INFO("engine: precision: ", layer, ": ", why, ": built in fp32");
+    }
     for (int round = 0; round < kMaxPrecisionProbeRounds; ++round) {
       const std::shared_ptr<const Plan> reduced = build_plan(probe_config(config_), network, keep, true);
       size_t before = keep.size();

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "engine/core/passes.h"
 #include "kiln/engine/execution_context.h"
+#include "kiln/support/dtype.h"
 #include "kiln/support/error.h"
 
 namespace kiln::engine::passes {
@@ -117,6 +119,55 @@ std::map<std::string, std::string> find_overflowing_layers(const std::shared_ptr
       if (first && found.count(layer.name) == 0) {
         found[layer.name] = std::string("non-finite on sample input ") + std::to_string(s) + " in " +
                             (reduced_dtype == DType::Float16 ? "fp16" : "bf16") + " (finite in fp32)";
+      }
+    }
+  }
+  return found;
+}
+
+double storage_loss(const HostTensor& t, DType to) {
+  if (!is_floating(t.dtype())) return 0.0;
+  double norm = 0, lost = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double x = t.get_as_double(i);
+    const float f = static_cast<float>(x);
+    const double r =
+        to == DType::BFloat16 ? bfloat16_to_float(float_to_bfloat16(f)) : half_to_float(float_to_half(f));
+    if (!std::isfinite(x) || !std::isfinite(r)) continue;
+    norm += x * x;
+    lost += (x - r) * (x - r);
+  }
+  return norm > 0 ? std::sqrt(lost / norm) : 0.0;
+}
+
+std::map<std::string, std::string> find_underflowing_layers(const std::shared_ptr<const Plan>& reference,
+                                                            const std::vector<Values>& samples,
+                                                            DType reduced_dtype) {
+  const Plan::Impl& g = reference->impl();
+  const char* type = reduced_dtype == DType::Float16 ? "fp16" : "bf16";
+  const double roundoff = reduced_dtype == DType::Float16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+  std::map<std::string, int64_t> ids;
+  for (size_t t = 0; t < g.tensors.size(); ++t) ids.emplace(g.tensors[t].name, static_cast<int64_t>(t));
+  std::map<std::string, std::string> found;
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const Values high = run_probe(reference, samples[s]);
+    for (const Binding& b : reference->bindings()) {
+      if (b.is_input) continue;
+      const double loss = storage_loss(high.at(b.name), reduced_dtype);
+      if (loss <= kUnderflowLossRoundoffs * roundoff) continue;
+      const int64_t id = source_of(g, ids.at(b.name));
+      const int64_t producer = g.tensors[id].producer;
+      if (producer < 0) continue;
+      char percent[32];
+      std::snprintf(percent, sizeof percent, "%.2g%%", 100 * loss);
+      const std::string why = std::string("below ") + type + "'s range on sample input " + std::to_string(s) +
+                              " (" + percent + " of it lost in " + type + ")";
+      found.emplace(g.layers[producer].layer.name, why);
+      for (const PlanLayer& reader : g.layers) {
+        if (reader.layer.kind == LayerKind::Reformat) continue;
+        for (int64_t in : reader.layer.inputs) {
+          if (source_of(g, in) == id) found.emplace(reader.layer.name, "reads '" + b.name + "', " + why);
+        }
       }
     }
   }

@@ -1,8 +1,9 @@
 #pragma once
 // The sample-input check of a weakly typed reduced-precision build (BuilderConfig::sample_inputs): probe
 // plans expose every layer's floating output as a binding; running a reduced and an fp32 probe on the same
-// samples finds the layers whose output overflows (non-finite) only in the reduced type. Build time only: the
-// plan finally built has no probe bindings.
+// samples finds the layers whose output overflows (non-finite) only in the reduced type; the fp32 probe alone
+// finds those whose output is too small for it (underflow to subnormals and zero). Build time only: the plan
+// finally built has no probe bindings.
 
 #include <map>
 #include <memory>
@@ -37,5 +38,23 @@ void expose_layer_outputs(Plan::Impl& g);
 std::map<std::string, std::string> find_overflowing_layers(
     const std::shared_ptr<const Plan>& reduced, const std::shared_ptr<const Plan>& reference,
     const std::vector<std::map<std::string, HostTensor>>& samples, DType reduced_dtype);
+
+/// How much of `t` storing it in `to` loses: ||x - r(x)|| / ||x|| over the values whose rounding r (to
+/// nearest even) stays finite (overflow is find_overflowing_layers' part); 0 for an all-zero tensor.
+double storage_loss(const HostTensor& t, DType to);
+
+/// Runs the fp32 probe plan `reference` on each sample and returns (layer name -> reason) for the layers
+/// whose output the reduced type cannot hold (storage_loss above kUnderflowLossRoundoffs unit roundoffs of
+/// `to`: values below fp16's normal range), and for the layers that read such an output (cast down for them,
+/// it would be lost at their input). Their fp32 values decide, so a chain of small values is found in one
+/// run.
+std::map<std::string, std::string> find_underflowing_layers(
+    const std::shared_ptr<const Plan>& reference,
+    const std::vector<std::map<std::string, HostTensor>>& samples, DType reduced_dtype);
+
+/// A tensor held in the reduced type loses at most one unit roundoff (2^-11 for fp16, 2^-8 for bf16) of its
+/// norm while its values are in the type's normal range (each value at most that much of itself); losing
+/// twice that means subnormals or zeros hold a good part of it.
+constexpr double kUnderflowLossRoundoffs = 2.0;
 
 }  // namespace kiln::engine::passes
