@@ -234,6 +234,9 @@ constexpr const char* kSchemas[] = {
   "aten::special_gammaln(Tensor self) -> Tensor",
   "aten::special_digamma(Tensor self) -> Tensor",
   "aten::special_psi(Tensor self) -> Tensor",
+  // No model uses the Airy function and no inference engine has a layer for it: the test suites' example of a
+  // known op without a converter (it runs in PyTorch).
+  "aten::special_airy_ai(Tensor x) -> Tensor",
   "aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor",
   "aten::_weight_norm(Tensor v, Tensor g, int dim=0) -> Tensor",
   "aten::_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)",

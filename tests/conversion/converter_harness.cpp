@@ -91,6 +91,10 @@ HostTensor random_input(DType dtype, const std::vector<int64_t>& sizes, const In
   std::uniform_real_distribution<double> dist(fill.lo, fill.hi);
   HostTensor t(dtype, sizes);
   for (int64_t i = 0; i < t.numel(); ++i) {
+    if (!fill.values.empty()) {
+      t.set_from_double(i, fill.values[static_cast<size_t>(i) % fill.values.size()]);
+      continue;
+    }
     double v = dist(rng);
     if (dtype == DType::Bool) v = v >= 0 ? 1 : 0;  // the fill range sets the share of true values
     else if (!is_floating(dtype)) v = std::floor(v);
@@ -149,6 +153,20 @@ void expect_max_relative_error(const HostTensor& got, const HostTensor& want, co
   EXPECT_LE(rel, kReducedPrecisionMaxRelError)
       << what << ": max relative error " << rel << " (max abs error " << max_err << ", reference max |x| " << max_ref
       << ")";
+}
+
+// The outputs `got` would have if every element were `f` of the single input's element.
+std::vector<HostTensor> apply_elementwise(const std::function<double(double)>& f, const HostTensor& input,
+                                          const std::vector<HostTensor>& got) {
+  std::vector<HostTensor> want;
+  for (const HostTensor& g : got) {
+    HostTensor w(g.dtype(), g.sizes());
+    KILN_CHECK(w.numel() == input.numel(), InvalidInput, "elementwise reference: output of ", w.numel(),
+               " elements for an input of ", input.numel());
+    for (int64_t i = 0; i < w.numel(); ++i) w.set_from_double(i, f(input.get_as_double(i)));
+    want.push_back(std::move(w));
+  }
+  return want;
 }
 
 // Collects a data-dependent output (nonzero): a buffer on the plan's backend of the size the context asks for,
@@ -339,7 +357,8 @@ void check_converter_case(const ConverterCase& c) {
       }
       std::vector<HostTensor> want;
       try {
-        want = runtime::run_in_libtorch(reference ? *reference : *graph, inputs);
+        want = c.elementwise_reference ? apply_elementwise(c.elementwise_reference, inputs.at(0), got)
+                                       : runtime::run_in_libtorch(reference ? *reference : *graph, inputs);
       } catch (const Error& e) {
         FAIL() << "reference failed: " << e.what();
       }

@@ -42,6 +42,8 @@ struct InputFill {
   /// -inf in turn (the outputs are then compared with NaN equal to NaN and infinities exactly).
   int64_t nonfinite_every = 0;
   int64_t nonfinite_at = 0;
+  /// When not empty: the input's elements in order, repeated to fill its shape (instead of random draws).
+  std::vector<double> values = {};
 };
 
 /// One converter test case.
@@ -62,6 +64,9 @@ struct ConverterCase {
   /// An equivalent graph for the reference when libtorch 1.13 lacks an op of `ir` (same inputs; constants of
   /// the same names get the same values). Empty: `ir` itself.
   std::string reference_ir;
+  /// When set (a one-input graph): the reference is this function applied in double to every element of the
+  /// input, each output's elements in turn (rounded to its dtype), instead of libtorch.
+  std::function<double(double)> elementwise_reference;
   /// Seed of the random inputs and weights.
   uint32_t seed = 1234;
 };
@@ -113,8 +118,8 @@ std::vector<std::string> test_backends();
 /// Why backend `name` cannot be created on this machine (no GPU, not built), or "" when it can (cached).
 std::string backend_unavailable(const std::string& name);
 
-/// A random tensor filled from `fill` (never constant: values are drawn from a continuous distribution; integer
-/// types are floored into [lo, hi)).
+/// A random tensor filled from `fill` (never constant: values are drawn from a continuous distribution;
+/// integer types are floored into [lo, hi)), or `fill.values` repeated.
 HostTensor random_input(DType dtype, const std::vector<int64_t>& sizes, const InputFill& fill, uint32_t seed);
 
 }  // namespace kiln::conversion::testing

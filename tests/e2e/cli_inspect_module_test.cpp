@@ -17,13 +17,14 @@ namespace {
 namespace fs = std::filesystem;
 using namespace kiln::cli_test;  // NOLINT(google-build-using-namespace)
 
-// tiny_convnet compiled once: an engine segment and a PyTorch run (lgamma has no converter).
+// tiny_convnet compiled once: an engine segment and a PyTorch run (lgamma forced to PyTorch).
 const std::string& convnet_module() {
   static const std::string path = [] {
     fs::path dir = fs::temp_directory_path() / ("kiln_cli_inspect_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     const std::string out = (dir / "convnet.kiln").string();
-    Result c = kiln("compile " + data("tiny_convnet/model.pt2") + " -o " + out + " --no-cache");
+    Result c = kiln("compile " + data("tiny_convnet/model.pt2") + " -o " + out +
+                    " --no-cache --torch-executed-ops aten.lgamma.default");
     EXPECT_EQ(c.code, 0) << c.err;
     return out;
   }();
@@ -44,6 +45,7 @@ TEST(CliInspectModule, JsonHasTheDocumentedFields) {
   // The settings it was compiled with, by field name.
   EXPECT_EQ(j["settings"]["backend"], "cpu");
   EXPECT_EQ(j["settings"]["min_block_size"], 5);
+  EXPECT_EQ(j["settings"]["torch_executed_ops"], nlohmann::json::parse(R"(["aten.lgamma.default"])"));
   bool engine = false, torch = false;
   for (const nlohmann::json& s : j["segments"]) {
     engine |= s["kind"] == "engine";

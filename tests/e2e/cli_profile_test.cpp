@@ -1,8 +1,8 @@
-// kiln bench --profile as a user types it: tiny_convnet (one engine segment and one PyTorch run, lgamma)
-// compiled to a .kiln, then benched with per-layer profiling. The expected rows come from the .kiln's own
-// plans (loaded here), so they do not depend on which tactics timing picked: every engine layer is one row
-// "<segment node>/<layer>" with its kind and tactic, the PyTorch run one "torch" row, and each was called
-// once per profiled iteration.
+// kiln bench --profile as a user types it: tiny_convnet (one engine segment and one PyTorch run: lgamma,
+// forced to PyTorch by --torch-executed-ops) compiled to a .kiln, then benched with per-layer profiling. The
+// expected rows come from the .kiln's own plans (loaded here), so they do not depend on which tactics timing
+// picked: every engine layer is one row "<segment node>/<layer>" with its kind and tactic, the PyTorch run
+// one "torch" row, and each was called once per profiled iteration.
 
 #include <filesystem>
 #include <sstream>
@@ -57,7 +57,8 @@ class CliProfile : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     module_path_ = (dir_ / "tiny_convnet.kiln").string();
-    Result c = kiln("compile " + data("tiny_convnet/model.pt2") + " -o " + module_path_ + " --no-cache");
+    Result c = kiln("compile " + data("tiny_convnet/model.pt2") + " -o " + module_path_ +
+                    " --no-cache --torch-executed-ops aten.lgamma.default");
     ASSERT_EQ(c.code, 0) << c.err;
     rows_ = engine_rows(*runtime::load(module_path_));
     ASSERT_FALSE(rows_.empty());

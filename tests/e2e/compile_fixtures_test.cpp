@@ -1,5 +1,5 @@
-// Every bundled fixture (both forms, every io_N) compiled with default settings must match torch's outputs, with
-// every operator in engines except lgamma in tiny_convnet (no converter: it runs in libtorch).
+// Every bundled fixture (both forms, every io_N) compiled with default settings must match torch's outputs,
+// with every operator in engines (tiny_convnet's lgamma included).
 
 #include <algorithm>
 #include <cstring>
@@ -61,7 +61,7 @@ TEST_P(CompileFixture, MatchesTorchWithDefaultSettings) {
   for (const std::string& io : testing_util::io_files(folder(c.fixture))) expect_matches(*module, io, c.label);
 }
 
-TEST_P(CompileFixture, EveryOpRunsInEnginesExceptLgamma) {
+TEST_P(CompileFixture, EveryOpRunsInEngines) {
   const Case& c = GetParam();
   frontend::Program program = frontend::load_program(testing_util::fixture(c.fixture, c.model));
   auto module = compiler::compile(program, compiler::CompilationSettings{});
@@ -71,9 +71,7 @@ TEST_P(CompileFixture, EveryOpRunsInEnginesExceptLgamma) {
   for (const ir::Node* node : module->graph().nodes()) {
     if (!ir::is_engine_segment(*node)) torch_ops.push_back(node->target().to_string());
   }
-  std::vector<std::string> expected;
-  if (c.fixture == "tiny_convnet") expected = {"aten.lgamma.default"};
-  EXPECT_EQ(torch_ops, expected) << c.label;
+  EXPECT_EQ(torch_ops, std::vector<std::string>{}) << c.label;
 }
 
 TEST_P(CompileFixture, ArchiveRoundTripGivesTheSameOutputs) {

@@ -1,5 +1,6 @@
-// Coverage and partitioning on the bundled fixtures, with stub converters for every op except lgamma (the
-// real converters come with the conversion layer): the report must name exactly the ops that cannot run.
+// Coverage and partitioning on the bundled fixtures, with stub converters for every op (the real converters
+// come with the conversion layer) and tiny_convnet's lgamma forced to PyTorch by torch_executed_ops: the
+// report must name exactly the ops that do not run in engines.
 
 #include <gtest/gtest.h>
 
@@ -14,33 +15,40 @@
 namespace kiln::partitioning {
 namespace {
 
-// Registers a dynamic-capable stub for every target in the graph except lgamma (the fixtures have a dynamic
-// batch dimension).
+// Registers a dynamic-capable stub for every target in the graph (the fixtures have a dynamic batch
+// dimension).
 conversion::ConverterRegistry stubs_for(const ir::Graph& g) {
   conversion::ConverterRegistry reg;
   conversion::RegistrationOptions o;
   o.supports_dynamic_shapes = true;
   for (const ir::Node* n : g.nodes()) {
     const std::string name = ir::canonical_op_name(n->target());
-    if (n->target().name == "lgamma" || reg.contains(n->target())) continue;
+    if (reg.contains(n->target())) continue;
     reg.register_converter(name, testing::stub_converter(), o);
   }
   return reg;
 }
 
-TEST(FixtureCoverage, TinyConvnetReportsLgammaOnly) {
+// min_block_size 1, lgamma in PyTorch.
+settings::CompilationSettings lgamma_in_torch() {
+  settings::CompilationSettings s;
+  s.min_block_size = 1;
+  s.torch_executed_ops = {"aten.lgamma.default"};
+  return s;
+}
+
+TEST(FixtureCoverage, TinyConvnetReportsTheTorchExecutedLgammaOnly) {
   for (const char* file : {"model.pt2", "model_core_aten.pt2"}) {
     SCOPED_TRACE(file);
     frontend::Program p = frontend::load_program(std::string(KILN_TEST_DATA_DIR) + "/tiny_convnet/" + file);
     conversion::ConverterRegistry reg = stubs_for(*p.graph);
-    settings::CompilationSettings s;
-    s.min_block_size = 1;
+    const settings::CompilationSettings s = lgamma_in_torch();
     CoverageReport report = make_coverage_report(*p.graph, s, reg);
     EXPECT_EQ(report.support.total, static_cast<int64_t>(p.graph->num_nodes()));
     EXPECT_EQ(report.support.supported, report.support.total - 1);
     ASSERT_EQ(report.support.unsupported.size(), 1u);
     EXPECT_EQ(report.support.unsupported[0].op, "aten.lgamma.default");
-    EXPECT_EQ(report.support.unsupported[0].status, SupportStatus::NoConverter);
+    EXPECT_EQ(report.support.unsupported[0].status, SupportStatus::TorchExecuted);
     EXPECT_TRUE(report.error.empty()) << report.error;
     int torch_segments = 0;
     for (const SegmentInfo& seg : report.segments) {
@@ -73,12 +81,11 @@ TEST(FixtureCoverage, EveryFixturePartitionsIntoTheSameFunction) {
       if (!std::filesystem::exists(path)) continue;  // not every fixture has a Core ATen export
       frontend::Program p = frontend::load_program(path);
       conversion::ConverterRegistry reg = stubs_for(*p.graph);
-      settings::CompilationSettings s;
-      s.min_block_size = 1;
+      const settings::CompilationSettings s = lgamma_in_torch();
       for (bool fast : {true, false}) {
         PartitionResult r = fast ? fast_partition(*p.graph, s, reg) : global_partition(*p.graph, s, reg);
         testing::expect_same_function(*p.graph, *r.graph);
-        // Only lgamma and impure ops may stay in PyTorch.
+        // Only the torch-executed lgamma and impure ops may stay in PyTorch.
         for (const UnsupportedNode& u : r.support.unsupported) {
           EXPECT_TRUE(u.op == "aten.lgamma.default" || u.status == SupportStatus::Impure) << u.node << " " << u.op;
         }

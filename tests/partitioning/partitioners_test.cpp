@@ -101,7 +101,7 @@ TEST(Partitioners, MultipleOutputsAndANodeFeedingBothSides) {
   auto g = parse(R"(graph(%x: f32[8], %y: f32[8]) {
   %w: f32[8] = parameter("w")
   %r: f32[8] = aten.relu.default(self=%x)
-  %l: f32[8] = aten.lgamma.default(self=%r)
+  %l: f32[8] = aten.special_airy_ai.default(x=%r)
   %m: f32[8] = aten.mul.Tensor(self=%r, other=%w)
   %c: f32[8] = aten.cos.default(self=%m)
   %a: f32[8] = aten.add.Tensor(self=%l, other=%c, alpha=1)
@@ -118,12 +118,13 @@ TEST(Partitioners, MultipleOutputsAndANodeFeedingBothSides) {
     const ir::Node* with_mul = nullptr;
     if (fast) {
       EXPECT_EQ(summary(*r.graph), "_run_on_acc_0:r,m,c | _run_on_gpu_1:l | _run_on_acc_2:a");
-      // r feeds the engine (mul) and PyTorch (lgamma); m is a graph output and is used inside.
+      // r feeds the engine (mul) and PyTorch (special_airy_ai); m is a graph output and is used inside.
       EXPECT_EQ(segs[0].outputs, (std::vector<std::string>{"r", "m", "c"}));
       EXPECT_EQ(segs[2].inputs, (std::vector<std::string>{"l", "c"}));
       with_mul = r.graph->find_node("_run_on_acc_0");
     } else {
-      // Also three segments: relu cannot join {mul, cos, add} (relu -> lgamma -> add would be a cycle).
+      // Also three segments: relu cannot join {mul, cos, add} (relu -> special_airy_ai -> add would be a
+      // cycle).
       EXPECT_EQ(summary(*r.graph), "_run_on_acc_0:r | _run_on_gpu_1:l | _run_on_acc_2:m,c,a");
       EXPECT_EQ(segs[0].outputs, (std::vector<std::string>{"r"}));
       EXPECT_EQ(segs[2].inputs, (std::vector<std::string>{"r", "l"}));
@@ -142,9 +143,9 @@ const char* kSmallBlocks = R"(graph(%x: f32[8]) {
   %r1: f32[8] = aten.relu.default(self=%x)
   %c1: f32[8] = aten.cos.default(self=%r1)
   %r2: f32[8] = aten.relu.default(self=%c1)
-  %l1: f32[8] = aten.lgamma.default(self=%r2)
+  %l1: f32[8] = aten.special_airy_ai.default(x=%r2)
   %r3: f32[8] = aten.relu.default(self=%l1)
-  %l2: f32[8] = aten.lgamma.default(self=%r3)
+  %l2: f32[8] = aten.special_airy_ai.default(x=%r3)
   %c2: f32[8] = aten.cos.default(self=%l2)
   %r4: f32[8] = aten.relu.default(self=%c2)
   return (%r4)
@@ -197,8 +198,8 @@ TEST(Partitioners, RequireFullCompilationListsEveryUnsupportedNode) {
       EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
       const std::string what = e.what();
       EXPECT_NE(what.find("2 nodes are not supported"), std::string::npos) << what;
-      EXPECT_NE(what.find("l1 (aten.lgamma.default): no converter"), std::string::npos) << what;
-      EXPECT_NE(what.find("l2 (aten.lgamma.default)"), std::string::npos) << what;
+      EXPECT_NE(what.find("l1 (aten.special_airy_ai.default): no converter"), std::string::npos) << what;
+      EXPECT_NE(what.find("l2 (aten.special_airy_ai.default)"), std::string::npos) << what;
     }
   }
   // Fully supported: one engine regardless of min_block_size.
@@ -215,7 +216,7 @@ TEST(Partitioners, AtomicSubgraphsMoveAsOneUnit) {
   // mul -> add is atomic: the walk may not place the mul in the first engine and the add in a later one.
   auto g = parse(R"(graph(%x: f32[8]) {
   %m: f32[8] = aten.mul.Tensor(self=%x, other=%x)
-  %l: f32[8] = aten.lgamma.default(self=%x)
+  %l: f32[8] = aten.special_airy_ai.default(x=%x)
   %c: f32[8] = aten.cos.default(self=%l)
   %a: f32[8] = aten.add.Tensor(self=%m, other=%c, alpha=1)
   return (%a)
@@ -245,7 +246,7 @@ TEST(Partitioners, HierarchicalTagsSegmentsByBackend) {
   %s: f32[8] = aten.sin.default(self=%r)
   %a: f32[8] = aten.add.Tensor(self=%s, other=%x, alpha=1)
   %c: f32[8] = aten.cos.default(self=%a)
-  %l: f32[8] = aten.lgamma.default(self=%c)
+  %l: f32[8] = aten.special_airy_ai.default(x=%c)
   %r2: f32[8] = aten.relu.default(self=%l)
   return (%r2)
 }

@@ -83,9 +83,13 @@ def test_inspect_reports_coverage_and_the_program():
     info = kiln.inspect(data_path("tiny_convnet", "model.pt2"))
     assert info.inputs[0].dtype == "f32"
     cov = info.coverage
-    assert 0 < cov.ops_supported < cov.ops_total  # lgamma has no converter
-    assert any(u.op.startswith("aten.lgamma") for u in cov.unsupported)
-    assert {s.kind for s in cov.segments} == {"engine", "torch"}
+    assert 0 < cov.ops_supported == cov.ops_total and not cov.unsupported
+    assert {s.kind for s in cov.segments} == {"engine"}
+    forced = kiln.inspect(data_path("tiny_convnet", "model.pt2"), torch_executed_ops={"aten.lgamma.default"}).coverage
+    assert 0 < forced.ops_supported < forced.ops_total
+    assert [u.op for u in forced.unsupported] == ["aten.lgamma.default"]
+    assert "torch_executed_ops" in forced.unsupported[0].reason
+    assert {s.kind for s in forced.segments} == {"engine", "torch"}
 
 
 def test_bad_programs_fail_with_kiln_message(workdir):
