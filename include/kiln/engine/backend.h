@@ -99,6 +99,11 @@ struct LayerInfo {
   /// record its choice in plan_data(). False when a plan is loaded or its kernels are re-created (refit).
   bool tune = false;
 
+  /// Set from BuilderConfig::allow_reduced_precision_tactics at build: among its own alternatives the kernel may
+  /// choose ones less precise than the dtype promises (cuda convolution: cuDNN's FFT and Winograd algorithms in
+  /// fp32), as the builder may choose Tactic::reduced_precision tactics.
+  bool reduced_precision = false;
+
   LayerKind kind() const { return layer->kind; }
   template <typename P>
   const P& params() const { return std::get<P>(layer->params); }

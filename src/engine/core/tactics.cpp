@@ -513,6 +513,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     }
     LayerInfo info = g.layer_info(static_cast<int64_t>(i));
     info.tune = config.timing_iterations > 0;
+    info.reduced_precision = config.allow_reduced_precision_tactics;
     std::string input_formats;  // part of the timing-cache key: the choice depends on them
     for (int64_t id : l.inputs) input_formats += tensor_format_name(produced[id]) + std::string(",");
     std::string why;

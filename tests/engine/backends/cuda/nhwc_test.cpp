@@ -587,6 +587,45 @@ TEST(EngineCuda, NhwcConvolutionTunedAlgorithmIsStoredAndReused) {
   }
 }
 
+// The algorithm search takes no FFT or Winograd algorithm (tile transforms, cuDNN algorithms 4-7) unless the
+// build allows reduced-precision tactics: in fp32 their rounding moved the zoo's inception_v3 by 6e-3 of its
+// output (it took 38 of them); in fp16 never. Shapes where cuDNN offers them: 3x3, 5x5 and 1x7 kernels.
+TEST(EngineCuda, ConvolutionSearchTakesTileTransformsOnlyWhenReducedPrecisionIsAllowed) {
+  KILN_REQUIRE_GPU();
+  if (!row(LayerKind::Convolution, "cudnn")) GTEST_SKIP() << "built without cuDNN";
+  const Backend& b = *shared_backend("cuda");
+  struct Shape {
+    int64_t n, c, k, hw, kh, kw;
+  };
+  int tiles_when_allowed = 0;
+  for (const Shape& sh : {Shape{8, 64, 64, 56, 3, 3}, Shape{2, 48, 64, 10, 5, 5}, Shape{2, 128, 128, 10, 1, 7},
+                          Shape{1, 256, 256, 14, 3, 3}}) {
+    for (DType dt : {DType::Float32, DType::Float16}) {
+      for (bool allowed : {false, true}) {
+        SCOPED_TRACE(std::to_string(sh.c) + "x" + std::to_string(sh.hw) + " kernel " + std::to_string(sh.kh) +
+                     "x" + std::to_string(sh.kw) + " " + dtype_name(dt) + (allowed ? " allowed" : ""));
+        ConvolutionParams p;
+        p.pre_padding = p.post_padding = {sh.kh / 2, sh.kw / 2};
+        const Dims x{sh.n, sh.c, sh.hw, sh.hw}, y{sh.n, sh.k, sh.hw, sh.hw};
+        TestLayer t(LayerKind::Convolution, p, {{x, TensorFormat::Plain}}, {y, TensorFormat::Plain}, dt);
+        std::mt19937 rng(81);
+        t.layer.weights.push_back(Weights(random_tensor(DType::Float32, {sh.k, sh.c, sh.kh, sh.kw}, rng)));
+        t.info.tune = true;
+        t.info.reduced_precision = allowed;
+        std::vector<uint8_t> data = b.create_kernel(t.info, "cudnn")->plan_data();
+        ASSERT_FALSE(data.empty()) << "no algorithm timed";
+        ConvPlanData d;
+        std::string why;
+        ASSERT_TRUE(cuda::decode_conv_plan_data(data, 8, 4, &d, &why)) << why;
+        const bool tile = d.algo >= 4 && d.algo <= 7;
+        if (!allowed || dt != DType::Float32) EXPECT_FALSE(tile) << "algorithm " << d.algo;
+        tiles_when_allowed += allowed && tile ? 1 : 0;
+      }
+    }
+  }
+  std::printf("fp32 shapes that chose a tile transform where allowed: %d of 4\n", tiles_when_allowed);
+}
+
 TEST(EngineCuda, ChannelsLastPoolingEqualsPlanarPooling) {
   KILN_REQUIRE_GPU();
   const Backend& b = *shared_backend("cuda");

@@ -21,13 +21,17 @@
 // algorithm whose single call takes over kSlowCallMs of wall time twice in a row (cuDNN runs some algorithms
 // of grouped convolutions as host loops; maxvit_t's depthwise convolutions kept one CPU core busy for minutes
 // with the GPU idle) is dropped before it is recorded for timing, as is one whose call takes 4x the fastest
-// call so far, and no algorithm starts once a layer's search has spent kSearchBudgetMs. fp16 / bf16 never
-// take cuDNN's FFT and Winograd algorithms (tile transforms: less accurate in half precision, and a NaN or
-// infinity spreads over the tile). Kernel::plan_data() records it (conv_plan_data.h) and a loaded kernel
-// validates and reuses it for inputs of the opt dims. Other shapes, transposed convolutions and untimed
-// builds use cuDNN's heuristic first choice. Per context and input shape the descriptors and algorithm are
-// made by the first execute of that shape (before any CUDA-graph recording); execute itself only enqueues,
-// using the context's workspace.
+// call so far, and no algorithm starts once a layer's search has spent kSearchBudgetMs. The search never
+// takes cuDNN's FFT and Winograd algorithms (tile transforms): in half precision they are less accurate and a
+// NaN or infinity spreads over the tile; in fp32 their rounding differs from a direct convolution's by ~1e-6
+// relative, which a deep network amplifies (the zoo's inception_v3 took 38 of them among 146 convolutions,
+// and its output moved by 6e-3 of its magnitude from eager fp32's, against 5e-5 for eager on the GPU). fp32
+// takes them only where the build allows reduced-precision tactics (LayerInfo::reduced_precision), as the
+// CPU's Winograd; a plan that recorded one in fp32 keeps it. Kernel::plan_data() records it
+// (conv_plan_data.h) and a loaded kernel validates and reuses it for inputs of the opt dims. Other shapes,
+// transposed convolutions and untimed builds use cuDNN's heuristic first choice. Per context and input shape
+// the descriptors and algorithm are made by the first execute of that shape (before any CUDA-graph
+// recording); execute itself only enqueues, using the context's workspace.
 
 #include "engine/backends/cuda/cuda_util.h"
 
@@ -148,7 +152,10 @@ HostTensor to_krsc(const HostTensor& w) {
 class ConvKernel : public Kernel {
  public:
   ConvKernel(const LayerInfo& info, bool tf32, bool nhwc)
-      : p_(info.params<ConvolutionParams>()), tf32_(tf32), nhwc_(nhwc) {
+      : p_(info.params<ConvolutionParams>()),
+        tf32_(tf32),
+        nhwc_(nhwc),
+        reduced_precision_(info.reduced_precision) {
     const Layer& l = *info.layer;
     dtype_ = info.outputs[0].dtype;
     w_dims_ = l.weights[0].value.sizes();
@@ -343,8 +350,13 @@ class ConvKernel : public Kernel {
     return !strict() || m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;
   }
 
-  /// Whether a forward algorithm is allowed for this kernel's dtype (see the file comment).
+  /// Whether a forward algorithm is allowed for this kernel's dtype in a plan (see the file comment).
   bool forward_algo_ok(int algo) const { return dtype_ == DType::Float32 || !transforms_tiles(algo); }
+  /// Whether the search (or cuDNN's heuristic pick) may choose a forward algorithm: not a tile transform,
+  /// unless fp32 with reduced precision allowed.
+  bool searchable_algo(int algo) const {
+    return !transforms_tiles(algo) || (dtype_ == DType::Float32 && reduced_precision_);
+  }
 
   std::unique_ptr<ConvPlan> make_plan(const Dims& xd, const Dims& yd) const {
     auto plan = describe(xd, yd);
@@ -363,7 +375,7 @@ class ConvKernel : public Kernel {
     auto pick = [&](const auto* perf, bool forward) {
       for (int i = 0; i < found && !ok; ++i) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kWorkspace ||
-            !math_ok(perf[i].mathType) || (forward && !forward_algo_ok(static_cast<int>(perf[i].algo))))
+            !math_ok(perf[i].mathType) || (forward && !searchable_algo(static_cast<int>(perf[i].algo))))
           continue;
         algo = perf[i].algo;
         chosen_math = perf[i].mathType;
@@ -427,7 +439,7 @@ class ConvKernel : public Kernel {
       for (int i = 0; i < found; ++i) {
         const auto& c = perf[i];
         if (c.status != CUDNN_STATUS_SUCCESS || c.memory > kWorkspace || !math_ok(c.mathType) ||
-            !forward_algo_ok(static_cast<int>(c.algo)))
+            !searchable_algo(static_cast<int>(c.algo)))
           continue;
         bool seen = std::any_of(timed.begin(), timed.end(), [&](const Timed& t) {
           return t.algo == c.algo && (!tf32_math() || t.math == c.mathType);
@@ -555,7 +567,7 @@ class ConvKernel : public Kernel {
   }
 
   ConvolutionParams p_;
-  bool tf32_ = false, nhwc_ = false;
+  bool tf32_ = false, nhwc_ = false, reduced_precision_ = false;
   DType dtype_ = DType::Float32;
   Dims w_dims_;
   DeviceBuffer weight_, bias_;
