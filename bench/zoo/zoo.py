@@ -31,6 +31,7 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+FP16_COSINE = 0.999  # the cuda-fp16 bar
 TARGETS = {"cpu": ("cpu", None), "cuda": ("cuda", None), "cuda-fp16": ("cuda", "fp16")}
 
 
@@ -114,6 +115,21 @@ def cosine_to(reference, outputs) -> float:
     return worst
 
 
+def fp16_weights_cosine(module, inputs, reference) -> float:
+    """The floor of any fp16 engine: the model in fp32 (CPU) with its weights and buffers rounded to fp16, against
+    eager fp32. A random-weight deep network can amplify that rounding alone past the cuda-fp16 bar."""
+    import copy
+
+    import torch
+
+    rounded = copy.deepcopy(module)
+    with torch.no_grad():
+        for t in list(rounded.parameters()) + list(rounded.buffers()):
+            if t.is_floating_point():
+                t.copy_(t.half().float())
+        return cosine_to(reference, flatten_outputs_of(rounded(*inputs)))
+
+
 def eager_fp16_cosines(module, inputs, reference) -> dict:
     """What eager PyTorch itself keeps in fp16 on the GPU, the yardstick of the cuda-fp16 target: the model cast to
     fp16 (`.half()`, as an fp16 engine runs) and under autocast, each against eager fp32. Empty without CUDA."""
@@ -121,9 +137,9 @@ def eager_fp16_cosines(module, inputs, reference) -> dict:
 
     import torch
 
+    row = {"fp16_weights_cosine": fp16_weights_cosine(module, inputs, reference)}
     if not torch.cuda.is_available():
-        return {}
-    row = {}
+        return row
     try:
         gpu = copy.deepcopy(module).cuda()
         xs = [x.cuda() for x in inputs]
@@ -193,7 +209,7 @@ def compare(reference, got, fp16: bool) -> dict:
         worst["rel"] = max(worst["rel"], rel)
         if not math.isnan(worst["cosine"]):
             worst["cosine"] = min(worst["cosine"], cos)
-        good = cos >= 0.999 if fp16 else (cos >= 0.9999 and rel <= 1e-3)
+        good = cos >= FP16_COSINE if fp16 else (cos >= 0.9999 and rel <= 1e-3)
         if not good:
             worst["ok"] = False
             worst.setdefault("why", f"{k}: cosine {cos:.6f}, max abs {max_abs:.3g} ({rel:.2g} of max |eager|)")
@@ -341,6 +357,11 @@ def summary(rows: dict, names, targets) -> str:
             pairs = [(k, e) for k, e in pairs if k is not None and e is not None and not math.isnan(e)]
             close = sum(1 for k, e in pairs if not math.isnan(k) and k >= e - 1e-4)
             as_eager = f", {close} of {len(pairs)} at least as close to fp32 as eager fp16 (within 1e-4)"
+            floors = {r["model"]: rows[f"{r['model']}/export"].get("fp16_weights_cosine") for r in rs}
+            beyond = sorted(m for m, f in floors.items() if f is not None and f < FP16_COSINE)
+            if beyond:
+                as_eager += (f"; fp16 weights alone fall below {FP16_COSINE} (in fp32, on the CPU) on "
+                             f"{', '.join(beyond)}")
         out.append(f"{t:>9}: {len(rs)} run, {loads} load ({100.0 * loads / len(rs):.0f}%), {ok} match eager "
                    f"({100.0 * ok / len(rs):.0f}%), median nodes in engines "
                    f"{100.0 * statistics.median(shares) if shares else 0:.1f}%, compile s p50 "
