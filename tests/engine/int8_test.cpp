@@ -217,6 +217,42 @@ TEST(Int8Engine, AnFp32ResidualIsQuantizedIntoAnInt8Output) {
     EXPECT_GT(sqnr_db(run(int8, sample)[0], run(fp32, sample)[0]), 30.0);
 }
 
+// x -> relu (fp32, a never-negative range) = r -> conv a + r -> relu -> conv b: conv a writes u8 and converts
+// its fp32 residual r into its destination (u8, r's type). Regression: the copy was s8 at r's u8 step (amax /
+// 255), so every residual value above amax / 2 was clipped to half the range (qdq_tiny_resnet's first block
+// adds its max pool's output so).
+TEST(Int8Engine, ANeverNegativeFp32ResidualIsNotClipped) {
+  std::mt19937 rng(2007);
+  ResidualNet m(rng);
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {1, 16, 10, 9});
+  Tensor* r = net.add_activation("relu_x", x, ActivationKind::Relu);
+  Tensor* a = net.add_convolution("conv_a", r, Weights("ka", m.ka), Weights("ba", m.ba), m.p);
+  a = net.add_activation("relu_a", net.add_elementwise("add", a, r, ElementwiseOp::Add),
+                         ActivationKind::Relu);
+  Tensor* y = net.add_convolution("conv_b", a, Weights("kb", m.kb), Weights("bb", m.bb), m.p);
+  y->set_name("y");
+  net.mark_output(y);
+  BuilderConfig config;
+  config.threads = 2;
+  config.timing_iterations = 0;
+  CalibrationConfig calibration;
+  calibration.calibrator = CalibratorKind::Max;
+  const auto fp32 = build(net, config);
+  set_dynamic_ranges(net, calibrate(net, config, batches(rng, 4), calibration));
+  ASSERT_TRUE(r->dynamic_range().has_value());
+  EXPECT_EQ(r->dynamic_range()->min, 0.0f);
+  config.precisions = {Precision::FP32, Precision::INT8};
+  config.int8_first_last = true;
+  const auto int8 = build(net, config);
+  for (const PlanLayerInfo& l : int8->layers()) {
+    if (l.name == "conv_a") EXPECT_EQ(l.output_dtypes.at(0), DType::UInt8);
+  }
+  // Tolerance as for the residual network above (clipped, before the fix: 16.6-17.1 dB).
+  for (const auto& sample : batches(rng, 3))
+    EXPECT_GT(sqnr_db(run(int8, sample)[0], run(fp32, sample)[0]), 30.0);
+}
+
 // x [4, 6, 64] -> x W1 + b1 -> relu -> h W2^T: two INT8 matrix multiplies (linear layers, A's batch dims
 // folded into M), the second with a transposed B, against the fp32 build.
 TEST(Int8Engine, CalibratedMatrixMultipliesMatchFp32WithinTheQuantizationStep) {

@@ -16,8 +16,9 @@
 //           INT8: channels-last, copied into the destination and read in its own type, the sum's scale
 //           multiplied by the residual's step over the output's), or converted into the destination by a
 //           reorder first: an INT8 residual dequantized into an fp32 output, an fp32 residual (in its
-//           producer's format, with a range) quantized to s8 into an INT8 output's buffer (s8 even for a u8
-//           output: the residual is added before the ReLU and may be negative).
+//           producer's format, with a range) quantized into an INT8 output's buffer in the type of its own
+//           range (u8 for a never-negative one, else s8, whatever the output's type: the residual is added
+//           before the ReLU).
 // Primitives are cached per input shape in the per-context state, each with its own quantized-input buffer.
 
 #include <algorithm>
@@ -157,11 +158,12 @@ class Int8ConvolutionKernel : public Kernel {
       residual_dtype_ = r.dtype;
       residual_format_ = r.format;
       if (is_int8(y.dtype)) {
-        // The destination holds the residual in its own INT8 type, or (converted) in s8 at the residual's
-        // step.
+        // The destination holds the residual in its own INT8 type, or (an fp32 residual, converted) in the
+        // INT8 type of its range, at its step.
         sum_factor = r.range->scale() / out_scale;
-        const DT held = convert_residual_ ? DT::s8 : dnnl_dtype(r.dtype);
+        const DT held = dnnl_dtype(convert_residual_ ? int8_dtype(*r.range) : r.dtype);
         if (held != dnnl_dtype(y.dtype)) sum_dtype = held;
+        residual_held_ = held;
         residual_scale_ = convert_residual_ ? 1.0f / r.range->scale() : 1.0f;
       } else if (convert_residual_) {
         residual_scale_ = r.range->scale();  // dequantized into the fp32 destination
@@ -247,7 +249,7 @@ class Int8ConvolutionKernel : public Kernel {
     if (convert_residual_) {
       // Into the destination's buffer, in its format: s8 for an INT8 output, fp32 for an fp32 one.
       e->residual_md = activation_md(y, dnnl_dtype(residual_dtype_), residual_format_);
-      e->held_md = activation_md(y, is_int8(dst_dtype_) ? DT::s8 : DT::f32, dst_format_);
+      e->held_md = activation_md(y, is_int8(dst_dtype_) ? residual_held_ : DT::f32, dst_format_);
       dnnl::primitive_attr attr;
       attr.set_output_scales(0, {residual_scale_});
       e->residual = dnnl::reorder(
@@ -271,6 +273,7 @@ class Int8ConvolutionKernel : public Kernel {
   DT src_dt_ = DT::u8;
   float input_scale_ = 1.0f;
   bool convert_residual_ = false;
+  DT residual_held_ = DT::s8;  // the type an fp32 residual is converted to in an INT8 destination
   DType residual_dtype_ = DType::Float32;
   TensorFormat residual_format_ = TensorFormat::Plain;
   float residual_scale_ = 1.0f;
