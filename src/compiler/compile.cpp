@@ -153,6 +153,14 @@ std::vector<std::vector<HostTensor>> segment_samples(const ir::Graph& top, const
                  : std::vector<std::vector<HostTensor>>{};
 }
 
+// Whether lowering left fake quantization (the form of the program's Q/DQ nodes) in `graph`.
+bool has_fake_quantize(const ir::Graph& graph) {
+  for (const ir::Node* n : graph.nodes()) {
+    if (n->target().ns == "aten" && n->target().name.rfind("fake_quantize_per_", 0) == 0) return true;
+  }
+  return false;
+}
+
 // The engine-cache key of an INT8 segment: its engine hash and the dynamic ranges it is built with.
 std::string int8_engine_hash(const std::string& hash, const detail::DynamicRanges& ranges) {
   Sha256 sha;
@@ -239,6 +247,8 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
       detail::save_calibration(calibration_dir, calibration_key, built.dynamic_ranges);
       if (cache.cache != nullptr) hash = int8_engine_hash(hash, built.dynamic_ranges);
     }
+    if (info.calibration.empty() && !built.program_ranges.empty()) info.calibration = "program Q/DQ";
+    info.quantization = std::move(built.quantization_notes);
     info.network_layers = static_cast<size_t>(built.network_layers);
     segment.plan = std::move(built.plan);
     segment.input_bindings = std::move(built.input_bindings);
@@ -285,6 +295,7 @@ std::string CompileReport::to_string() const {
           << e.tactics.reference << " reference\n";
       for (const engine::PrecisionNote& p : e.precision)
         out << "  precision: " << p.layer << ": " << p.reason << "\n";
+      for (const std::string& q : e.quantization) out << "  Q/DQ: " << q << "\n";
     }
     if (e.calibration.empty()) continue;
     out << "  int8 ranges: " << e.calibration << "\n";
@@ -349,9 +360,17 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
 
   std::vector<std::vector<HostTensor>> calibration_batches;
   if (std::count(precisions.begin(), precisions.end(), engine::Precision::INT8) > 0) {
-    KILN_CHECK(!settings.calibration.empty(), InvalidInput,
-               "int8 needs calibration data: pass --calibration FILE.npz (the `calibration` setting)");
-    calibration_batches = pick_calibration_batches(program.graph->inputs(), settings.calibration);
+    // A program with quantize/dequantize nodes brings its own ranges (docs/quantization.md, precision rules).
+    const bool explicit_quantization = has_fake_quantize(*graph);
+    KILN_CHECK(!settings.calibration.empty() || explicit_quantization, InvalidInput,
+               "int8 needs calibration data or quantize/dequantize nodes in the program: pass --calibration "
+               "FILE.npz (the `calibration` setting)");
+    if (explicit_quantization && !settings.calibration.empty()) {
+      KILN_WARN("the program carries quantize/dequantize nodes: INT8 ranges come from them, --calibration ",
+                settings.calibration, " is not used");
+    } else if (!settings.calibration.empty()) {
+      calibration_batches = pick_calibration_batches(program.graph->inputs(), settings.calibration);
+    }
   }
   std::vector<runtime::EngineSegment> engines;
   std::set<std::string> failed;

@@ -171,6 +171,7 @@ InterpreterResult Interpreter::run() {
   }
   result.weight_refit_map = ctx.weight_refit_map;
   result.requires_output_allocator = ctx.requires_output_allocator;
+  result.quantization_notes = ctx.quantization_notes;
   return result;
 }
 

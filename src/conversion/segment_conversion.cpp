@@ -75,6 +75,23 @@ BuiltSegment convert_segment(const ir::Node& segment, const settings::Compilatio
     };
     for (const std::vector<HostTensor>& sample : sample_inputs)
       config.sample_inputs.push_back(named(sample, "sample inputs"));
+    // Ranges the program's Q/DQ nodes gave (the fake-quantize converter): explicit quantization. The program
+    // chose which layers are quantized (the first and last too, in INT8 whether or not it times faster), and
+    // calibration data is not used (docs/quantization.md, precision rules).
+    for (int64_t i = 0; i < r.network->num_tensors(); ++i) {
+      const engine::Tensor* t = r.network->tensor(i);
+      if (t->dynamic_range()) out.program_ranges[t->name()] = *t->dynamic_range();
+    }
+    if (!out.program_ranges.empty()) {
+      config.int8_first_last = true;
+      config.int8_explicit = true;
+      if (calibration != nullptr) {
+        KILN_WARN("engine segment '", segment.name(),
+                  "': its ranges come from the program's quantize/dequantize nodes; the calibration data is "
+                  "not used");
+        calibration = nullptr;
+      }
+    }
     if (calibration != nullptr) {
       if (calibration->ranges) {
         out.dynamic_ranges = *calibration->ranges;
@@ -87,6 +104,7 @@ BuiltSegment convert_segment(const ir::Node& segment, const settings::Compilatio
       }
       engine::set_dynamic_ranges(*r.network, out.dynamic_ranges);
     }
+    out.quantization_notes = std::move(r.quantization_notes);
     out.network_layers = static_cast<int64_t>(r.network->layers().size());
     out.plan = engine::Builder(config).build(*r.network);
     out.input_bindings = std::move(r.input_bindings);

@@ -22,6 +22,7 @@ const std::vector<PassRegistration>& default_pass_table() {
       {S::PreLowering, make_canonicalize_linear_pass},
       {S::PreLowering, make_remove_noop_ops_pass},
       // Post-lowering: decompositions, weight folding and cleanup.
+      {S::PostLowering, make_lower_quantize_dequantize_pass},
       {S::PostLowering, make_decompose_pass},
       {S::PostLowering, make_fold_batch_norm_into_conv_pass},
       {S::PostLowering, make_fuse_pad_into_convolution_pass},

@@ -128,6 +128,43 @@ std::vector<std::map<std::string, HostTensor>> batches(std::mt19937& rng, int n)
   return out;
 }
 
+// The fp32 build of `net` and its INT8 build (first and last layers allowed) on ranges the max calibrator
+// (no clipping: every error is a rounding error) computes on 4 batches.
+struct Int8Builds {
+  std::shared_ptr<Plan> fp32, int8;
+};
+Int8Builds build_fp32_and_int8(Network& net, std::mt19937& rng, bool explicit_quantization = false) {
+  BuilderConfig config;
+  config.threads = 2;
+  config.timing_iterations = 0;  // untimed: the INT8 tactic (listed first) wherever it applies
+  CalibrationConfig calibration;
+  calibration.calibrator = CalibratorKind::Max;
+  Int8Builds out;
+  out.fp32 = build(net, config);
+  set_dynamic_ranges(net, calibrate(net, config, batches(rng, 4), calibration));
+  config.precisions = {Precision::FP32, Precision::INT8};
+  config.int8_first_last = true;
+  config.int8_explicit = explicit_quantization;
+  out.int8 = build(net, config);
+  return out;
+}
+
+// The INT8 build against the fp32 one on 3 held-out batches: SQNR above 30 dB (the tolerance derived in
+// CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationStep).
+void expect_within_quantization_noise(const Int8Builds& b, std::mt19937& rng) {
+  for (const auto& sample : batches(rng, 3))
+    EXPECT_GT(sqnr_db(run(b.int8, sample)[0], run(b.fp32, sample)[0]), 30.0);
+}
+
+// The dtype each layer of `plan` writes (its first output), by layer name.
+std::map<std::string, DType> written_dtypes(const Plan& plan) {
+  std::map<std::string, DType> out;
+  for (const PlanLayerInfo& l : plan.layers()) {
+    if (!l.output_dtypes.empty()) out[l.name] = l.output_dtypes[0];
+  }
+  return out;
+}
+
 TEST(Int8Engine, CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationStep) {
   std::mt19937 rng(2001);
   ResidualNet model(rng);
@@ -158,11 +195,11 @@ TEST(Int8Engine, CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationSte
   EXPECT_EQ(written["conv_a"], DType::UInt8)
       << "read only by INT8 layers, as input and as residual: stays u8";
 
-  // Held-out inputs. Each quantized tensor is off by at most half a step (amax/254 for s8, amax/510 for u8) per
-  // element and the weights by half of theirs (1/254 of the channel's max); through three layers of 144-term
-  // sums the relative errors add up to about 1% of the output range on average: SQNR above 30 dB. A single
-  // element whose terms' errors happen to align can be off by several times that (6.4% of the output's max
-  // measured here): no element off by more than 10%.
+  // Held-out inputs. Each quantized tensor is off by at most half a step (amax/254 for s8, amax/510 for u8)
+  // per element and the weights by half of theirs (1/254 of the channel's max); through three layers of
+  // 144-term sums the relative errors add up to about 1% of the output range on average: SQNR above 30 dB. A
+  // single element whose terms' errors happen to align can be off by several times that (6.4% of the output's
+  // max measured here): no element off by more than 10%.
   for (const auto& sample : batches(rng, 3)) {
     const HostTensor want = run(fp32, sample)[0];
     const HostTensor got = run(int8, sample)[0];
@@ -183,6 +220,23 @@ TEST(Int8Engine, CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationSte
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.nbytes()), 0);
 }
 
+// Explicit quantization (ranges from a program's Q/DQ nodes, BuilderConfig::int8_explicit): the residual r of
+// conv c stays fp32 (the program adds it unrounded), conv b's output, read only as conv c's input, stays u8.
+TEST(Int8Engine, ExplicitQuantizationKeepsResidualsFp32) {
+  std::mt19937 rng(2003);
+  ResidualNet model(rng);
+  Network net;
+  model.define(net);
+  const Int8Builds b = build_fp32_and_int8(net, rng, true);
+  int int8_layers = 0;
+  for (const PlanLayerInfo& l : b.int8->layers()) int8_layers += l.int8 ? 1 : 0;
+  EXPECT_EQ(int8_layers, 3);
+  std::map<std::string, DType> written = written_dtypes(*b.int8);
+  EXPECT_EQ(written["conv_a"], DType::Float32) << "read as a residual: stays fp32";
+  EXPECT_EQ(written["conv_b"], DType::UInt8) << "read only as an INT8 layer's input: u8";
+  expect_within_quantization_noise(b, rng);
+}
+
 // x -> conv a + x -> relu -> conv b -> relu -> conv c: conv a adds the fp32 network input as its residual
 // into its u8 output (quantized to s8 into the destination first: x is negative too).
 TEST(Int8Engine, AnFp32ResidualIsQuantizedIntoAnInt8Output) {
@@ -193,28 +247,15 @@ TEST(Int8Engine, AnFp32ResidualIsQuantizedIntoAnInt8Output) {
   Tensor* a = net.add_convolution("conv_a", x, Weights("ka", m.ka), Weights("ba", m.ba), m.p);
   a = net.add_activation("relu_a", net.add_elementwise("add", a, x, ElementwiseOp::Add),
                          ActivationKind::Relu);
-  Tensor* b = net.add_activation(
+  Tensor* h = net.add_activation(
       "relu_b", net.add_convolution("conv_b", a, Weights("kb", m.kb), Weights("bb", m.bb), m.p),
       ActivationKind::Relu);
-  Tensor* y = net.add_convolution("conv_c", b, Weights("kc", m.kc), Weights("bc", m.bc), m.p);
+  Tensor* y = net.add_convolution("conv_c", h, Weights("kc", m.kc), Weights("bc", m.bc), m.p);
   y->set_name("y");
   net.mark_output(y);
-  BuilderConfig config;
-  config.threads = 2;
-  config.timing_iterations = 0;
-  CalibrationConfig calibration;
-  calibration.calibrator = CalibratorKind::Max;
-  const auto fp32 = build(net, config);
-  set_dynamic_ranges(net, calibrate(net, config, batches(rng, 4), calibration));
-  config.precisions = {Precision::FP32, Precision::INT8};
-  config.int8_first_last = true;
-  const auto int8 = build(net, config);
-  for (const PlanLayerInfo& l : int8->layers()) {
-    if (l.name == "conv_a") EXPECT_EQ(l.output_dtypes.at(0), DType::UInt8);
-  }
-  // Tolerance as for the residual network above.
-  for (const auto& sample : batches(rng, 3))
-    EXPECT_GT(sqnr_db(run(int8, sample)[0], run(fp32, sample)[0]), 30.0);
+  const Int8Builds b = build_fp32_and_int8(net, rng);
+  EXPECT_EQ(written_dtypes(*b.int8)["conv_a"], DType::UInt8);
+  expect_within_quantization_noise(b, rng);
 }
 
 // x -> relu (fp32, a never-negative range) = r -> conv a + r -> relu -> conv b: conv a writes u8 and converts
@@ -233,24 +274,11 @@ TEST(Int8Engine, ANeverNegativeFp32ResidualIsNotClipped) {
   Tensor* y = net.add_convolution("conv_b", a, Weights("kb", m.kb), Weights("bb", m.bb), m.p);
   y->set_name("y");
   net.mark_output(y);
-  BuilderConfig config;
-  config.threads = 2;
-  config.timing_iterations = 0;
-  CalibrationConfig calibration;
-  calibration.calibrator = CalibratorKind::Max;
-  const auto fp32 = build(net, config);
-  set_dynamic_ranges(net, calibrate(net, config, batches(rng, 4), calibration));
+  const Int8Builds b = build_fp32_and_int8(net, rng);
   ASSERT_TRUE(r->dynamic_range().has_value());
   EXPECT_EQ(r->dynamic_range()->min, 0.0f);
-  config.precisions = {Precision::FP32, Precision::INT8};
-  config.int8_first_last = true;
-  const auto int8 = build(net, config);
-  for (const PlanLayerInfo& l : int8->layers()) {
-    if (l.name == "conv_a") EXPECT_EQ(l.output_dtypes.at(0), DType::UInt8);
-  }
-  // Tolerance as for the residual network above (clipped, before the fix: 16.6-17.1 dB).
-  for (const auto& sample : batches(rng, 3))
-    EXPECT_GT(sqnr_db(run(int8, sample)[0], run(fp32, sample)[0]), 30.0);
+  EXPECT_EQ(written_dtypes(*b.int8)["conv_a"], DType::UInt8);
+  expect_within_quantization_noise(b, rng);  // (clipped, before the fix: 16.6-17.1 dB)
 }
 
 // x [4, 6, 64] -> x W1 + b1 -> relu -> h W2^T: two INT8 matrix multiplies (linear layers, A's batch dims

@@ -74,11 +74,12 @@ TEST(PassManager, VerifiesAfterEachPassAndNamesThePass) {
 
 TEST(PassManager, DefaultTableListsEveryPassInOrder) {
   const std::string text = describe_passes();
-  for (const char* name : {"remove_assert_nodes", "functionalize_inplace", "remove_detach", "remove_dropout",
-                           "canonicalize_to_copy", "canonicalize_training_ir", "replace_max_pool_with_indices",
-                           "canonicalize_views", "canonicalize_linear", "remove_noop_ops", "decompose", "fold_batch_norm_into_conv",
-                           "fuse_pad_into_convolution", "constant_fold", "normalize_dims_and_slices", "cse",
-                           "remove_num_users_is_0_nodes", "repair_input_as_output"}) {
+  for (const char* name :
+       {"remove_assert_nodes", "functionalize_inplace", "remove_detach", "remove_dropout",
+        "canonicalize_to_copy", "canonicalize_training_ir", "replace_max_pool_with_indices",
+        "canonicalize_views", "canonicalize_linear", "remove_noop_ops", "lower_quantize_dequantize",
+        "decompose", "fold_batch_norm_into_conv", "fuse_pad_into_convolution", "constant_fold",
+        "normalize_dims_and_slices", "cse", "remove_num_users_is_0_nodes", "repair_input_as_output"}) {
     EXPECT_NE(text.find(name), std::string::npos) << name;
   }
   EXPECT_LT(text.find("pre_lowering"), text.find("post_lowering"));

@@ -49,20 +49,42 @@ void apply_precisions(compiler::CompilationSettings& settings, const std::vector
 // One line for an INT8 compile: how many convolution/matmul layers run in INT8 and where their ranges came
 // from.
 void print_int8_summary(const compiler::CompileReport& report) {
-  size_t int8 = 0, weighted = 0, calibrated = 0, cached = 0;
+  size_t int8 = 0, weighted = 0, calibrated = 0, cached = 0, program = 0;
   for (const compiler::EngineBuildInfo& e : report.engines) {
     if (e.calibration.empty()) continue;
-    (e.calibration == "calibrated" ? calibrated : cached) += 1;
+    (e.calibration == "calibrated" ? calibrated : e.calibration == "program Q/DQ" ? program : cached) += 1;
     weighted += e.layers.size();
     for (const auto& l : e.layers) int8 += l.precision == "int8" ? 1 : 0;
   }
-  if (calibrated + cached == 0) return;
+  if (calibrated + cached + program == 0) return;
   std::cout << "int8: " << int8 << " of " << weighted
             << " convolution/matmul layers in INT8 (the others fp32); ranges "
-            << (cached == 0       ? "calibrated now"
-                : calibrated == 0 ? "from the calibration cache (not calibrated again)"
-                                  : "partly from the calibration cache")
+            << (calibrated + cached == 0 ? "from the program's quantize/dequantize nodes"
+                : cached == 0            ? "calibrated now"
+                : calibrated == 0        ? "from the calibration cache (not calibrated again)"
+                                         : "partly from the calibration cache")
             << " (--verbose lists each layer)\n";
+}
+
+// For a program with quantize/dequantize nodes: how many folded into ranges, and each one that did not, with
+// its reason.
+void print_qdq_summary(const compiler::CompileReport& report) {
+  size_t folded = 0, total = 0;
+  std::vector<std::string> unfolded;
+  for (const compiler::EngineBuildInfo& e : report.engines) {
+    for (const std::string& q : e.quantization) {
+      ++total;
+      if (q.find(": folded into") != std::string::npos) {
+        ++folded;
+      } else {
+        unfolded.push_back(q);
+      }
+    }
+  }
+  if (total == 0) return;
+  std::cout << "Q/DQ: " << folded << " of " << total
+            << " quantize/dequantize pairs folded into INT8 ranges\n";
+  for (const std::string& q : unfolded) std::cout << "  Q/DQ " << q << "\n";
 }
 
 int run_compile(const CompileCommandOptions& o) {
@@ -129,6 +151,7 @@ int run_compile(const CompileCommandOptions& o) {
                  "them)\n";
   }
   print_int8_summary(report);
+  print_qdq_summary(report);
   for (const std::string& f : report.fallbacks) std::cout << "warning: fell back to PyTorch: " << f << "\n";
   return kExitOk;
 }
@@ -166,7 +189,8 @@ Action setup_compile(CLI::App& app) {
   app.add_option("model", options->model, "The .pt2 archive")->required();
   app.add_option("-o,--output", options->output, "The .kiln archive to write")->required();
   app.add_option("--precision", options->precisions,
-                 "Precisions engines may use: fp32 (default), fp16, bf16, int8 (with --calibration)")
+                 "Precisions engines may use: fp32 (default), fp16, bf16, int8 (with --calibration, or a "
+                 "program with quantize/dequantize nodes)")
       ->take_all();
   app.add_option("--input", options->inputs,
                  "Shape range of an input: NAME=MIN:OPT:MAX (shapes like 1x3x224x224) or NAME=SHAPE");

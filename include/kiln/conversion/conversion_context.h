@@ -27,6 +27,9 @@ class ConversionContext {
   bool requires_output_allocator = false;
   /// Weight name in the engine -> the weight, for refitting without a rebuild.
   std::map<std::string, HostTensor> weight_refit_map;
+  /// What the converters did with each fake quantization (Q/DQ) node: "node: folded into the range [..] of t"
+  /// or "node: fake-quant arithmetic (reason)", for the compile report.
+  std::vector<std::string> quantization_notes;
   /// Host weights referenced by the network, held until the engine is built.
   std::vector<HostTensor> cpu_weights_reference_holder;
 

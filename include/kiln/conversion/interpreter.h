@@ -44,6 +44,8 @@ struct InterpreterResult {
   /// Weight name -> weight, for refit.
   std::map<std::string, HostTensor> weight_refit_map;
   bool requires_output_allocator = false;
+  /// ConversionContext::quantization_notes of the segment's Q/DQ nodes.
+  std::vector<std::string> quantization_notes;
   /// Network input binding per graph input, in order ("" for SymInt inputs, which are not bound: their values
   /// are computed from the tensor inputs' dims).
   std::vector<std::string> input_bindings;

@@ -36,6 +36,11 @@ struct BuiltSegment {
   /// now.
   std::map<std::string, engine::DynamicRange> dynamic_ranges;
   bool calibrated = false;
+  /// The ranges the program's Q/DQ (fake quantization) nodes set (explicit quantization: when there are any,
+  /// calibration is not used).
+  std::map<std::string, engine::DynamicRange> program_ranges;
+  /// What each Q/DQ node became (InterpreterResult::quantization_notes).
+  std::vector<std::string> quantization_notes;
 };
 
 /// Where an INT8 segment build's dynamic ranges come from: ranges known already (the compiler's calibration

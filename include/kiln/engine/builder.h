@@ -67,6 +67,10 @@ struct BuilderConfig {
   /// tactics too (off by default: they see the raw input and make the logits, where quantization costs most
   /// accuracy).
   bool int8_first_last = false;
+  /// With INT8, explicit quantization (the network's ranges came from the program's quantize/dequantize
+  /// nodes, TensorRT's Q/DQ networks): a layer the INT8 policy allows takes an INT8 tactic whenever one
+  /// applies, not only where INT8 times faster.
+  bool int8_explicit = false;
   /// Log every pass, fusion and tactic choice at Info (as --verbose does).
   bool verbose = false;
 };

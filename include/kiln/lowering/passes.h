@@ -30,6 +30,9 @@ std::shared_ptr<Pass> make_canonicalize_views_pass();
 std::shared_ptr<Pass> make_canonicalize_linear_pass();
 /// Removes no-op clone/contiguous/_to_copy/reshape/expand nodes.
 std::shared_ptr<Pass> make_remove_noop_ops_pass();
+/// Quantize/dequantize programs: dequantized constant weights folded, quantize -> dequantize pairs as
+/// fake_quantize_per_*_affine, other quantize/dequantize nodes as elementwise ops (torch's arithmetic).
+std::shared_ptr<Pass> make_lower_quantize_dequantize_pass();
 /// Applies the decomposition table (see decompositions.h).
 std::shared_ptr<Pass> make_decompose_pass();
 /// Folds an inference batch norm with constant statistics into the preceding convolution's weights.

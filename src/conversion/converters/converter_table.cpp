@@ -11,6 +11,7 @@ void register_elementwise_converters(ConverterRegistry& r);
 void register_unary_converters(ConverterRegistry& r);
 void register_special_converters(ConverterRegistry& r);
 void register_gamma_converters(ConverterRegistry& r);
+void register_fake_quantize_converters(ConverterRegistry& r);
 // reduction/
 void register_reduce_converters(ConverterRegistry& r);
 void register_norm_converters(ConverterRegistry& r);
@@ -40,6 +41,7 @@ const std::vector<ConverterGroup>& converter_groups() {
       {"pointwise", "unary", register_unary_converters},
       {"pointwise", "special", register_special_converters},
       {"pointwise", "gamma", register_gamma_converters},
+      {"pointwise", "fake_quantize", register_fake_quantize_converters},
       {"reduction", "reduce", register_reduce_converters},
       {"reduction", "norm", register_norm_converters},
       {"reduction", "normalization", register_normalization_converters},

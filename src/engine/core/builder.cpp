@@ -373,7 +373,7 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
 
   g->upload_constants();
   select_tactics(*g, config);
-  const int quantized = keep_int8_between_layers(*g);
+  const int quantized = keep_int8_between_layers(*g, config.int8_explicit);
   if (quantized > 0) KILN_INFO("engine: int8: ", quantized, " tensors stay in INT8 between INT8 layers");
   const int reformats = assign_formats(*g);
   if (reformats > 0) {

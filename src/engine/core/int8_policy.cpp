@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "engine/ops/shape_inference.h"
+
 namespace kiln::engine {
 namespace {
 
@@ -35,7 +37,7 @@ std::vector<bool> int8_allowed_layers(const Plan::Impl& g, const BuilderConfig& 
   return allowed;
 }
 
-int keep_int8_between_layers(Plan::Impl& g) {
+int keep_int8_between_layers(Plan::Impl& g, bool explicit_quantization) {
   g.derive();  // consumers
   const size_t nl = g.layers.size();
   std::vector<bool> int8(nl, false);
@@ -49,17 +51,22 @@ int keep_int8_between_layers(Plan::Impl& g) {
       return p.kind == PostOp::Sum || p.activation.kind == ActivationKind::Relu;
     });
   };
+  // (explicit quantization: whether a convolution adds a residual, always fp32 there)
+  auto adds_residual = [&](int64_t layer) {
+    return count_sum_post_ops(g.layers[layer].layer.get<ConvolutionParams>().post_ops) > 0;
+  };
   std::vector<bool> quantized(g.tensors.size(), false);
   for (size_t id = 0; id < g.tensors.size(); ++id) {
     const PlanTensor& t = g.tensors[id];
     if (t.is_input || t.is_output || t.dtype != DType::Float32 || !t.range || !t.range->usable() ||
         t.producer < 0 || !int8[t.producer] || !relu_only(g.layers[t.producer].layer) ||
-        g.consumers[id].empty()) {
+        g.consumers[id].empty() || (explicit_quantization && adds_residual(t.producer))) {
       continue;
     }
     quantized[id] = std::all_of(g.consumers[id].begin(), g.consumers[id].end(), [&](int64_t c) {
       const Layer& l = g.layers[c].layer;
       // (read as the input or as a residual, never as anything else)
+      if (explicit_quantization && l.inputs[0] != static_cast<int64_t>(id)) return false;
       return int8[c] && std::count(l.inputs.begin(), l.inputs.end(), static_cast<int64_t>(id)) == 1;
     });
   }

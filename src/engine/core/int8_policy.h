@@ -19,9 +19,12 @@ std::vector<bool> int8_allowed_layers(const Plan::Impl& plan, const BuilderConfi
 /// After tactic selection: stores in INT8 (u8 for a never-negative range, else s8) every tensor with a
 /// dynamic range that an INT8 convolution writes (its activations all ReLU, which commute with the
 /// quantization) and only INT8 convolutions read, as their input or residual (a kernel converts a residual of
-/// the other kind into its output's buffer). Bindings stay fp32. Returns the number of tensors changed; their
-/// layers' kernels must be re-created.
-int keep_int8_between_layers(Plan::Impl& plan);
+/// the other kind into its output's buffer). Bindings stay fp32. With `explicit_quantization` (ranges from
+/// the program's Q/DQ nodes, BuilderConfig::int8_explicit), residual additions keep the precision the program
+/// gives them: a tensor read as a residual stays fp32, and so does the output of a convolution adding an fp32
+/// residual (holding it in INT8 would round the residual, which the program adds unrounded). Returns the
+/// number of tensors changed; their layers' kernels must be re-created.
+int keep_int8_between_layers(Plan::Impl& plan, bool explicit_quantization = false);
 
 /// Whether the tactic chosen for kernel layer `layer` computes in INT8 (the backend's Tactic::int8).
 bool tactic_is_int8(const Plan::Impl& plan, int64_t layer);

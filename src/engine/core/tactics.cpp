@@ -532,6 +532,8 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     const bool int8 = int8_allowed[i] &&
                       std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.int8; });
     if (!int8_allowed[i]) std::erase_if(tactics, [](const Tactic& t) { return t.int8; });
+    // Explicit quantization: only the INT8 tactics are candidates (the others stay fallbacks, after them).
+    const bool int8_only = int8 && config.int8_explicit;
     KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '",
                l.name, "'");
     // Reference kernels (kReferenceTactic) are the fallback for layers no optimized kernel takes (or whose
@@ -541,7 +543,11 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     std::vector<Tactic> optimized;
     std::vector<std::string> order;
     for (const Tactic& t : tactics) {
-      if (t.name != kReferenceTactic) optimized.push_back(t), order.push_back(t.name);
+      if (t.name != kReferenceTactic && (t.int8 || !int8_only))
+        optimized.push_back(t), order.push_back(t.name);
+    }
+    for (const Tactic& t : tactics) {
+      if (t.name != kReferenceTactic && !t.int8 && int8_only) order.push_back(t.name);
     }
     for (const Tactic& t : tactics) {
       if (t.name == kReferenceTactic) order.push_back(t.name);
@@ -549,7 +555,8 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" + hex64([&] {
                         std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats +
                                         (config.allow_reduced_precision_tactics ? "|reduced" : "") +
-                                        (tf32 ? "|tf32" : "") + (int8 ? "|int8" : "") + kTimingMethod;
+                                        (tf32 ? "|tf32" : "") + (int8 ? "|int8" : "") +
+                                        (int8_only ? "-only" : "") + kTimingMethod;
                         return fnv1a64(s.data(), s.size());
                       }());
     std::optional<TimingEntry> previous;
