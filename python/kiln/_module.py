@@ -63,6 +63,15 @@ class CompiledModule(torch.nn.Module):
     def use_cuda_graphs(self, enabled: bool) -> None:
         call(self._engine.set_use_cuda_graphs, bool(enabled))
 
+    @property
+    def static_shape_cuda_graphs(self) -> bool:
+        """Whether engines with static input shapes replay CUDA graphs without use_cuda_graphs (default True)."""
+        return call(self._engine.static_shape_cuda_graphs)
+
+    @static_shape_cuda_graphs.setter
+    def static_shape_cuda_graphs(self, enabled: bool) -> None:
+        call(self._engine.set_static_shape_cuda_graphs, bool(enabled))
+
     def _flat_inputs(self, args: tuple, kwargs: dict) -> list:
         if self._in_spec is None:
             if kwargs:

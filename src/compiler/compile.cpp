@@ -422,6 +422,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
     }
     module->set_output_kinds(std::move(kinds));
     module->set_use_cuda_graphs(settings.use_cuda_graphs);
+    module->set_static_shape_cuda_graphs(settings.static_shape_cuda_graphs);
     module->set_call_spec({program.in_spec, program.out_spec});
     module->set_compile_settings(settings::settings_to_json(settings).dump());
     r.phases.emplace_back("module", timer.elapsed_ms());

@@ -123,6 +123,7 @@ std::shared_ptr<runtime::CompiledModule> refit_module_weights(const runtime::Com
   auto refitted = std::make_shared<runtime::CompiledModule>(shared, std::move(engines), module.backend());
   refitted->set_output_kinds(module.output_kinds());
   refitted->set_use_cuda_graphs(module.use_cuda_graphs());
+  refitted->set_static_shape_cuda_graphs(module.static_shape_cuda_graphs());
   refitted->set_compile_settings(module.compile_settings());
   KILN_INFO("refit: ", module.engines().size(), " engines and ", module.graph().constants().size(),
             " PyTorch-side constants from the new program");

@@ -2,6 +2,7 @@
 
 #include "kiln/runtime/compiled_module.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <ATen/ATen.h>
@@ -77,6 +78,7 @@ struct CompiledModule::Impl {
   CallSpec call_spec;
   std::string compile_settings;
   bool use_cuda_graphs = false;
+  bool static_shape_cuda_graphs = true;
   bool profiling = false;
   ModuleLayout layout;
   std::vector<std::unique_ptr<TensorContextPool>> pools;  // per engine
@@ -87,6 +89,10 @@ struct CompiledModule::Impl {
 
   size_t slot(const ir::Value* v) const { return layout.slot(v); }
   void validate_inputs(const std::vector<at::Tensor>& inputs) const;
+  /// Whether engine `k` runs through CUDA graphs under the two settings.
+  bool graphs_for(size_t k) const;
+  /// Hands each engine's pool its CUDA-graph setting (dropping the pooled contexts).
+  void apply_cuda_graphs();
   void run_engine(const ModuleStep& step, std::vector<c10::IValue>& env) const;
   /// Runs the PyTorch run at step `i`; while profiling, also times it (waiting for the device before and
   /// after).
@@ -118,6 +124,25 @@ CompiledModule::CompiledModule(std::shared_ptr<const ir::Graph> graph, std::vect
     m.pools[step.engine_index] = std::make_unique<TensorContextPool>(m.engines[step.engine_index].plan);
   }
   for (const auto& [s, v] : m.layout.constants) m.constants.emplace_back(s, to_torch(v->data()).to(m.device));
+  m.apply_cuda_graphs();
+}
+
+bool CompiledModule::Impl::graphs_for(size_t k) const {
+  // The cpu backend has no graphs: its contexts stay plain (the engine would only log that it falls back).
+  if (backend == "cpu" || pools[k] == nullptr) return false;
+  if (use_cuda_graphs) return true;
+  if (!static_shape_cuda_graphs) return false;
+  for (const engine::Binding& b : engines[k].plan->bindings()) {
+    if (b.data_dependent) return false;
+    if (b.is_input && std::find(b.dims.begin(), b.dims.end(), -1) != b.dims.end()) return false;
+  }
+  return true;
+}
+
+void CompiledModule::Impl::apply_cuda_graphs() {
+  for (size_t k = 0; k < pools.size(); ++k) {
+    if (pools[k]) pools[k]->set_cuda_graphs(graphs_for(k));
+  }
 }
 
 CompiledModule::~CompiledModule() = default;
@@ -306,10 +331,20 @@ void CompiledModule::set_compile_settings(std::string json_text) { impl_->compil
 
 void CompiledModule::set_use_cuda_graphs(bool enabled) {
   impl_->use_cuda_graphs = enabled;
-  // The cpu backend has no graphs: its contexts stay plain (the engine would only log that it falls back).
-  for (auto& pool : impl_->pools) {
-    if (pool) pool->set_cuda_graphs(enabled && impl_->backend != "cpu");
-  }
+  impl_->apply_cuda_graphs();
+}
+
+bool CompiledModule::static_shape_cuda_graphs() const { return impl_->static_shape_cuda_graphs; }
+
+void CompiledModule::set_static_shape_cuda_graphs(bool enabled) {
+  impl_->static_shape_cuda_graphs = enabled;
+  impl_->apply_cuda_graphs();
+}
+
+size_t CompiledModule::cuda_graph_engines() const {
+  size_t n = 0;
+  for (size_t k = 0; k < impl_->pools.size(); ++k) n += impl_->graphs_for(k) ? 1 : 0;
+  return n;
 }
 
 bool CompiledModule::profiling() const { return impl_->profiling; }

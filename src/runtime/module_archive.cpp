@@ -65,6 +65,7 @@ std::vector<uint8_t> save_to_bytes(const CompiledModule& module) {
   meta["graph"] = root + "graph.kir";
   meta["output_kinds"] = module.output_kinds();
   meta["use_cuda_graphs"] = module.use_cuda_graphs();
+  meta["static_shape_cuda_graphs"] = module.static_shape_cuda_graphs();
   if (!module.call_spec().in_spec.empty()) meta["in_spec"] = module.call_spec().in_spec;
   if (!module.call_spec().out_spec.empty()) meta["out_spec"] = module.call_spec().out_spec;
   zip.add(root + "graph.kir", ir::print_graph(module.graph()));
@@ -136,6 +137,7 @@ std::shared_ptr<CompiledModule> load_zip(const ZipReader& zip, const std::string
                                               std::move(contents.engines), contents.backend);
     module->set_output_kinds(std::move(contents.output_kinds));
     module->set_use_cuda_graphs(contents.use_cuda_graphs);
+    module->set_static_shape_cuda_graphs(contents.static_shape_cuda_graphs);
     module->set_call_spec(std::move(contents.call_spec));
     module->set_compile_settings(std::move(contents.compile_settings));
   } catch (const Error& e) {

@@ -234,11 +234,12 @@ ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::strin
     if (!meta.at("settings").is_object()) bad_archive(label, "module.json \"settings\" must be an object");
     contents.compile_settings = meta.at("settings").dump();
   }
-  // Optional (archives written before the setting have none: off).
-  if (meta.contains("use_cuda_graphs")) {
-    if (!meta.at("use_cuda_graphs").is_boolean())
-      bad_archive(label, "module.json \"use_cuda_graphs\" must be true or false");
-    contents.use_cuda_graphs = meta.at("use_cuda_graphs").get<bool>();
+  // Optional (archives written before a setting have none: its default).
+  for (auto [key, field] : {std::pair{"use_cuda_graphs", &contents.use_cuda_graphs},
+                             std::pair{"static_shape_cuda_graphs", &contents.static_shape_cuda_graphs}}) {
+    if (!meta.contains(key)) continue;
+    if (!meta.at(key).is_boolean()) bad_archive(label, std::string("module.json \"") + key + "\" must be true or false");
+    *field = meta.at(key).get<bool>();
   }
   // Optional too (modules compiled from programs without a call spec, or before Kiln kept it: none).
   if (meta.contains("in_spec"))

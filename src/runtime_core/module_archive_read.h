@@ -25,6 +25,7 @@ struct ModuleArchiveContents {
   std::vector<std::string> output_kinds;
   CallSpec call_spec;
   bool use_cuda_graphs = false;
+  bool static_shape_cuda_graphs = true;  // absent in archives written before the setting: its default
   int format_version = 0;            // the archive's (kMinModuleFormatVersion..kModuleFormatVersion)
   std::string kiln_version;          // the Kiln that wrote it ("" when not recorded)
   std::string compile_settings;      // JSON object text ("" when not recorded)

@@ -29,6 +29,11 @@ void no_cache(CompilationSettings& s, std::string_view value) {
   s.timing_cache_path.clear();
 }
 
+void no_cuda_graphs(CompilationSettings& s, std::string_view value) {
+  if (!parse_switch("no-cuda-graphs", value)) return;
+  s.use_cuda_graphs = s.static_shape_cuda_graphs = false;
+}
+
 void refittable(CompilationSettings& s, std::string_view value) {
   s.immutable_weights = !parse_switch("refittable", value);
 }
@@ -41,6 +46,7 @@ constexpr ShorthandFlag kShorthands[] = {
      "engine cache: reuse engines built before (refitted with this program's weights), save new", cache_dir},
     {"no-cache", "", "no engine cache and no timing cache: build every engine from scratch", no_cache},
     {"refittable", "", "build refittable engines (immutable_weights=false), for kiln refit", refittable},
+    {"no-cuda-graphs", "", "run no engine through CUDA graphs, not even static-shape ones (cuda)", no_cuda_graphs},
 };
 
 }  // namespace

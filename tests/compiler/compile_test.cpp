@@ -193,6 +193,27 @@ TEST(Compile, CudaGraphsSettingReachesTheModuleAndItsArchive) {
   loaded->set_use_cuda_graphs(false);
   EXPECT_FALSE(loaded->use_cuda_graphs());
   expect_matches_io(*loaded, fixture("tiny_mlp", "io_1.npz"));
+  EXPECT_EQ(loaded->cuda_graph_engines(), 0u) << "the cpu backend has no graphs";
+}
+
+// static_shape_cuda_graphs (default true) reaches the module and its archive; an archive without the key (written
+// before the setting) takes the default, one with a non-boolean is refused.
+TEST(Compile, StaticShapeCudaGraphsSettingReachesTheModuleAndItsArchive) {
+  frontend::Program program = frontend::load_program(fixture("tiny_mlp"));
+  CompilationSettings settings;
+  settings.min_block_size = 1;
+  auto module = compile(program, settings);
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(module->static_shape_cuda_graphs());
+  EXPECT_TRUE(runtime::load_from_bytes(runtime::save_to_bytes(*module), "default")->static_shape_cuda_graphs());
+  settings.static_shape_cuda_graphs = false;
+  auto off = compile(program, settings);
+  ASSERT_NE(off, nullptr);
+  EXPECT_FALSE(off->static_shape_cuda_graphs());
+  auto loaded = runtime::load_from_bytes(runtime::save_to_bytes(*off), "off");
+  EXPECT_FALSE(loaded->static_shape_cuda_graphs());
+  expect_matches_io(*loaded, fixture("tiny_mlp", "io_0.npz"));
+  EXPECT_EQ(loaded->cuda_graph_engines(), 0u);
 }
 
 // The program's call spec (what the Python package calls and returns with) reaches the module and its

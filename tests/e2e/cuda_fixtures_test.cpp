@@ -113,6 +113,17 @@ TEST_P(CudaFixture, CudaGraphReplayEqualsPlainExecution) {
   const CudaCase& c = GetParam();
   auto module = compile_for_cuda(c.model, nullptr);
   ASSERT_NE(module, nullptr);
+  // By default the engines with static input shapes run through CUDA graphs; plain execution first.
+  size_t static_engines = 0;
+  for (const runtime::EngineSegment& e : module->engines()) {
+    bool fixed = true;
+    for (const engine::Binding& b : e.plan->bindings())
+      fixed = fixed && !b.data_dependent && (!b.is_input || std::find(b.dims.begin(), b.dims.end(), -1) == b.dims.end());
+    static_engines += fixed ? 1 : 0;
+  }
+  EXPECT_EQ(module->cuda_graph_engines(), static_engines);
+  module->set_static_shape_cuda_graphs(false);
+  EXPECT_EQ(module->cuda_graph_engines(), 0u);
   std::vector<std::vector<HostTensor>> inputs, plain;
   for (const std::string& io_path : c.ios) {
     inputs.push_back(testing_util::io_inputs(read_npz(io_path)));
@@ -121,6 +132,7 @@ TEST_P(CudaFixture, CudaGraphReplayEqualsPlainExecution) {
   // The same module (same plans and tactics) through CUDA graphs: the first call per input shape records, the
   // repeats replay; switching io files (other shapes or values) records again or replays with new contents.
   module->set_use_cuda_graphs(true);
+  EXPECT_EQ(module->cuda_graph_engines(), module->engines().size());
   std::vector<size_t> order;
   for (size_t i = 0; i < inputs.size(); ++i) order.insert(order.end(), {i, i, i});
   order.push_back(0);

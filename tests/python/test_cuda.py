@@ -42,6 +42,7 @@ def test_no_host_copies_for_cuda_tensors(convnet_cuda):
 def test_cuda_graphs_replay_the_same_results(convnet_cuda):
     (x,), _ = case("tiny_convnet")
     x = x.cuda()
+    assert convnet_cuda.static_shape_cuda_graphs  # the default; tiny_convnet's batch is dynamic: plain here
     plain = convnet_cuda(x)
     convnet_cuda.use_cuda_graphs = True
     try:

@@ -100,6 +100,25 @@ TEST(ModuleArchiveFormat, AVersionThatIsNoNumberIsRefused) {
   }
 }
 
+// The CUDA-graph settings are optional booleans: an archive without them (the v1 fixture) takes the defaults
+// (static-shape engines through graphs, not the others), one with another type is refused naming the key.
+TEST(ModuleArchiveFormat, CudaGraphSettingsDefaultWhenAbsentAndMustBeBooleans) {
+  std::shared_ptr<runtime::CompiledModule> module = runtime::load(kV1);
+  EXPECT_FALSE(module->use_cuda_graphs());
+  EXPECT_TRUE(module->static_shape_cuda_graphs());
+  for (const char* key : {"use_cuda_graphs", "static_shape_cuda_graphs"}) {
+    for (const nlohmann::json& bad : {nlohmann::json(1), nlohmann::json("yes"), nlohmann::json(nullptr)}) {
+      const std::string message =
+          error_of(edited(read_file_bytes(kV1), [&](nlohmann::json& meta) { meta[key] = bad; }));
+      EXPECT_NE(message.find(std::string("\"") + key + "\" must be true or false"), std::string::npos)
+          << key << " = " << bad.dump() << ": " << message;
+    }
+    auto off = runtime::load_from_bytes(
+        edited(read_file_bytes(kV1), [&](nlohmann::json& meta) { meta[key] = false; }), "m.kiln");
+    EXPECT_FALSE(std::string(key) == "use_cuda_graphs" ? off->use_cuda_graphs() : off->static_shape_cuda_graphs());
+  }
+}
+
 TEST(ModuleArchiveFormat, CompileSettingsRoundTrip) {
   std::shared_ptr<runtime::CompiledModule> module = runtime::load(kV1);
   module->set_compile_settings(R"({"backend":"cpu","min_block_size":5})");

@@ -51,7 +51,7 @@ TEST(SettingDescriptors, StateTheirRoles) {
   EXPECT_EQ(invariant, (std::set<std::string>{"enabled_precisions", "use_explicit_typing", "truncate_double",
                                               "calibrator", "backend", "workspace_size", "optimization_level",
                                               "num_avg_timing_iters", "allow_tf32"}));
-  EXPECT_EQ(runtime, (std::set<std::string>{"use_cuda_graphs", "lazy_engine_init"}));
+  EXPECT_EQ(runtime, (std::set<std::string>{"use_cuda_graphs", "static_shape_cuda_graphs", "lazy_engine_init"}));
 }
 
 // The docs list every setting (docs/settings.md) and every settings flag (docs/cli.md).

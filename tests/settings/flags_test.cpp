@@ -54,7 +54,7 @@ TEST(SettingsFlags, ParsesEveryFlag) {
   EXPECT_TRUE(is_settings_switch("--no-cache"));
   EXPECT_THROW(apply_settings_flag(c, "--cache-dir", ""), Error);
   EXPECT_THROW(apply_settings_flag(c, "--cache-size", "0"), Error);
-  EXPECT_EQ(settings_flags().size(), 17u);
+  EXPECT_EQ(settings_flags().size(), 18u);
 }
 
 TEST(SettingsFlags, CudaGraphsAndTf32) {
@@ -70,6 +70,20 @@ TEST(SettingsFlags, CudaGraphsAndTf32) {
   EXPECT_TRUE(apply_settings_flag(s, "--allow-tf32", "off"));
   EXPECT_FALSE(s.allow_tf32);
   EXPECT_THROW(apply_settings_flag(s, "--use-cuda-graphs", "sometimes"), Error);
+}
+
+// Static-shape engines replay CUDA graphs unless --no-cuda-graphs, which also turns use_cuda_graphs off.
+TEST(SettingsFlags, NoCudaGraphsTurnsBothGraphSettingsOff) {
+  CompilationSettings s;
+  EXPECT_TRUE(s.static_shape_cuda_graphs);
+  EXPECT_TRUE(is_settings_switch("--no-cuda-graphs"));
+  EXPECT_TRUE(apply_settings_flag(s, "--use-cuda-graphs", ""));
+  EXPECT_TRUE(apply_settings_flag(s, "--no-cuda-graphs", ""));
+  EXPECT_FALSE(s.use_cuda_graphs);
+  EXPECT_FALSE(s.static_shape_cuda_graphs);
+  CompilationSettings t;
+  EXPECT_TRUE(apply_settings_flag(t, "--no-cuda-graphs", "false"));
+  EXPECT_TRUE(t.static_shape_cuda_graphs);
 }
 
 TEST(CompilationSettings, TorchTensorRTDefaults) {

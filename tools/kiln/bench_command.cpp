@@ -7,7 +7,9 @@
 // spread and the ratio of the medians, once per thread count; warns when a spread says the figures are
 // unreliable. Inputs come from an .npz, or are random with the program's shapes (dynamic dims from --shape,
 // else the export's hints). A cuda module runs on the GPU: inputs are copied there once, the reference runs
-// there too (every op on the module's device), and each timed call ends when the GPU has finished its work.
+// there too (every op on the module's device), and each timed call ends when the GPU has finished its work;
+// where some engine runs through CUDA graphs (static shapes by default, every engine with use_cuda_graphs), the
+// module is also timed without them ("kiln plain").
 // With --profile, --iters more calls run with per-layer profiling (CompiledModule::set_profiling) and the
 // time per layer and per layer kind is printed.
 
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -126,6 +129,7 @@ std::vector<int> thread_counts(const std::vector<int>& requested) {
 struct BenchResult {
   int threads = 0;  // CPU threads (0 for a cuda module)
   LatencyStats kiln, reference;
+  std::optional<LatencyStats> plain;  // Kiln without CUDA graphs, where some engine runs through them
   double speedup = 0.0;  // reference median / kiln median
   Profile profile;
 };
@@ -194,6 +198,19 @@ int run_bench(const BenchOptions& o) {
           module->synchronize();
         },
         o.warmup, o.iters);
+    if (module->cuda_graph_engines() > 0) {  // plain execution too (--no-cuda-graphs), side by side
+      const bool all = module->use_cuda_graphs(), static_shapes = module->static_shape_cuda_graphs();
+      module->set_use_cuda_graphs(false);
+      module->set_static_shape_cuda_graphs(false);
+      r.plain = measure(
+          [&]() {
+            module->execute(inputs);
+            module->synchronize();
+          },
+          o.warmup, o.iters);
+      module->set_use_cuda_graphs(all);
+      module->set_static_shape_cuda_graphs(static_shapes);
+    }
     r.speedup = r.kiln.median > 0.0 ? r.reference.median / r.kiln.median : 0.0;
     if (o.profile || !o.profile_json.empty()) r.profile = profile_module(*module, inputs, o.iters);
     results.push_back(std::move(r));
@@ -226,6 +243,8 @@ int run_bench(const BenchOptions& o) {
     j["reference_ms_p90"] = first.reference.p90;
     j["speedup"] = first.speedup;
     j["kiln"] = stats_json(first.kiln);
+    if (first.plain) j["kiln_plain"] = stats_json(*first.plain);
+    j["cuda_graph_engines"] = compiled.cuda_graph_engines();
     j["reference"] = stats_json(first.reference);
     j["runs"] = nlohmann::json::array();
     for (const BenchResult& r : results) {
@@ -252,7 +271,12 @@ int run_bench(const BenchOptions& o) {
   std::cout << "\n";
   for (const BenchResult& r : results) {
     if (cpu) std::cout << "threads " << r.threads << "\n";
-    std::cout << "  kiln       " << format_latency(r.kiln) << "\n";
+    std::cout << "  kiln       " << format_latency(r.kiln)
+              << (r.plain ? "  (" + std::to_string(compiled.cuda_graph_engines()) + " of " +
+                                std::to_string(compiled.engines().size()) + " engines through CUDA graphs)"
+                          : "")
+              << "\n";
+    if (r.plain) std::cout << "  kiln plain " << format_latency(*r.plain) << "  (no CUDA graphs)\n";
     std::cout << "  reference  " << format_latency(r.reference) << "  (libtorch eager)\n";
     std::cout << "  speedup    " << fixed3(r.speedup) << "x (reference median / kiln median)" << std::endl;
   }

@@ -166,6 +166,7 @@ std::shared_ptr<runtime::CompiledModule> with_threads(const runtime::CompiledMod
   auto copy = std::make_shared<runtime::CompiledModule>(module.shared_graph(), std::move(engines), module.backend());
   copy->set_output_kinds(module.output_kinds());
   copy->set_use_cuda_graphs(module.use_cuda_graphs());
+  copy->set_static_shape_cuda_graphs(module.static_shape_cuda_graphs());
   copy->set_compile_settings(module.compile_settings());
   return copy;
 }

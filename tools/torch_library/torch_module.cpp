@@ -38,6 +38,10 @@ bool TorchModule::use_cuda_graphs() const { return module_->use_cuda_graphs(); }
 
 void TorchModule::set_use_cuda_graphs(bool enabled) { module_->set_use_cuda_graphs(enabled); }
 
+bool TorchModule::static_shape_cuda_graphs() const { return module_->static_shape_cuda_graphs(); }
+
+void TorchModule::set_static_shape_cuda_graphs(bool enabled) { module_->set_static_shape_cuda_graphs(enabled); }
+
 std::string TorchModule::in_spec() const { return module_->call_spec().in_spec; }
 
 std::string TorchModule::out_spec() const { return module_->call_spec().out_spec; }
@@ -59,6 +63,8 @@ TORCH_LIBRARY(kiln, m) {
       .def("summary", &TorchModule::summary)
       .def("use_cuda_graphs", &TorchModule::use_cuda_graphs)
       .def("set_use_cuda_graphs", &TorchModule::set_use_cuda_graphs)
+      .def("static_shape_cuda_graphs", &TorchModule::static_shape_cuda_graphs)
+      .def("set_static_shape_cuda_graphs", &TorchModule::set_static_shape_cuda_graphs)
       .def("in_spec", &TorchModule::in_spec)
       .def("out_spec", &TorchModule::out_spec)
       .def("save", &TorchModule::save)

@@ -6,7 +6,7 @@
 //   torch.classes.load_library("build/tools/torch_library/libkiln_torch.so")
 //   module = torch.classes.kiln.CompiledModule("model.kiln")
 //   outputs = module.forward([x])          # list of tensors, the program's user outputs
-//   module.set_use_cuda_graphs(True)        # replay CUDA graphs per input shape (cuda modules)
+//   module.set_use_cuda_graphs(True)        # replay CUDA graphs per input shape (cuda modules), for every engine
 //
 // Tensors pass without copies: a cuda module takes and returns CUDA tensors and runs on PyTorch's current
 // stream, so CUDA events and torch.cuda.synchronize() time it as they time PyTorch.
@@ -37,6 +37,9 @@ class TorchModule : public torch::CustomClassHolder {
   /// drops recorded graphs; call it between forwards, not during one.
   bool use_cuda_graphs() const;
   void set_use_cuda_graphs(bool enabled);
+  /// Whether static-shape engines replay CUDA graphs without use_cuda_graphs (default true; same rules).
+  bool static_shape_cuda_graphs() const;
+  void set_static_shape_cuda_graphs(bool enabled);
   /// The program's serialized pytree specs of (args, kwargs) and of the result ("" when unknown).
   std::string in_spec() const;
   std::string out_spec() const;

@@ -74,11 +74,18 @@ class CompiledModule {
   /// .kiln archive and shown by `kiln inspect`; the runtime does not interpret it.
   const std::string& compile_settings() const;
   void set_compile_settings(std::string json_text);
-  /// Whether engines run through CUDA graphs (engine::ExecutionContext::set_cuda_graphs on every context the module
-  /// creates; compiler setting use_cuda_graphs; saved in the .kiln archive). Ignored on the cpu backend. Setting it
-  /// drops the pooled contexts, so call it before execute() or between calls, not during one.
+  /// Whether every engine runs through CUDA graphs (engine::ExecutionContext::set_cuda_graphs on every context the
+  /// module creates; compiler setting use_cuda_graphs; saved in the .kiln archive). Ignored on the cpu backend.
+  /// Setting it drops the pooled contexts, so call it before execute() or between calls, not during one.
   bool use_cuda_graphs() const;
   void set_use_cuda_graphs(bool enabled);
+  /// Whether the engines whose input bindings all have static dims (and no data-dependent output) run through
+  /// CUDA graphs also without use_cuda_graphs: recorded on the first call, replayed after (compiler setting
+  /// static_shape_cuda_graphs, default true; saved in the .kiln archive). Same rules as set_use_cuda_graphs.
+  bool static_shape_cuda_graphs() const;
+  void set_static_shape_cuda_graphs(bool enabled);
+  /// How many engines run through CUDA graphs under the two settings (0 on the cpu backend).
+  size_t cuda_graph_engines() const;
 
   /// Turns per-layer profiling on or off: engine::ExecutionContext::set_profiling on every context of every
   /// engine (engines then run without CUDA graphs and wait for the device after each layer), and each PyTorch

@@ -79,7 +79,9 @@
     "engine cache size budget (K/M/G suffixes; default 5G), least recently used evicted")                    \
   /* Runtime */                                                                                              \
   X(Bool, use_cuda_graphs, false, "use-cuda-graphs", "", Runtime,                                            \
-    "run engines through CUDA graphs, replayed while input shapes and buffers repeat (cuda)")                \
+    "run every engine through CUDA graphs, replayed while input shapes and buffers repeat (cuda)")           \
+  X(Bool, static_shape_cuda_graphs, true, "", "", Runtime,                                                   \
+    "run engines whose input shapes are static through CUDA graphs (cuda; default true; --no-cuda-graphs)")  \
   X(Bool, lazy_engine_init, false, "", "", Runtime,                                                          \
     "build engines when the module is first run rather than when it is loaded")                              \
   X(Bool, dryrun, false, "", "", Compile, "partition and report only; build no engines")                     \
