@@ -147,6 +147,8 @@ def run_case(name: str, batch: int, args, log) -> dict:
         kiln_module = torch.classes.kiln.CompiledModule(kiln_path)
         kiln_inputs = list(gpu_inputs)
         with torch.inference_mode():
+            # Plain execution first: no engine through CUDA graphs (static-shape ones replay them by default).
+            kiln_module.set_static_shape_cuda_graphs(False)
             out = first_tensor(kiln_module.forward(kiln_inputs)).float()
             row["kiln_ms"] = time_cuda(lambda: kiln_module.forward(kiln_inputs), args.warmup, args.iters)
             # The same module replaying CUDA graphs (what reduce-overhead does for torch.compile).
