@@ -18,10 +18,12 @@ echo "build: $(($(date +%s) - start)) s"
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 OUT="$out" KILN_SKIP_BUILD=1 GPU_TESTS_BUILD=build-device GPU_TESTS_CPU=0 bash scripts/device/gpu_tests.sh \
   >"$out/gpu_summary.txt" 2>&1
-KILN_CACHE_DIR=/tmp/kiln-e2e-cache timeout 300 build-device/tests/kiln_e2e_tests --gtest_filter='Cuda*' \
+KILN_CACHE_DIR=/tmp/kiln-e2e-cache timeout 300 build-device/tests/kiln_e2e_tests --gtest_filter='*Cuda*' \
   >"$out/e2e_cuda.log" 2>&1
 echo "e2e cuda exit code: $? ($(grep -c '^\[       OK' "$out/e2e_cuda.log") ok)"
-build-device/tools/kiln/kiln bench tests/data/tiny_resnet/model.pt2 --iters 200 >"$out/bench_tiny_resnet.log" 2>&1
+build-device/tools/kiln/kiln compile tests/data/tiny_resnet/model.pt2 -o /tmp/tiny_resnet_cuda.kiln --backend cuda \
+  >"$out/bench_tiny_resnet.log" 2>&1
+build-device/tools/kiln/kiln bench /tmp/tiny_resnet_cuda.kiln --iters 200 >>"$out/bench_tiny_resnet.log" 2>&1
 [ $# -gt 0 ] || set -- --models resnet50 bert_base --batches 1 32 --skip-compile
 KILN_SKIP_BUILD=1 OUT="$out" bash scripts/device/bench_gpu.sh "$@" >"$out/bench_gpu.log" 2>&1
 head -3 "$out/gpu_summary.txt"
