@@ -2,6 +2,13 @@
 
 namespace kiln::conversion {
 
+engine::Weights ConversionContext::weights(const std::string& name, const HostTensor& value) const {
+  engine::Weights w = name.empty() ? engine::Weights(value) : engine::Weights(name, value);
+  if (auto it = int8_weight_scales.find(name); !name.empty() && it != int8_weight_scales.end())
+    w.int8_scales = it->second;
+  return w;
+}
+
 void ConversionContext::record_weight(const std::string& name, const HostTensor& weight) {
   weight_refit_map[name] = weight;
   cpu_weights_reference_holder.push_back(weight);

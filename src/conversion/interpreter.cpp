@@ -5,8 +5,9 @@
 
 #include "kiln/conversion/conversion_context.h"
 #include "kiln/conversion/converter_args.h"
-#include "kiln/frontend/op_checks.h"
 #include "kiln/conversion/impl/common.h"
+#include "kiln/frontend/op_checks.h"
+#include "kiln/ir/int8_weight_scales.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
 
@@ -117,6 +118,16 @@ InterpreterResult Interpreter::run() {
       if (e.kind() == ir::SymExpr::Kind::Symbol && ctx.symbol_sources.count(e.symbol_name()) == 0) {
         ctx.symbol_sources[e.symbol_name()] = ConversionContext::SymbolSource{t, d};
       }
+    }
+  }
+
+  // The INT8 scales of weights a Q/DQ program stored as int8 (ir/int8_weight_scales.h).
+  const std::string prefix = ir::kInt8WeightScalesKeyPrefix;
+  for (const ir::Node* node : graph_.nodes()) {
+    for (const auto& [key, text] : node->metadata()) {
+      if (key.rfind(prefix, 0) != 0) continue;
+      if (std::optional<std::vector<float>> scales = ir::parse_int8_weight_scales(text))
+        ctx.int8_weight_scales[key.substr(prefix.size())] = std::move(*scales);
     }
   }
 

@@ -17,6 +17,7 @@
 #include "kiln/engine/builder.h"
 #include "kiln/engine/execution_context.h"
 #include "kiln/frontend/program.h"
+#include "kiln/ir/int8_weight_scales.h"
 #include "kiln/ir/text.h"
 #include "kiln/lowering/pass_manager.h"
 #include "kiln/partitioning/partitioners.h"
@@ -36,8 +37,10 @@ std::vector<HostTensor> run_plan(const std::shared_ptr<engine::Plan>& plan, cons
     ctx.set_tensor_address(r.input_bindings[i], const_cast<uint8_t*>(inputs[i].data()));
   }
   std::vector<HostTensor> outs;
-  for (const std::string& name : r.output_bindings) outs.emplace_back(plan->binding(name).dtype, ctx.tensor_shape(name));
-  for (size_t i = 0; i < outs.size(); ++i) ctx.set_tensor_address(r.output_bindings[i], outs[i].mutable_data());
+  for (const std::string& name : r.output_bindings)
+    outs.emplace_back(plan->binding(name).dtype, ctx.tensor_shape(name));
+  for (size_t i = 0; i < outs.size(); ++i)
+    ctx.set_tensor_address(r.output_bindings[i], outs[i].mutable_data());
   ctx.execute();
   return outs;
 }
@@ -63,7 +66,8 @@ TEST_P(FixturePrograms, ConvertBuildAndMatchTorch) {
   for (int n = 0; fs::exists(dir / ("io_" + std::to_string(n) + ".npz")); ++n, ++cases) {
     auto arrays = read_npz((dir / ("io_" + std::to_string(n) + ".npz")).string());
     std::vector<HostTensor> inputs;
-    for (size_t k = 0; k < p.graph->inputs().size(); ++k) inputs.push_back(arrays.at("input_" + std::to_string(k)));
+    for (size_t k = 0; k < p.graph->inputs().size(); ++k)
+      inputs.push_back(arrays.at("input_" + std::to_string(k)));
     auto outs = run_plan(plan, r, inputs);
     for (size_t k = 0; k < outs.size(); ++k) {
       const HostTensor& want = arrays.at("output_" + std::to_string(k));
@@ -89,7 +93,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, FixturePrograms, ::testing::ValuesIn(fixture_
                          [](const auto& info) {
                            std::string s = fs::path(info.param).parent_path().filename().string() + "_" +
                                            fs::path(info.param).stem().string();
-                           for (char& ch : s) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           for (char& ch : s)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return s;
                          });
 
@@ -106,7 +111,8 @@ const char* kSmall =
 std::unique_ptr<ir::Graph> small_graph() {
   auto g = ir::parse_graph(kSmall);
   for (ir::Value* c : g->constants()) {
-    std::vector<float> v(static_cast<size_t>(c->meta().static_sizes()->at(0) * (c->meta().rank() == 2 ? 8 : 1)));
+    std::vector<float> v(
+        static_cast<size_t>(c->meta().static_sizes()->at(0) * (c->meta().rank() == 2 ? 8 : 1)));
     for (size_t i = 0; i < v.size(); ++i) v[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
     c->set_data(HostTensor::from_floats(v, *c->meta().static_sizes()));
   }
@@ -131,6 +137,31 @@ TEST(Interpreter, NamesLayersAfterNodesAndRecordsWeights) {
   // The second output is the input itself: the network gets a distinct output tensor for it.
   EXPECT_NE(r.output_bindings[1], "x");
   EXPECT_EQ(r.input_bindings, std::vector<std::string>{"x"});
+}
+
+// A Q/DQ program's weight scales (node metadata that lowering sets, ir/int8_weight_scales.h) reach the engine
+// weights of the convolution and of a linear layer's constant operand.
+TEST(Interpreter, Int8WeightScalesReachTheEngineWeights) {
+  auto g = ir::parse_graph(R"(graph(%x: f32[1, 2, 3, 3], %v: f32[4, 2]) {
+  %w: f32[2, 2, 1, 1] = constant("conv_w", data=[0.3, -0.2, 0.1, 0.5])
+  %fw: f32[3, 2] = constant("fc_w", data=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+  %y: f32[1, 2, 3, 3] = aten.convolution.default(input=%x, weight=%w, bias=None, stride=[1, 1], padding=[0, 0], dilation=[1, 1], transposed=False, output_padding=[0, 0], groups=1)
+  %z: f32[4, 3] = aten.linear.default(input=%v, weight=%fw, bias=None)
+  return (%y, %z)
+})");
+  for (ir::Node* n : g->nodes()) {
+    const std::string weight = n->target().name == "convolution" ? "conv_w" : "fc_w";
+    n->mutable_metadata()[ir::kInt8WeightScalesKeyPrefix + weight] = weight == "conv_w" ? "0.1 0.5" : "1 2 3";
+  }
+  InterpreterResult r = Interpreter(*g, settings::CompilationSettings{}).run();
+  std::map<std::string, std::vector<float>> scales;
+  for (const auto& layer : r.network->layers()) {
+    for (const engine::Weights& w : layer->weights) {
+      if (!w.int8_scales.empty()) scales[w.name] = w.int8_scales;
+    }
+  }
+  EXPECT_EQ(scales["conv_w"], (std::vector<float>{0.1f, 0.5f}));
+  EXPECT_EQ(scales["fc_w"], (std::vector<float>{1.0f, 2.0f, 3.0f}));
 }
 
 TEST(Interpreter, RangesFromSymbolsAndHints) {

@@ -90,6 +90,79 @@ TEST(Int8Quantization, PerChannelScalesAndRounding) {
   EXPECT_EQ(ops::quantize_value(-3.5f, 1.0f, 0, 255), 0);
 }
 
+TEST(Int8Quantization, GivenScalesThatReproduceTheWeightsAreUsed) {
+  // Channel 0: q = {100, -50, 3} x 0.02 (max |q| 100: max |w| / 127 would give other integers); channel 1: q
+  // =
+  // {-128, 1, 0} x 0.5 (the program's -128 stays -128).
+  const std::vector<float> w = {100 * 0.02f, -50 * 0.02f, 3 * 0.02f, -128 * 0.5f, 0.5f, 0.0f};
+  const ops::QuantizedWeights q = ops::quantize_per_channel(w, 1, 2, 3, {0.02f, 0.5f});
+  EXPECT_EQ(q.scales, (std::vector<float>{0.02f, 0.5f}));
+  EXPECT_EQ(std::vector<int>(q.values.begin(), q.values.end()), (std::vector<int>{100, -50, 3, -128, 1, 0}));
+  // Scales that do not reproduce the weights (0.3 is not an integer times 0.25), or of the wrong count, or
+  // not positive: the computed ones.
+  for (const std::vector<float>& bad :
+       std::vector<std::vector<float>>{{0.25f, 0.5f}, {0.02f}, {0.02f, -0.5f}}) {
+    const ops::QuantizedWeights c =
+        ops::quantize_per_channel({0.3f, -1.0f, 0.0f, 2.0f, 0.5f, 0.0f}, 1, 2, 3, bad);
+    EXPECT_FLOAT_EQ(c.scales[0], 1.0f / 127);
+    EXPECT_FLOAT_EQ(c.scales[1], 2.0f / 127);
+  }
+}
+
+// A convolution whose weights are int8 values times per-channel scales (a channel's max |q| below 127) and
+// whose input lies on its quantization grid: with the scales given (Weights::int8_scales) the INT8 kernel
+// computes with exactly those integers, so it equals the fp32 convolution up to fp32 rounding (the products
+// are exact in s32; 2e-6 of the output's max allows the fp32 sums' rounding), also after the plan is
+// serialized and loaded (plan format 7 keeps the scales). Without them the kernel requantizes the weights at
+// max |w| / 127 and misses by up to half of that step per weight (measured 4.2e-3 of the max here).
+TEST(Int8Engine, GivenWeightScalesReproduceTheProgramsIntegers) {
+  std::mt19937 rng(2011);
+  std::uniform_int_distribution<int> wq(-100, 100), xq(-127, 127);
+  const int64_t o = 8, c = 16;
+  const std::vector<float> scales = {0.011f, 0.02f, 0.0031f, 0.5f, 0.07f, 0.013f, 0.0009f, 0.2f};
+  HostTensor k(DType::Float32, {o, c, 3, 3});
+  for (int64_t i = 0; i < k.numel(); ++i)
+    k.set_from_double(i, static_cast<float>(wq(rng)) * scales[static_cast<size_t>(i / (c * 9))]);
+  const float sx = 0.037f;
+  HostTensor x(DType::Float32, {1, c, 7, 6});
+  for (int64_t i = 0; i < x.numel(); ++i) x.set_from_double(i, static_cast<float>(xq(rng)) * sx);
+  ConvolutionParams p;
+  p.pre_padding = p.post_padding = {1, 1};
+  auto make = [&](bool given) {
+    Network net;
+    Tensor* in = net.add_input("x", DType::Float32, {1, c, 7, 6});
+    in->set_dynamic_range(-127 * sx, 127 * sx);
+    Weights w("k", k);
+    if (given) w.int8_scales = scales;
+    Tensor* y = net.add_convolution("conv", in, w, Weights(), p);
+    y->set_name("y");
+    net.mark_output(y);
+    BuilderConfig config;
+    config.threads = 2;
+    config.timing_iterations = 0;
+    const auto fp32 = build(net, config);
+    config.precisions = {Precision::FP32, Precision::INT8};
+    config.int8_first_last = true;
+    return std::make_pair(fp32, build(net, config));
+  };
+  const auto [fp32, given] = make(true);
+  const auto computed = make(false).second;
+  const auto reloaded = Plan::deserialize(given->serialize(), BackendOptions{2});
+  const HostTensor want = run(fp32, {{"x", x}})[0];
+  double amax = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) amax = std::max(amax, std::fabs(want.get_as_double(i)));
+  auto worst = [&](const std::shared_ptr<Plan>& plan) {
+    const HostTensor got = run(plan, {{"x", x}})[0];
+    double e = 0;
+    for (int64_t i = 0; i < want.numel(); ++i)
+      e = std::max(e, std::fabs(got.get_as_double(i) - want.get_as_double(i)));
+    return e / amax;
+  };
+  EXPECT_LE(worst(given), 2e-6);
+  EXPECT_LE(worst(reloaded), 2e-6);
+  EXPECT_GT(worst(computed), 1e-4) << "the computed scales should requantize these weights";
+}
+
 // x -> conv a -> relu = r -> conv b -> relu -> conv c + r -> relu: three INT8 convolutions (first and last
 // allowed). r (read by conv b and, as its residual, by conv c) and conv b's output stay u8 between them; conv
 // c writes the fp32 network output, so it dequantizes its u8 residual into its destination first.

@@ -30,9 +30,14 @@ class ConversionContext {
   /// What the converters did with each fake quantization (Q/DQ) node: "node: folded into the range [..] of t"
   /// or "node: fake-quant arithmetic (reason)", for the compile report.
   std::vector<std::string> quantization_notes;
+  /// Weight name -> the INT8 scales a Q/DQ program stored it with (node metadata, ir/int8_weight_scales.h;
+  /// filled by the interpreter); the weights made under that name carry them (engine::Weights::int8_scales).
+  std::map<std::string, std::vector<float>> int8_weight_scales;
   /// Host weights referenced by the network, held until the engine is built.
   std::vector<HostTensor> cpu_weights_reference_holder;
 
+  /// Engine weights named `name` (refit name; empty: unnamed) holding `value`, with their INT8 scales if any.
+  engine::Weights weights(const std::string& name, const HostTensor& value) const;
   /// Records a constant added to the network under `name` so it can be refit later; also holds it.
   void record_weight(const std::string& name, const HostTensor& weight);
   /// Releases the held host weights (called after the build).

@@ -8,8 +8,8 @@
 // their sizes, tactic, the kernel's plan data), refit map. Every length and index is validated on load; a
 // truncated, corrupted or foreign file gives kiln::Error, never a crash. (Version 2 added tensor formats,
 // version 3 the SHA-256, which replaced a CRC-32, version 4 the kernels' plan data, version 5 the attention
-// views in AttentionParams, version 6 the tensors' dynamic ranges.) A plan is immutable while
-// contexts run (Refitter excepted).
+// views in AttentionParams, version 6 the tensors' dynamic ranges, version 7 the weights' INT8 scales.) A
+// plan is immutable while contexts run (Refitter excepted).
 
 #include <cstdint>
 #include <memory>
@@ -23,7 +23,7 @@
 
 namespace kiln::engine {
 
-inline constexpr uint32_t kPlanFormatVersion = 6;
+inline constexpr uint32_t kPlanFormatVersion = 7;
 /// The oldest plan format this build reads: a version-5 plan (before dynamic ranges) loads with no ranges, so .kiln
 /// archives written before INT8 keep loading.
 inline constexpr uint32_t kOldestPlanFormatVersion = 5;

@@ -2,6 +2,7 @@
 // Weights: a host tensor with the name a Refitter uses to replace it (e.g. "layer1.0.conv1.weight").
 
 #include <string>
+#include <vector>
 
 #include "kiln/support/host_tensor.h"
 
@@ -11,6 +12,11 @@ namespace kiln::engine {
 struct Weights {
   std::string name;
   HostTensor value;
+  /// The INT8 scales the program stored these weights with, one per output channel (a Q/DQ program's
+  /// dequantize of int8 weights: value = q x scale). The INT8 kernels quantize with them when they reproduce
+  /// the weights exactly (each value an integer in [-128, 127] times its channel's scale), so the integers
+  /// are the program's own; otherwise, and when empty, they compute their own (max |w| / 127 per channel).
+  std::vector<float> int8_scales;
 
   Weights() = default;
   Weights(std::string weight_name, HostTensor tensor) : name(std::move(weight_name)), value(std::move(tensor)) {}

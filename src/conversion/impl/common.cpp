@@ -6,9 +6,8 @@
 namespace kiln::conversion::impl {
 
 engine::Tensor* constant(ConversionContext& ctx, const HostTensor& value, const std::string& refit_name) {
-  if (refit_name.empty()) return ctx.net.add_constant(ctx.name("const"), engine::Weights(value));
-  ctx.record_weight(refit_name, value);
-  return ctx.net.add_constant(ctx.name("const"), engine::Weights(refit_name, value));
+  if (!refit_name.empty()) ctx.record_weight(refit_name, value);
+  return ctx.net.add_constant(ctx.name("const"), ctx.weights(refit_name, value));
 }
 
 engine::Tensor* scalar(ConversionContext& ctx, double value, DType dtype) {

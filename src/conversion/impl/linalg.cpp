@@ -33,9 +33,8 @@ namespace {
 engine::Weights weights(ConversionContext& ctx, const HostTensor& t, const std::string& name) {
   if (!t.defined()) return engine::Weights();
   HostTensor f = t.dtype() == DType::Float32 ? t : t.to(DType::Float32);
-  if (name.empty()) return engine::Weights(f);
-  ctx.record_weight(name, f);
-  return engine::Weights(name, f);
+  if (!name.empty()) ctx.record_weight(name, f);
+  return ctx.weights(name, f);
 }
 }  // namespace
 

@@ -193,6 +193,12 @@ LayerParams make_params(size_t index) {
   }
 }
 
+/// The INT8 scales after a weight (version 7): u32 count, f64 each.
+void write_int8_scales(Writer& w, const Weights& wt) {
+  w.u32(static_cast<uint32_t>(wt.int8_scales.size()));
+  for (float s : wt.int8_scales) w.f64(s);
+}
+
 /// Writes one weight slot. A named slot with a refit entry, written stripped or still waiting for its refit
 /// (loaded stripped), is written stripped with its entry's dtype and dims, so a plan writes the same bytes
 /// however often it is loaded and written again.
@@ -203,6 +209,7 @@ void write_weights(Writer& w, const Weights& wt, bool strip, const RefitEntry* e
     w.u8(static_cast<uint8_t>(entry->original_dtype));
     w.dims(entry->original_dims);
     w.u8(0);
+    write_int8_scales(w, wt);
     return;
   }
   w.u8(wt.defined() ? 1 : 0);
@@ -216,10 +223,20 @@ void write_weights(Writer& w, const Weights& wt, bool strip, const RefitEntry* e
     w.u64(wt.value.nbytes());
     w.raw(wt.value.data(), wt.value.nbytes());
   }
+  write_int8_scales(w, wt);
+}
+
+/// The INT8 scales after a weight (version 7).
+std::vector<float> read_int8_scales(Reader& r, uint32_t version) {
+  std::vector<float> scales;
+  if (version < 7) return scales;
+  scales.resize(r.count("weight int8 scales", 8));
+  for (float& s : scales) s = static_cast<float>(r.f64("weight int8 scale"));
+  return scales;
 }
 
 /// Reads one weight slot; a stripped weight comes back undefined (its metadata goes to `stripped`).
-Weights read_weights(Reader& r, std::optional<std::pair<DType, Dims>>* stripped) {
+Weights read_weights(Reader& r, std::optional<std::pair<DType, Dims>>* stripped, uint32_t version) {
   if (!r.flag("weights defined")) return Weights();
   Weights wt;
   wt.name = r.str("weight name");
@@ -231,6 +248,7 @@ Weights read_weights(Reader& r, std::optional<std::pair<DType, Dims>>* stripped)
   if (!embedded) {
     KILN_CHECK(!wt.name.empty(), InvalidInput, "plan file: an unnamed weight is stripped");
     *stripped = std::make_pair(dt, d);
+    wt.int8_scales = read_int8_scales(r, version);
     return wt;
   }
   uint64_t nbytes = r.u64("weight size");
@@ -241,6 +259,7 @@ Weights read_weights(Reader& r, std::optional<std::pair<DType, Dims>>* stripped)
   const uint8_t* b = r.take(static_cast<size_t>(nbytes), "weight bytes");
   auto storage = std::make_shared<std::vector<uint8_t>>(b, b + nbytes);
   wt.value = HostTensor(dt, d, storage);
+  wt.int8_scales = read_int8_scales(r, version);
   return wt;
 }
 
@@ -445,7 +464,7 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     l.weights.resize(nw);
     for (size_t s = 0; s < nw; ++s) {
       std::optional<std::pair<DType, Dims>> meta;
-      l.weights[s] = read_weights(r, &meta);
+      l.weights[s] = read_weights(r, &meta, version);
       if (meta) stripped[li].push_back({static_cast<int64_t>(s), *meta});
     }
   }

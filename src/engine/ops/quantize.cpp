@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "kiln/support/error.h"
 
@@ -15,12 +16,43 @@ int32_t quantize_value(float x, float scale, int32_t lo, int32_t hi) {
   return q > static_cast<float>(hi) ? hi : static_cast<int32_t>(q);
 }
 
+namespace {
+
+// The weights as q x given[channel] with q in [-128, 127], when that reproduces every one exactly.
+std::optional<QuantizedWeights> with_given_scales(const std::vector<float>& weights, int64_t outer,
+                                                  int64_t channels, int64_t inner,
+                                                  const std::vector<float>& given) {
+  if (static_cast<int64_t>(given.size()) != channels) return std::nullopt;
+  for (float s : given) {
+    if (!std::isnormal(s) || s < 0.0f) return std::nullopt;
+  }
+  QuantizedWeights q;
+  q.scales = given;
+  q.values.resize(weights.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t base = (o * channels + c) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        const float w = weights[base + i];
+        const float v = std::nearbyint(w / given[c]);
+        if (!(v >= -128.0f && v <= 127.0f) || v * given[c] != w) return std::nullopt;
+        q.values[base + i] = static_cast<int8_t>(v);
+      }
+    }
+  }
+  return q;
+}
+
+}  // namespace
+
 QuantizedWeights quantize_per_channel(const std::vector<float>& weights, int64_t outer, int64_t channels,
-                                      int64_t inner) {
+                                      int64_t inner, const std::vector<float>& given) {
   KILN_CHECK(outer > 0 && channels > 0 && inner > 0 &&
                  static_cast<int64_t>(weights.size()) == outer * channels * inner,
              Internal, "quantize_per_channel: ", weights.size(), " weights are not ", outer, " x ", channels,
              " x ", inner);
+  if (std::optional<QuantizedWeights> exact = with_given_scales(weights, outer, channels, inner, given))
+    return *exact;
   QuantizedWeights q;
   std::vector<float> amax(static_cast<size_t>(channels), 0.0f);
   for (int64_t o = 0; o < outer; ++o) {

@@ -16,9 +16,12 @@ struct QuantizedWeights {
 
 /// Quantizes `weights`, laid out as [outer, channels, inner] (a convolution kernel [O, I/g, k...]: outer 1,
 /// channels O; a matmul operand b [K, N]: outer K, channels N, inner 1), symmetrically per channel: q =
-/// round(w / scale) in [-127, 127]. Throws kiln::Error when the sizes disagree.
+/// round(w / scale) in [-127, 127]. With `given` scales (Weights::int8_scales, one per channel) that
+/// reproduce every weight exactly (w == q x scale for an integer q in [-128, 127]), those scales and
+/// integers; otherwise (and without them) scale = max |w| / 127 over the channel. Throws kiln::Error when the
+/// sizes disagree.
 QuantizedWeights quantize_per_channel(const std::vector<float>& weights, int64_t outer, int64_t channels,
-                                      int64_t inner);
+                                      int64_t inner, const std::vector<float>& given = {});
 
 /// round(x / scale) saturated to [lo, hi] (round half away from zero).
 int32_t quantize_value(float x, float scale, int32_t lo, int32_t hi);

@@ -16,6 +16,7 @@
 
 #include "../decompositions/builder.h"
 #include "../rewrite.h"
+#include "kiln/ir/int8_weight_scales.h"
 #include "kiln/lowering/passes.h"
 #include "kiln/support/error.h"
 #include "lowering/passes/quantize_params.h"
@@ -60,6 +61,24 @@ struct ChannelOf {
   size_t operator()(int64_t i) const { return static_cast<size_t>((i / inner) % extent); }
 };
 
+// Int8 weights the program stored with symmetric scales per output channel (dim 0): the readers of the
+// folded constant carry the scales, so the INT8 kernels quantize with them (ir/int8_weight_scales.h).
+void record_int8_scales(ir::Graph& g, ir::Value* folded, QuantOpKind kind, const QuantParams& p) {
+  if (kind != QuantOpKind::Dequantize || p.dtype != DType::Int8 || p.quant_min < -128 || p.quant_max > 127)
+    return;
+  if (folded->meta().rank() < 2 || (p.per_channel() && p.axis != 0)) return;
+  for (int64_t z : p.zero_points) {
+    if (z != 0) return;
+  }
+  const int64_t channels = folded->data().sizes()[0];
+  std::vector<float> scales;
+  for (int64_t c = 0; c < channels; ++c)
+    scales.push_back(static_cast<float>(p.scales[p.per_channel() ? static_cast<size_t>(c) : 0]));
+  const std::string text = ir::format_int8_weight_scales(scales);
+  for (ir::Node* user : g.users(folded))
+    user->mutable_metadata()[ir::kInt8WeightScalesKeyPrefix + folded->fqn()] = text;
+}
+
 // 1 and 2: a dequantize or fake quantization of a constant, computed on the host.
 bool fold_constant(ir::Graph& g, ir::Node* n, const QuantParams& p) {
   ir::Value* in = input_of(*n);
@@ -84,7 +103,9 @@ bool fold_constant(ir::Graph& g, ir::Node* n, const QuantParams& p) {
     }
     y.set_from_double(i, v);
   }
-  replace(g, n, {detail::tensor_constant(g, std::move(y), n->output(0)->name() + "_folded")});
+  ir::Value* folded = detail::tensor_constant(g, std::move(y), n->output(0)->name() + "_folded");
+  replace(g, n, {folded});
+  record_int8_scales(g, folded, kind, p);
   return true;
 }
 

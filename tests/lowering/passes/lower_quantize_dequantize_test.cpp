@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kiln/ir/int8_weight_scales.h"
 #include "kiln/lowering/passes.h"
 #include "kiln/support/error.h"
 #include "lowering/lowering_test_util.h"
@@ -39,6 +40,26 @@ TEST(LowerQuantizeDequantize, DequantizedInt8WeightsBecomeExactFp32Constants) {
   return (%y)
 })",
                        check);
+}
+
+TEST(LowerQuantizeDequantize, TheReadersOfFoldedInt8WeightsCarryTheirScales) {
+  auto pass = make_lower_quantize_dequantize_pass();
+  auto g = ir::parse_graph(R"(graph(%x: f32[1, 2, 1, 1]) {
+  %q: i8[2, 2, 1, 1] = parameter("w_int8", data=[3, -128, 127, 0])
+  %s: f32[2] = buffer("scales", data=[0.1, 0.25])
+  %z: i64[2] = buffer("zero_points", data=[0, 0])
+  %w: f32[2, 2, 1, 1] = quantized_decomposed.dequantize_per_channel.default(input=%q, scales=%s, zero_points=%z, axis=0, quant_min=-128, quant_max=127, dtype=dtype.i8, *, out_dtype=None)
+  %y: f32[1, 2, 1, 1] = aten.convolution.default(input=%x, weight=%w, bias=None, stride=[1, 1], padding=[0, 0], dilation=[1, 1], transposed=False, output_padding=[0, 0], groups=1)
+  return (%y)
+})");
+  ASSERT_TRUE(pass->run(*g, {}));
+  const ir::Node* conv = g->nodes().back();
+  const auto& meta = conv->metadata();
+  auto it = meta.find(std::string(ir::kInt8WeightScalesKeyPrefix) + "w_folded");
+  ASSERT_NE(it, meta.end()) << ir::print_graph(*g);
+  EXPECT_EQ(ir::parse_int8_weight_scales(it->second), (std::vector<float>{0.1f, 0.25f})) << it->second;
+  EXPECT_EQ(ir::format_int8_weight_scales({0.1f, 3e-7f, 1.0f}), "0.1 3e-07 1");
+  EXPECT_FALSE(ir::parse_int8_weight_scales("0.1 x").has_value());
 }
 
 TEST(LowerQuantizeDequantize, AQuantizeDequantizePairBecomesOneFakeQuantization) {

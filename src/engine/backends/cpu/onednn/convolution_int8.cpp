@@ -138,8 +138,8 @@ class Int8ConvolutionKernel : public Kernel {
     const std::vector<float> w = weights_as_floats(layer.weights[0].value);
     const auto& ws = layer.weights[0].value.sizes();
     const int64_t channels = ws[0];
-    const ops::QuantizedWeights q =
-        ops::quantize_per_channel(w, 1, channels, static_cast<int64_t>(w.size()) / channels);
+    const ops::QuantizedWeights q = ops::quantize_per_channel(
+        w, 1, channels, static_cast<int64_t>(w.size()) / channels, layer.weights[0].int8_scales);
     weight_values_ = q.values;
     std::vector<float> output_scales(static_cast<size_t>(channels));
     for (int64_t c = 0; c < channels; ++c) output_scales[c] = in_scale * q.scales[c] / out_scale;

@@ -81,8 +81,10 @@ class Int8MatmulKernel : public Kernel {
     k_ = b.sizes()[transpose_b_ ? 1 : 0];
     n_ = b.sizes()[transpose_b_ ? 0 : 1];
     // B's output channels are its columns: [K, N] has them inner (outer K), [N, K] (transposed) outer.
-    const ops::QuantizedWeights q = transpose_b_ ? ops::quantize_per_channel(weights_as_floats(b), 1, n_, k_)
-                                                 : ops::quantize_per_channel(weights_as_floats(b), k_, n_, 1);
+    const std::vector<float>& given = layer.weights[0].int8_scales;
+    const ops::QuantizedWeights q = transpose_b_
+                                        ? ops::quantize_per_channel(weights_as_floats(b), 1, n_, k_, given)
+                                        : ops::quantize_per_channel(weights_as_floats(b), k_, n_, 1, given);
     b_values_ = q.values;
     std::vector<float> output_scales(static_cast<size_t>(n_));
     for (int64_t c = 0; c < n_; ++c) output_scales[c] = a_scale_ * q.scales[c];
