@@ -46,6 +46,24 @@ CaseList fake_quantize_cases() {
             "quant_max=127)",
             wide),
   };
+  // With int8 enabled, what cannot fold (an asymmetric one, per channel, bounds the kernels lack) is still
+  // the exact arithmetic.
+  for (NamedCase c :
+       {exact("int8_enabled_zero_point", "[4, 3, 5]",
+              "aten.fake_quantize_per_tensor_affine.default(self=%x, scale=0.0371, zero_point=100, "
+              "quant_min=0, quant_max=255)",
+              wide),
+        exact("int8_enabled_per_channel", "[4, 3, 5]",
+              "aten.fake_quantize_per_channel_affine.default(self=%x, scale=%s, zero_point=%z, axis=1, "
+              "quant_min=-128, quant_max=127)",
+              wide),
+        exact("int8_enabled_4bit", "[4, 3, 5]",
+              "aten.fake_quantize_per_tensor_affine.default(self=%x, scale=0.5, zero_point=0, "
+              "quant_min=-8, quant_max=7)",
+              wide)}) {
+    c.c.settings.enabled_precisions = {DType::Float32, DType::Int8};
+    cases.push_back(c);
+  }
   NamedCase folded;
   folded.name = "per_tensor_folded_int8";
   folded.c.ir = one_op("f32[4, 3, 5]",
