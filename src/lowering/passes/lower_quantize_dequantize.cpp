@@ -8,7 +8,8 @@
 //      into a dynamic range or builds its arithmetic); constant .tensor-overload parameters become scalars;
 //   4. whatever is left (a quantize whose result is used as integers, a dequantize of a computed integer
 //      tensor, parameters computed at run time) becomes elementwise aten ops: clamp(round(x * (1 / scale)) +
-//      zp, qmin, qmax) cast to the integer type, and (float(q) - zp) * scale.
+//      zp, qmin, qmax) cast to the integer type, and (float(q) - zp) * scale; choose_qparams.tensor (dynamic
+//      quantization) becomes torch's affine parameters from the input's extremes.
 // Parameters no quantization can use (scale 0, negative or NaN, quant_min > quant_max, per-channel counts
 // that do not match the axis) are a one-line error naming the node (quantize_params.h).
 
@@ -282,8 +283,69 @@ bool decompose(ir::Graph& g, ir::Node* n, const std::optional<QuantParams>& p) {
   return true;
 }
 
+// choose_qparams.tensor(input, quant_min, quant_max, eps, dtype) (dynamic quantization): torch's affine
+// parameters from the input's extremes, in fp32 as torch computes them: lo = min(min(x), 0), hi = max(max(x),
+// 0), scale = max((hi - lo) / (quant_max - quant_min), eps), zero_point = clamp(quant_min - round(lo /
+// scale), quant_min, quant_max); then cast to the outputs' types and shapes.
+bool decompose_choose_qparams(ir::Graph& g, ir::Node* n) {
+  ir::Value* x = detail::tensor_arg(*n, "input");
+  const ir::Argument* lo_arg = n->find_arg("quant_min");
+  const ir::Argument* hi_arg = n->find_arg("quant_max");
+  if (x == nullptr || x->meta().dtype != DType::Float32 || n->outputs().size() != 2 || lo_arg == nullptr ||
+      hi_arg == nullptr || lo_arg->kind() != ir::Argument::Kind::Int ||
+      hi_arg->kind() != ir::Argument::Kind::Int) {
+    return false;
+  }
+  const int64_t qmin = lo_arg->as_int(), qmax = hi_arg->as_int();
+  KILN_CHECK(qmin < qmax, InvalidInput, n->name(), " (", n->target().to_string(), "): quant_min ", qmin,
+             " >= quant_max ", qmax);
+  const double eps = detail::float_arg(*n, "eps", 1.1920928955078125e-07);
+  detail::Builder b(g, n);
+  auto extreme = [&](const char* target) {
+    std::vector<int64_t> all;
+    for (int64_t d = 0; d < x->meta().rank(); ++d) all.push_back(d);
+    return b.op(
+        target,
+        {detail::named("self", ir::Argument::tensor(x)), detail::named("dim", ir::Argument::ints(all)),
+         detail::named("keepdim", ir::Argument::bool_(false))},
+        detail::with_sizes(x->meta(), {}), "");
+  };
+  ir::Value* lo = b.clamp(extreme("aten.amin.default"), std::nullopt, 0.0);
+  ir::Value* hi = b.clamp(extreme("aten.amax.default"), 0.0, std::nullopt);
+  ir::Value* scale = b.clamp(b.div_scalar(b.sub(hi, lo), static_cast<double>(qmax - qmin)),
+                             static_cast<double>(static_cast<float>(eps)), std::nullopt);
+  ir::Value* zero_point =
+      b.clamp(b.add_scalar(b.mul_scalar(b.unary("aten.round.default", b.div(lo, scale)), -1.0),
+                           static_cast<double>(qmin)),
+              static_cast<double>(qmin), static_cast<double>(qmax));
+  std::vector<ir::Value*> outs;
+  for (auto [v, out] : {std::pair{scale, n->output(0)}, std::pair{zero_point, n->output(1)}}) {
+    if (!out->meta().sizes.empty()) {
+      std::vector<int64_t> shape;
+      for (const ir::SymExpr& s : out->meta().sizes) {
+        if (!s.as_int()) return false;
+        shape.push_back(*s.as_int());
+      }
+      int64_t numel = 1;
+      for (int64_t d : shape) numel *= d;
+      if (numel != 1) return false;
+      v = detail::emit(
+          g, n, "aten.reshape.default",
+          {detail::named("self", ir::Argument::tensor(v)), detail::named("shape", ir::Argument::ints(shape))},
+          detail::with_sizes(v->meta(), out->meta().sizes), v->name() + "_shaped");
+    }
+    outs.push_back(cast(b, v, out->meta().dtype));
+  }
+  replace(g, n, outs);
+  return true;
+}
+
 bool run_lower_qdq(ir::Graph& g, const PassContext&) {
   bool changed = false;
+  for (ir::Node* n : g.nodes()) {
+    if (detail::is_op(*n, "quantized_decomposed.choose_qparams.tensor"))
+      changed |= decompose_choose_qparams(g, n);
+  }
   // Constants and pairs first, so that no quantize is decomposed while a dequantize still pairs with it.
   for (ir::Node* n : g.nodes()) {
     const QuantOpKind kind = detail::quant_op_kind(*n);

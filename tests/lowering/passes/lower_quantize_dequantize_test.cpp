@@ -229,5 +229,32 @@ TEST(LowerQuantizeDequantize, RunTimeParametersBecomeTensorArithmetic) {
 #endif
 }
 
+TEST(LowerQuantizeDequantize, DynamicQuantizationWithChooseQparamsRunsTorchsArithmetic) {
+  // PT2E's dynamic quantization: parameters from the input's extremes, then quantize/dequantize with them.
+  auto pass = make_lower_quantize_dequantize_pass();
+  auto g = ir::parse_graph(R"(graph(%x: f32[6]) {
+  %s: f64[1], %z: i64[1] = quantized_decomposed.choose_qparams.tensor(input=%x, quant_min=0, quant_max=255, eps=1.1920928955078125e-07, dtype=dtype.u8)
+  %q: u8[6] = quantized_decomposed.quantize_per_tensor.tensor(input=%x, scale=%s, zero_point=%z, quant_min=0, quant_max=255, dtype=dtype.u8)
+  %d: f32[6] = quantized_decomposed.dequantize_per_tensor.tensor(input=%q, scale=%s, zero_point=%z, quant_min=0, quant_max=255, dtype=dtype.u8, *, out_dtype=None)
+  return (%d, %s, %z)
+})");
+  ASSERT_TRUE(pass->run(*g, {}));
+  ir::verify(*g);
+  for (const ir::Node* n : g->nodes()) EXPECT_EQ(n->target().ns, "aten") << ir::print_graph(*g);
+#ifdef KILN_LOWERING_HAVE_REFERENCE
+  const std::vector<float> xs = {-1.3f, 0.2f, 2.9f, 0.0f, -0.7f, 1.55f};
+  const auto out = runtime::run_in_libtorch(*g, {HostTensor::from_floats(xs, {6})});
+  // torch: lo = -1.3, hi = 2.9 (fp32), scale = (hi - lo) / 255, zero point = 0 - round(lo / scale).
+  const float scale = (2.9f - -1.3f) / 255.0f;
+  const int64_t zp = static_cast<int64_t>(-std::nearbyint(-1.3f / scale));
+  EXPECT_EQ(out[1].get_as_double(0), static_cast<double>(scale));
+  EXPECT_EQ(out[2].get_as_double(0), static_cast<double>(zp));
+  for (int64_t k = 0; k < 6; ++k) {
+    const float q = detail::quantize_value(xs[static_cast<size_t>(k)], scale, zp, 0, 255);
+    EXPECT_EQ(out[0].get_as_double(k), detail::dequantize_value(q, scale, zp)) << k;
+  }
+#endif
+}
+
 }  // namespace
 }  // namespace kiln::lowering
