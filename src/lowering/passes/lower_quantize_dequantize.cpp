@@ -62,11 +62,13 @@ struct ChannelOf {
   size_t operator()(int64_t i) const { return static_cast<size_t>((i / inner) % extent); }
 };
 
-// Int8 weights the program stored with symmetric scales per output channel (dim 0): the readers of the
-// folded constant carry the scales, so the INT8 kernels quantize with them (ir/int8_weight_scales.h).
+// Int8 weights the program stored (a dequantize of int8 values) or fake-quantized within int8's bounds
+// (ModelOpt-style) with symmetric scales per output channel (dim 0): the readers of the folded constant carry
+// the scales, so the INT8 kernels quantize with them (ir/int8_weight_scales.h).
 void record_int8_scales(ir::Graph& g, ir::Value* folded, QuantOpKind kind, const QuantParams& p) {
-  if (kind != QuantOpKind::Dequantize || p.dtype != DType::Int8 || p.quant_min < -128 || p.quant_max > 127)
-    return;
+  const bool int8 =
+      kind == QuantOpKind::Dequantize ? p.dtype == DType::Int8 : kind == QuantOpKind::FakeQuantize;
+  if (!int8 || p.disabled || p.quant_min < -128 || p.quant_max > 127) return;
   if (folded->meta().rank() < 2 || (p.per_channel() && p.axis != 0)) return;
   for (int64_t z : p.zero_points) {
     if (z != 0) return;

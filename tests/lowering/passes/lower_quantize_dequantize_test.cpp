@@ -59,6 +59,20 @@ TEST(LowerQuantizeDequantize, TheReadersOfFoldedInt8WeightsCarryTheirScales) {
   ASSERT_NE(it, meta.end()) << ir::print_graph(*g);
   EXPECT_EQ(ir::parse_int8_weight_scales(it->second), (std::vector<float>{0.1f, 0.25f})) << it->second;
   EXPECT_EQ(ir::format_int8_weight_scales({0.1f, 3e-7f, 1.0f}), "0.1 3e-07 1");
+  // ModelOpt-style: fake-quantized fp32 weights within int8's bounds carry their scales too.
+  auto fq = ir::parse_graph(R"(graph(%x: f32[1, 2]) {
+  %w: f32[3, 2] = parameter("w", data=[0.3, -0.2, 0.1, 0.5, 1.0, 2.0])
+  %s: f32[3] = buffer("s", data=[0.01, 0.02, 0.5])
+  %z: i32[3] = buffer("z", data=[0, 0, 0])
+  %fw: f32[3, 2] = aten.fake_quantize_per_channel_affine.default(self=%w, scale=%s, zero_point=%z, axis=0, quant_min=-127, quant_max=127)
+  %y: f32[1, 3] = aten.linear.default(input=%x, weight=%fw, bias=None)
+  return (%y)
+})");
+  ASSERT_TRUE(pass->run(*fq, {}));
+  const auto& linear_meta = fq->nodes().back()->metadata();
+  auto at = linear_meta.find(std::string(ir::kInt8WeightScalesKeyPrefix) + "fw_folded");
+  ASSERT_NE(at, linear_meta.end()) << ir::print_graph(*fq);
+  EXPECT_EQ(at->second, "0.01 0.02 0.5");
   EXPECT_FALSE(ir::parse_int8_weight_scales("0.1 x").has_value());
 }
 
