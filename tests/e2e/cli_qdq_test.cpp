@@ -100,6 +100,24 @@ TEST(CliQdq, Int8FoldsEveryQdqPairAndMatchesTheProgram) {
   }
 }
 
+// `kiln refit` of the INT8 module with its own program (the weights go through lowering's folding again)
+// gives the same outputs: within the tolerance above of the program's.
+TEST(CliQdq, RefitOfTheInt8ModuleKeepsItsOutputs) {
+  const fs::path dir = work_dir("refit");
+  auto [out, got] = compile_and_run(dir, "qdq_tiny_resnet", " --precision int8 --refittable");
+  ASSERT_TRUE(got.defined());
+  const std::string refitted = (dir / "refitted.kiln").string();
+  Result r = kiln("refit " + (dir / "qdq_tiny_resnet.kiln").string() + " " +
+                  data("qdq/qdq_tiny_resnet/model.pt2") + " -o " + refitted);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string outputs = (dir / "refitted_out.npz").string();
+  Result run =
+      kiln("run " + refitted + " --inputs " + data("qdq/qdq_tiny_resnet/io_0.npz") + " --outputs " + outputs);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const HostTensor want = read_npz(data("qdq/qdq_tiny_resnet/io_0.npz")).at("output_0");
+  EXPECT_GE(testing::sqnr_db(read_npz(outputs).at("output_0"), want), 50.0);
+}
+
 TEST(CliQdq, Fp32RunsTheQdqArithmeticAndSaysWhyNothingFolds) {
   const fs::path dir = work_dir("fp32");
   for (const std::string& fixture : kFixtures) {

@@ -6,6 +6,7 @@
 #include "engine/ops/quantize.h"
 #include "engine_test_util.h"
 #include "kiln/engine/calibration.h"
+#include "kiln/engine/refitter.h"
 #include "sqnr.h"
 
 namespace kiln::engine {
@@ -308,6 +309,45 @@ TEST(Int8Engine, ExplicitQuantizationKeepsResidualsFp32) {
   EXPECT_EQ(written["conv_a"], DType::Float32) << "read as a residual: stays fp32";
   EXPECT_EQ(written["conv_b"], DType::UInt8) << "read only as an INT8 layer's input: u8";
   expect_within_quantization_noise(b, rng);
+}
+
+// Refit of an INT8 plan whose convolutions pass u8 tensors between them. Regression: the refitter re-ran
+// shape inference on the stored (u8) input type and refused it ("input 0 must be floating point, got u8"), so
+// `kiln refit` of such a module (a Q/DQ program's) failed. The refitted plan computes what a fresh build with
+// the same weights and ranges computes, bit for bit.
+TEST(Int8Engine, RefitOfAPlanWithInt8TensorsBetweenLayers) {
+  std::mt19937 rng(2013);
+  ResidualNet model(rng);
+  Network net;
+  model.define(net);
+  BuilderConfig config;
+  config.threads = 2;
+  config.timing_iterations = 0;
+  CalibrationConfig calibration;
+  calibration.calibrator = CalibratorKind::Max;
+  set_dynamic_ranges(net, calibrate(net, config, batches(rng, 4), calibration));
+  config.precisions = {Precision::FP32, Precision::INT8};
+  config.int8_first_last = true;
+  config.refittable = true;
+  const auto plan = build(net, config);
+  ASSERT_EQ(written_dtypes(*plan)["conv_b"], DType::UInt8);
+  std::mt19937 rng2(2014);
+  ResidualNet other(rng2);
+  Refitter refitter(plan);
+  refitter.set_weights("kb", other.kb);
+  EXPECT_GE(refitter.refit(), 1);
+  Network net2;
+  ResidualNet mixed = model;
+  mixed.kb = other.kb;
+  mixed.define(net2);
+  for (int64_t i = 0; i < net2.num_tensors(); ++i) {
+    if (const auto& r = net.tensor(i)->dynamic_range()) net2.tensor(i)->set_dynamic_range(r->min, r->max);
+  }
+  const auto fresh = build(net2, config);
+  const auto sample = batches(rng, 1)[0];
+  const HostTensor a = run(plan, sample)[0], b = run(fresh, sample)[0];
+  ASSERT_EQ(a.nbytes(), b.nbytes());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.nbytes()), 0);
 }
 
 // x -> conv a + x -> relu -> conv b -> relu -> conv c: conv a adds the fp32 network input as its residual
