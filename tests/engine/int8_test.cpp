@@ -206,8 +206,10 @@ std::vector<std::map<std::string, HostTensor>> batches(std::mt19937& rng, int n)
 // (no clipping: every error is a rounding error) computes on 4 batches.
 struct Int8Builds {
   std::shared_ptr<Plan> fp32, int8;
+  BuilderConfig int8_config;  // (to build the same network again)
 };
-Int8Builds build_fp32_and_int8(Network& net, std::mt19937& rng, bool explicit_quantization = false) {
+Int8Builds build_fp32_and_int8(Network& net, std::mt19937& rng, bool explicit_quantization = false,
+                               bool refittable = false) {
   BuilderConfig config;
   config.threads = 2;
   config.timing_iterations = 0;  // untimed: the INT8 tactic (listed first) wherever it applies
@@ -219,7 +221,9 @@ Int8Builds build_fp32_and_int8(Network& net, std::mt19937& rng, bool explicit_qu
   config.precisions = {Precision::FP32, Precision::INT8};
   config.int8_first_last = true;
   config.int8_explicit = explicit_quantization;
+  config.refittable = refittable;
   out.int8 = build(net, config);
+  out.int8_config = config;
   return out;
 }
 
@@ -320,16 +324,8 @@ TEST(Int8Engine, RefitOfAPlanWithInt8TensorsBetweenLayers) {
   ResidualNet model(rng);
   Network net;
   model.define(net);
-  BuilderConfig config;
-  config.threads = 2;
-  config.timing_iterations = 0;
-  CalibrationConfig calibration;
-  calibration.calibrator = CalibratorKind::Max;
-  set_dynamic_ranges(net, calibrate(net, config, batches(rng, 4), calibration));
-  config.precisions = {Precision::FP32, Precision::INT8};
-  config.int8_first_last = true;
-  config.refittable = true;
-  const auto plan = build(net, config);
+  const Int8Builds built = build_fp32_and_int8(net, rng, false, true);
+  const auto& plan = built.int8;
   ASSERT_EQ(written_dtypes(*plan)["conv_b"], DType::UInt8);
   std::mt19937 rng2(2014);
   ResidualNet other(rng2);
@@ -343,7 +339,7 @@ TEST(Int8Engine, RefitOfAPlanWithInt8TensorsBetweenLayers) {
   for (int64_t i = 0; i < net2.num_tensors(); ++i) {
     if (const auto& r = net.tensor(i)->dynamic_range()) net2.tensor(i)->set_dynamic_range(r->min, r->max);
   }
-  const auto fresh = build(net2, config);
+  const auto fresh = build(net2, built.int8_config);
   const auto sample = batches(rng, 1)[0];
   const HostTensor a = run(plan, sample)[0], b = run(fresh, sample)[0];
   ASSERT_EQ(a.nbytes(), b.nbytes());
