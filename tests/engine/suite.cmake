@@ -17,10 +17,12 @@ add_dependencies(kiln_engine_tests kiln_test_foreign_onednn_sgemm)
 target_compile_definitions(kiln_engine_tests PRIVATE
                            KILN_FOREIGN_ONEDNN_SGEMM_LIB="$<TARGET_FILE:kiln_test_foreign_onednn_sgemm>")
 # The backend-conformance sweep's driver and case list (tests/engine/sweep/; the test itself is
-# backend_sweep_test.cpp); the row listing sees the CUDA kernel table where the backend is built.
+# backend_sweep_test.cpp); the row listing and the refusal check see the CUDA kernel table where the backend is
+# built.
 file(GLOB _kiln_sweep_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/engine/sweep/sweep_*.cpp)
 target_sources(kiln_engine_tests PRIVATE ${_kiln_sweep_sources})
 if(KILN_CUDA_ENABLED)
-  set_source_files_properties(${PROJECT_SOURCE_DIR}/tests/engine/sweep/sweep_rows.cpp PROPERTIES
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/tests/engine/sweep/sweep_rows.cpp
+                              ${PROJECT_SOURCE_DIR}/tests/engine/sweep/backend_sweep_test.cpp PROPERTIES
                               COMPILE_DEFINITIONS KILN_HAVE_CUDA=1)
 endif()

@@ -11,6 +11,9 @@
 #include "engine/backends/cpu/kernel_registry.h"
 #include "engine/engine_test_util.h"
 #include "engine/sweep/sweep.h"
+#ifdef KILN_HAVE_CUDA
+#include "engine/backends/cuda/cuda_util.h"
+#endif
 
 namespace kiln::engine::sweep {
 namespace {
@@ -97,6 +100,19 @@ TEST(BackendSweep, EveryRefusingCpuRowSaysWhy) {
   for (const SweepCase& c : sweep_cases()) collect_refusals(cpu::cpu_kernels(), c, refusals);
   EXPECT_GT(refusals.count, 0);
   for (const std::string& s : refusals.silent) ADD_FAILURE() << s << " refuses the layer without saying why";
+}
+
+// The same for every cuda row, where the backend is built: a row's predicate reads only the layer (and, for
+// the flash and nvrtc rows, the device or library it finds), so no GPU is needed to ask it.
+TEST(BackendSweep, EveryRefusingCudaRowSaysWhy) {
+#ifndef KILN_HAVE_CUDA
+  GTEST_SKIP() << "built without the cuda backend";
+#else
+  Refusals refusals;
+  for (const SweepCase& c : sweep_cases()) collect_refusals(cuda::cuda_kernels(), c, refusals);
+  EXPECT_GT(refusals.count, 0);
+  for (const std::string& s : refusals.silent) ADD_FAILURE() << s << " refuses the layer without saying why";
+#endif
 }
 
 TEST(BackendSweep, CaseNamesAreUnique) {

@@ -31,8 +31,8 @@ bool ranks_fit(const LayerInfo& layer, std::string* why) {
   for (const auto* list : {&layer.inputs, &layer.outputs}) {
     for (const auto& t : *list) {
       if (t.max.size() > static_cast<size_t>(kMaxRank)) {
-        if (why) *why = "tensor '" + t.name + "' has rank " + std::to_string(t.max.size()) + " (cuda kernels take <= 8)";
-        return false;
+        return refuse(why, "tensor '" + t.name + "' has rank " + std::to_string(t.max.size()) +
+                               " (cuda kernels take <= 8)");
       }
     }
   }
@@ -43,8 +43,7 @@ bool float_dtypes(const LayerInfo& layer, std::string* why) {
   for (const auto* list : {&layer.inputs, &layer.outputs}) {
     for (const auto& t : *list) {
       if (t.dtype == DType::Float64) {
-        if (why) *why = "tensor '" + t.name + "' is f64 (cuda kernels take f32, f16, bf16)";
-        return false;
+        return refuse(why, "tensor '" + t.name + "' is f64 (cuda kernels take f32, f16, bf16)");
       }
     }
   }
@@ -53,8 +52,7 @@ bool float_dtypes(const LayerInfo& layer, std::string* why) {
 
 bool f32_output(const LayerInfo& layer, std::string* why) {
   if (layer.outputs[0].dtype == DType::Float32) return true;
-  if (why) *why = "TF32 is for f32 layers";
-  return false;
+  return refuse(why, "TF32 is for f32 layers");
 }
 
 const KernelTable& cuda_kernels() {

@@ -31,8 +31,7 @@ bool attention_applies(const LayerInfo& layer, std::string* why) {
   const auto& p = layer.params<AttentionParams>();
   const Dims& k = p.k_view.empty() ? layer.inputs[1].max : p.k_view.dims;
   if (k[k.size() - 2] > kMaxAttnKeys) {
-    if (why) *why = "more than " + std::to_string(kMaxAttnKeys) + " keys";
-    return false;
+    return refuse(why, "more than " + std::to_string(kMaxAttnKeys) + " keys");
   }
   return true;
 }

@@ -29,13 +29,11 @@ class FlashAttentionKernel : public Kernel {
 };
 
 bool flash_attention_applies(const LayerInfo& layer, std::string* why) {
-  auto fail = [&](const std::string& reason) {
-    if (why) *why = reason;
-    return false;
-  };
   if (!ranks_fit(layer, why)) return false;
   DType dt = layer.inputs[0].dtype;
-  if (dt != DType::Float16 && dt != DType::BFloat16) return fail("flash attention takes f16 and bf16 only");
+  if (dt != DType::Float16 && dt != DType::BFloat16) {
+    return refuse(why, "flash attention takes f16 and bf16 only");
+  }
   const auto& p = layer.params<AttentionParams>();
   // Logical dims (views: the viewed operand's); a view's rows must stay 16-byte aligned (cp.async / uint4
   // rows: offset and b/h/s strides multiples of 8 elements, head dim too), else the generic tactic runs it.
@@ -47,20 +45,20 @@ bool flash_attention_applies(const LayerInfo& layer, std::string* why) {
     if (view.empty()) continue;
     bool aligned = view.offset % 8 == 0 && view.dims[3] % 8 == 0;
     for (int d = 0; d < 3; ++d) aligned = aligned && view.strides[d] % 8 == 0;
-    if (!aligned) return fail("a strided view whose rows are not 16-byte aligned");
+    if (!aligned) return refuse(why, "a strided view whose rows are not 16-byte aligned");
   }
   size_t r = q.size();
   if (q[r - 1] > kFlashMaxHeadDim || v[r - 1] > kFlashMaxHeadDim) {
-    return fail("head dims above " + std::to_string(kFlashMaxHeadDim));
+    return refuse(why, "head dims above " + std::to_string(kFlashMaxHeadDim));
   }
   // 32-bit row and key indices in the kernel, one CTA per kFlashRows query rows of each (batch, head).
   constexpr int64_t kLimit = std::numeric_limits<int32_t>::max() - kFlashRows;
   int64_t batch = numel(Dims(q.begin(), q.end() - 2));
   if (q[r - 2] > kLimit || k[r - 2] > kLimit || batch * ((q[r - 2] + kFlashRows - 1) / kFlashRows) > kLimit) {
-    return fail("sequences or batch too large for 32-bit indices");
+    return refuse(why, "sequences or batch too large for 32-bit indices");
   }
   const char* device_why = nullptr;
-  if (!flash_attention_device_ok(&device_why)) return fail(device_why);
+  if (!flash_attention_device_ok(&device_why)) return refuse(why, device_why);
   return true;
 }
 

@@ -584,18 +584,11 @@ bool applies(const LayerInfo& layer, std::string* why) {
   const auto& p = layer.params<ConvolutionParams>();
   DType dt = layer.outputs[0].dtype;
   if (dt != DType::Float32 && dt != DType::Float16 && dt != DType::BFloat16) {
-    if (why) *why = "dtype is not f32/f16/bf16";
-    return false;
+    return refuse(why, "dtype is not f32/f16/bf16");
   }
   size_t r = layer.inputs[0].max.size();
-  if (r < 3 || r > 5) {
-    if (why) *why = "needs 1 to 3 spatial dims";
-    return false;
-  }
-  if (p.pre_padding != p.post_padding) {
-    if (why) *why = "asymmetric padding (cuDNN pads both sides alike)";
-    return false;
-  }
+  if (r < 3 || r > 5) return refuse(why, "needs 1 to 3 spatial dims");
+  if (p.pre_padding != p.post_padding) return refuse(why, "asymmetric padding (cuDNN pads both sides alike)");
   bool bias = layer.layer->weights.size() > 1 && layer.layer->weights[1].defined();
   return PostOpPass::fits(p.post_ops.size(), bias, layer.inputs.size() - 1, why);
 }
@@ -607,16 +600,12 @@ bool applies_tf32(const LayerInfo& layer, std::string* why) {
 bool applies_nhwc(const LayerInfo& layer, std::string* why) {
   if (!applies(layer, why)) return false;
   const auto& p = layer.params<ConvolutionParams>();
-  if (p.transposed) {
-    if (why) *why = "transposed (NHWC is for forward convolutions)";
-    return false;
-  }
+  if (p.transposed) return refuse(why, "transposed (NHWC is for forward convolutions)");
   for (const auto* list : {&layer.inputs, &layer.outputs}) {
     for (const TensorInfo& t : *list) {
       if (t.max.size() != 4) {
-        if (why)
-          *why = "NHWC needs 4-D tensors ('" + t.name + "' has rank " + std::to_string(t.max.size()) + ")";
-        return false;
+        return refuse(
+            why, "NHWC needs 4-D tensors ('" + t.name + "' has rank " + std::to_string(t.max.size()) + ")");
       }
     }
   }

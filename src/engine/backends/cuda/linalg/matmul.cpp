@@ -514,14 +514,10 @@ bool applies(const LayerInfo& layer, std::string* why) {
   if (!ranks_fit(layer, why)) return false;
   DType dt = layer.outputs[0].dtype;
   for (const auto& t : layer.inputs) {
-    if (t.dtype != dt) {
-      if (why) *why = "mixed dtypes";
-      return false;
-    }
+    if (t.dtype != dt) return refuse(why, "mixed dtypes");
   }
   if (dt != DType::Float32 && dt != DType::Float16 && dt != DType::BFloat16) {
-    if (why) *why = std::string("dtype ") + dtype_name(dt) + " (cuBLASLt path takes f32, f16, bf16)";
-    return false;
+    return refuse(why, std::string("dtype ") + dtype_name(dt) + " (cuBLASLt path takes f32, f16, bf16)");
   }
   bool b_weight = !layer.layer->weights.empty() && layer.layer->weights[0].defined();
   size_t operands = b_weight ? 1 : 2;

@@ -49,10 +49,8 @@ PostOpPass::PostOpPass(const std::vector<PostOp>& post_ops, size_t first, const 
 
 bool PostOpPass::fits(size_t post_ops, bool bias, size_t residuals, std::string* why) {
   if (post_ops + (bias ? 1 : 0) > static_cast<size_t>(kMaxPwInstrs) ||
-      1 + (bias ? 1 : 0) + residuals > static_cast<size_t>(kMaxPwSources)) {
-    if (why) *why = "too many post-ops";
-    return false;
-  }
+      1 + (bias ? 1 : 0) + residuals > static_cast<size_t>(kMaxPwSources))
+    return refuse(why, "too many post-ops");
   return true;
 }
 

@@ -74,21 +74,12 @@ class ReformatKernel : public Kernel {
 bool applies(const LayerInfo& layer, std::string* why) {
   const auto& p = layer.params<ReformatParams>();
   if (!supported_format(p.from) || !supported_format(p.to)) {
-    if (why) {
-      *why = std::string("cuda reformats convert between plain and channels_last only (not ") +
-             tensor_format_name(supported_format(p.from) ? p.to : p.from) + ")";
-    }
-    return false;
+    return refuse(why, std::string("cuda reformats convert between plain and channels_last only (not ") +
+                           tensor_format_name(supported_format(p.from) ? p.to : p.from) + ")");
   }
   size_t r = layer.inputs[0].max.size();
-  if (p.from != p.to && (r < 3 || r > 5)) {
-    if (why) *why = "channels_last needs rank 3 to 5";
-    return false;
-  }
-  if (dtype_size(layer.inputs[0].dtype) > 8) {
-    if (why) *why = "elements wider than 8 bytes";
-    return false;
-  }
+  if (p.from != p.to && (r < 3 || r > 5)) return refuse(why, "channels_last needs rank 3 to 5");
+  if (dtype_size(layer.inputs[0].dtype) > 8) return refuse(why, "elements wider than 8 bytes");
   return true;
 }
 

@@ -199,8 +199,7 @@ bool nvrtc_available(std::string* why) {
       return e.message();
     }
   }();
-  if (why && !reason.empty()) *why = reason;
-  return reason.empty();
+  return reason.empty() || refuse(why, reason);
 }
 
 std::shared_ptr<const NvrtcModule> nvrtc_module(const std::string& source,

@@ -99,15 +99,10 @@ static_assert(kMaxFusedPointwiseSources <= static_cast<size_t>(kMaxPwSources) &&
 bool pointwise_applies(const LayerInfo& layer, std::string* why) {
   if (!ranks_fit(layer, why)) return false;
   size_t sources = layer.inputs.size() + layer.layer->weights.size();
-  if (sources > static_cast<size_t>(kMaxPwSources)) {
-    if (why) *why = "more than 8 inputs and weights";
-    return false;
-  }
+  if (sources > static_cast<size_t>(kMaxPwSources)) return refuse(why, "more than 8 inputs and weights");
   if (layer.kind() == LayerKind::FusedPointwise &&
-      layer.params<FusedPointwiseParams>().program.size() > static_cast<size_t>(kMaxPwInstrs)) {
-    if (why) *why = "fused program longer than 32 instructions";
-    return false;
-  }
+      layer.params<FusedPointwiseParams>().program.size() > static_cast<size_t>(kMaxPwInstrs))
+    return refuse(why, "fused program longer than 32 instructions");
   return true;
 }
 

@@ -83,8 +83,7 @@ class NormKernel : public Kernel {
 bool float_only(const LayerInfo& layer, std::string* why) {
   if (!ranks_fit(layer, why)) return false;
   if (!is_floating(layer.inputs[0].dtype) || layer.inputs[0].dtype == DType::Float64) {
-    if (why) *why = "input is not f32/f16/bf16";
-    return false;
+    return refuse(why, "input is not f32/f16/bf16");
   }
   return true;
 }

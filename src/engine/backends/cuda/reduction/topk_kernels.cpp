@@ -32,8 +32,7 @@ bool applies(const LayerInfo& layer, std::string* why) {
   const auto& p = layer.params<TopKParams>();
   const Dims& d = layer.inputs[0].max;
   if (p.axis >= 0 && p.axis < static_cast<int64_t>(d.size()) && d[p.axis] >= 0x7fffffff) {
-    if (why) *why = "topk axis of 2^31 or more elements";
-    return false;
+    return refuse(why, "topk axis of 2^31 or more elements");
   }
   return true;
 }

@@ -46,20 +46,14 @@ class PoolKernel : public Kernel {
 
 bool pool_applies(const LayerInfo& layer, std::string* why) {
   size_t r = layer.inputs[0].max.size();
-  if (r < 3 || r > 5) {
-    if (why) *why = "pooling needs 1 to 3 spatial dims";
-    return false;
-  }
+  if (r < 3 || r > 5) return refuse(why, "pooling needs 1 to 3 spatial dims");
   return float_dtypes(layer, why);
 }
 
 /// The channels-last tactic: 2-D pooling (4-D tensors) of any kind the planar kernel runs.
 bool pool_nhwc_applies(const LayerInfo& layer, std::string* why) {
   if (!pool_applies(layer, why)) return false;
-  if (layer.inputs[0].max.size() != 4) {
-    if (why) *why = "channels-last pooling is for 4-D tensors";
-    return false;
-  }
+  if (layer.inputs[0].max.size() != 4) return refuse(why, "channels-last pooling is for 4-D tensors");
   return true;
 }
 

@@ -38,10 +38,7 @@ class ResizeKernel : public Kernel {
 
 bool applies(const LayerInfo& layer, std::string* why) {
   size_t r = layer.inputs[0].max.size();
-  if (r < 3 || r > 5) {
-    if (why) *why = "resize needs 1 to 3 spatial dims";
-    return false;
-  }
+  if (r < 3 || r > 5) return refuse(why, "resize needs 1 to 3 spatial dims");
   return float_dtypes(layer, why);
 }
 
