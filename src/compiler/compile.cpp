@@ -291,8 +291,9 @@ std::string CompileReport::to_string() const {
           << e.plan_bytes << " bytes, convert+build " << format_ms(e.build_ms)
           << "; tactics: " << e.tactics.timed << " timed (" << e.tactics.retimed << " re-timed, "
           << e.tactics.uncertain << " uncertain, " << e.tactics.cut_short << " cut short), "
-          << e.tactics.from_cache << " from the timing cache, " << e.tactics.untimed << " untimed, "
-          << e.tactics.reference << " reference\n";
+          << e.tactics.from_cache << " from the timing cache, " << e.tactics.reused
+          << " reused within the build, " << e.tactics.untimed << " untimed, " << e.tactics.reference
+          << " reference\n";
       for (const engine::PrecisionNote& p : e.precision)
         out << "  precision: " << p.layer << ": " << p.reason << "\n";
       for (const std::string& q : e.quantization) out << "  Q/DQ: " << q << "\n";

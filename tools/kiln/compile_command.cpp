@@ -120,6 +120,7 @@ int run_compile(const CompileCommandOptions& o) {
     tactics.uncertain += e.tactics.uncertain;
     tactics.cut_short += e.tactics.cut_short;
     tactics.from_cache += e.tactics.from_cache;
+    tactics.reused += e.tactics.reused;
   }
   if (o.verbose) std::cout << report.to_string();
   if (module == nullptr) {
@@ -135,8 +136,9 @@ int run_compile(const CompileCommandOptions& o) {
             << s.engine_nodes << " nodes, " << plan_bytes << " plan bytes), " << s.torch_runs << " PyTorch runs ("
             << s.torch_nodes << " nodes), " << static_cast<int64_t>(total_ms) << " ms";
   if (settings.reuse_cached_engines) std::cout << ", " << cache_hits << " engines from the cache";
-  std::cout << "; tactic choices: " << tactics.from_cache << " from the timing cache, " << tactics.timed
-            << " timed (" << tactics.retimed << " re-timed)\n";
+  std::cout << "; tactic choices: " << tactics.from_cache << " from the timing cache, " << tactics.reused
+            << " reused within the build, " << tactics.timed << " timed (" << tactics.retimed
+            << " re-timed)\n";
   if (tactics.uncertain > 0) {
     std::cout << "warning: " << tactics.uncertain
               << " tactic choices were timed on a loaded machine (or from noisy runs"

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 #include <deque>
+#include <map>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -501,6 +502,10 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   std::vector<TensorFormat> produced(g.tensors.size(), TensorFormat::Plain);
   const std::vector<bool> int8_allowed = int8_allowed_layers(g, config);
   double contests_ms = 0.0;  // wall time of this build's contests so far (contest_budget)
+  // Timing-cache keys this build wrote, with the layer timed for each: a later layer of the same signature
+  // (and input formats) finds that fresh entry in the cache, which is a reuse within this build, not a choice
+  // from an earlier build's timing cache (with no cache file at all, such entries are the only ones).
+  std::map<std::string, std::string> timed_here;
   for (size_t i = 0; i < g.layers.size(); ++i) {
     if (!g.is_kernel_layer(static_cast<int64_t>(i))) continue;
     const Layer& l = g.layers[i].layer;
@@ -567,13 +572,20 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     }
     std::string chosen;
     std::unique_ptr<Kernel> kernel;
+    const auto earlier = timed_here.find(key);
     if (optimized.size() >= 2 && config.timing_iterations > 0 && previous &&
         timing_entry_trusted(*previous)) {
-      ++g.tactic_stats.from_cache;
       std::vector<std::string> names{previous->tactic};
       names.insert(names.end(), order.begin(), order.end());
       kernel = first_that_builds(g, config, info, names, chosen);
-      KILN_INFO(what, chosen, "' from timing cache");
+      if (earlier != timed_here.end()) {
+        ++g.tactic_stats.reused;
+        KILN_INFO(what, chosen, "' (the timing of layer '", earlier->second,
+                  "' of this build: same signature and input formats)");
+      } else {
+        ++g.tactic_stats.from_cache;
+        KILN_INFO(what, chosen, "' from timing cache");
+      }
     } else if (optimized.size() >= 2 && config.timing_iterations > 0 && !opt_empty(l)) {
       // (Kernels never run on empty tensors, zero_volume.h: a layer empty at the opt shape is not timed.)
       // A layer timed again puts its previous choice first in the preference order when that choice was made
@@ -604,7 +616,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
                   "'): tactics are timed on one thread");
       }
       ++g.tactic_stats.timed;
-      if (cache.find(key)) ++g.tactic_stats.retimed;
+      if (cache.find(key) && earlier == timed_here.end()) ++g.tactic_stats.retimed;
       if (choice.uncertain()) ++g.tactic_stats.uncertain;
       if (choice.cut_short) ++g.tactic_stats.cut_short;
       if (!choice.tactic.empty()) {
@@ -623,6 +635,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
             choice.uncertain() ? 0 : (previous && previous->tactic == chosen ? previous->agreements : 0) + 1;
         entry.timed_at = static_cast<int64_t>(std::time(nullptr));
         cache.put(key, format_timing_entry(entry));
+        timed_here[key] = l.name;
         char margin[96];
         std::snprintf(margin, sizeof(margin), "margin %+.1f%%, spread %.1f%%, cpu share %.2f",
                       100 * choice.margin, 100 * choice.spread, choice.cpu_share);
