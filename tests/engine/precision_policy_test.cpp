@@ -252,6 +252,58 @@ TEST(PrecisionPolicy, SampleInputsKeepValuesBelowFp16sRangeInFp32) {
   EXPECT_LT(worst_relative_error(run(plan, {{"x", x}})[0], want), 2e-3) << all_notes(plan);
 }
 
+// ((x @ I + 2048) @ I) - 2048 with x in [1, 2): the second product reads 2048 + x as stored, which fp16 holds to a
+// step of 2, so the subtraction returns 0 or 2 where x was, and the fp16 output is far from fp32's though every
+// value is in fp16's range. (Without the second product the add and the subtraction fuse into one program that
+// computes in float.)
+std::shared_ptr<Plan> cancellation_plan(BuilderConfig config) {
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {2, 8});
+  std::vector<float> eye(64, 0.0f);
+  for (int i = 0; i < 8; ++i) eye[static_cast<size_t>(i * 9)] = 1.0f;
+  Tensor* identity = net.add_constant("eye", Weights(HostTensor::from_floats(eye, {8, 8})));
+  Tensor* copied = net.add_matrix_multiply("copy", x, false, identity, false);
+  Tensor* offset = net.add_constant("offset", Weights(HostTensor::from_floats({2048.0f}, {1, 1})));
+  Tensor* shifted = net.add_elementwise("shift", copied, offset, ElementwiseOp::Add);
+  Tensor* again = net.add_matrix_multiply("copy_again", shifted, false, identity, false);
+  Tensor* y = net.add_elementwise("unshift", again, offset, ElementwiseOp::Sub);
+  y->set_name("y");
+  net.mark_output(y);
+  config.timing_iterations = 0;
+  return build(net, config);
+}
+
+// Tolerance: with the layers kept in fp32 only x's own rounding to fp16 at the input (4.9e-4 relative) remains;
+// 2e-3 relative. Without the accuracy rule the output is off by up to 100%.
+TEST(PrecisionPolicy, SampleInputsKeepTheEarliestLayersInFp32UntilTheOutputsAreAccurate) {
+  KILN_REQUIRE_TEST_BACKEND();
+  const HostTensor x = logits_input();
+  const HostTensor want = run(cancellation_plan(config_for(Precision::FP32)), {{"x", x}})[0];
+  const HostTensor before = run(cancellation_plan(config_for(Precision::FP16)), {{"x", x}})[0];
+  EXPECT_GT(worst_relative_error(before, want), 0.1) << "without sample inputs fp16 cancels x away";
+
+  BuilderConfig config = config_for(Precision::FP16);
+  config.sample_inputs = {{{"x", x}}};
+  auto plan = cancellation_plan(config);
+  EXPECT_TRUE(noted(plan, "copy", "for accuracy: the first")) << all_notes(plan);
+  EXPECT_LT(worst_relative_error(run(plan, {{"x", x}})[0], want), 2e-3) << all_notes(plan);
+}
+
+TEST(PrecisionPolicy, OutputCosineIsTheWorstOverSamplesAndOutputs) {
+  auto values = [](std::vector<float> y, std::vector<float> z) {
+    return passes::ProbeValues{{"y", HostTensor::from_floats(y, {2})}, {"z", HostTensor::from_floats(z, {2})}};
+  };
+  const std::vector<passes::ProbeValues> high = {values({1, 0}, {0, 0}), values({1, 1}, {3, 4})};
+  EXPECT_DOUBLE_EQ(passes::output_cosine(high, high, {"y", "z"}), 1.0);
+  const std::vector<passes::ProbeValues> low = {values({1, 0}, {0, 0}), values({1, 1}, {4, 3})};
+  EXPECT_NEAR(passes::output_cosine(low, high, {"y", "z"}), 24.0 / 25.0, 1e-12);
+  EXPECT_DOUBLE_EQ(passes::output_cosine(low, high, {"y"}), 1.0) << "only the outputs named";
+  const std::vector<passes::ProbeValues> zero = {values({1, 0}, {0, 0}), values({1, 1}, {0, 0})};
+  EXPECT_DOUBLE_EQ(passes::output_cosine(zero, high, {"z"}), 0.0) << "all zero where fp32 is not";
+  const std::vector<passes::ProbeValues> inf = {values({1, 0}, {0, 0}), values({1, INFINITY}, {3, 4})};
+  EXPECT_TRUE(std::isnan(passes::output_cosine(inf, high, {"y"})));
+}
+
 TEST(PrecisionPolicy, StorageLossIsFp16sRoundingInItsRangeAndAllOfItBelow) {
   const HostTensor normal = HostTensor::from_floats({1.0f, -3.3333f, 1000.1f, 0.07f}, {4});
   EXPECT_LE(storage_loss(normal, DType::Float16), std::ldexp(1.0, -11));

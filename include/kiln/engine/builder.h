@@ -60,7 +60,8 @@ struct BuilderConfig {
   /// dims within profile 0) per sample. The builder runs the plan on them, compares each layer's output with
   /// an fp32 build's on the same inputs, and rebuilds the first layer along each path whose output is
   /// non-finite only in the reduced type in fp32 (at most kMaxPrecisionProbeRounds times;
-  /// precision_policy.h). Empty (or an fp32 or strongly typed build): no check, and the plan is what it would
+  /// precision_policy.h), the layers whose output is below the reduced type's range, and, where the outputs are
+  /// still further than cosine 0.999 from fp32's, the earliest layers (docs/engine.md, step 6). Empty (or an fp32 or strongly typed build): no check, and the plan is what it would
   /// be without it. Run time is unaffected.
   std::vector<std::map<std::string, HostTensor>> sample_inputs;
   /// With INT8: let the first and the last convolution / matrix-multiply layer of the network take INT8

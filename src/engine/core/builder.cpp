@@ -1,6 +1,7 @@
 #include "kiln/engine/builder.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -422,6 +423,43 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
 }
 
 // The config of a probe build: first tactic, no timing cache, weights kept, quiet.
+BuilderConfig probe_config(const BuilderConfig& config);
+
+/// Keeps the earliest layers in fp32, doubling their number, until the reduced build's network outputs are within
+/// kReducedOutputCosine of fp32's on the sample inputs (`reference`'s values), with the layers `keep` already
+/// holds kept too.
+void keep_for_accuracy(const BuilderConfig& config, const Network& network,
+                       const std::shared_ptr<const Plan>& reference, std::map<std::string, std::string>& keep) {
+  std::vector<std::string> outputs;
+  for (int64_t id : network.outputs()) outputs.push_back(network.tensor(id)->name());
+  const std::vector<passes::ProbeValues> high = passes::run_probes(reference, config.sample_inputs);
+  auto cosine_with = [&](const std::map<std::string, std::string>& kept) {
+    return passes::output_cosine(
+        passes::run_probes(build_plan(probe_config(config), network, kept, true), config.sample_inputs), high,
+        outputs);
+  };
+  const double before = cosine_with(keep);
+  if (!(before < passes::kReducedOutputCosine)) return;  // close enough, or non-finite (the rounds' business)
+  const std::vector<std::string> layers = passes::precision_layers(*reference);
+  const char* type = reduced_dtype(config) == DType::Float16 ? "fp16" : "bf16";
+  for (size_t k = 1;; k = std::min(2 * k, layers.size())) {
+    std::map<std::string, std::string> more = keep;
+    char why[200];
+    std::snprintf(why, sizeof why,
+                  "for accuracy: the first %zu of %zu layers (the %s outputs' cosine to fp32 on the sample inputs "
+                  "was %.6f, below %.4g)",
+                  k, layers.size(), type, before, passes::kReducedOutputCosine);
+    for (size_t i = 0; i < k && i < layers.size(); ++i) more.emplace(layers[i], why);
+    const double after = cosine_with(more);
+    if (after >= passes::kReducedOutputCosine || k >= layers.size()) {
+      KILN_INFO("engine: precision: the first ", k, " of ", layers.size(), " layers in fp32 for accuracy: the ",
+                type, " outputs' cosine to fp32 on the sample inputs ", before, " -> ", after);
+      keep = std::move(more);
+      return;
+    }
+  }
+}
+
 BuilderConfig probe_config(const BuilderConfig& config) {
   BuilderConfig probe = config;
   probe.sample_inputs.clear();
@@ -462,6 +500,7 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
       }
       if (keep.size() == before) break;
     }
+    keep_for_accuracy(config_, network, reference, keep);
   } catch (const Error& e) {
     // A sample that does not fit the network (or a probe the backend cannot run) costs the check, not the
     // build: the plan keeps what the rounds before found.

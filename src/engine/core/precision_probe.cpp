@@ -125,6 +125,45 @@ std::map<std::string, std::string> find_overflowing_layers(const std::shared_ptr
   return found;
 }
 
+std::vector<Values> run_probes(const std::shared_ptr<const Plan>& plan, const std::vector<Values>& samples) {
+  std::vector<Values> values;
+  for (const Values& sample : samples) values.push_back(run_probe(plan, sample));
+  return values;
+}
+
+double output_cosine(const std::vector<Values>& low, const std::vector<Values>& high,
+                     const std::vector<std::string>& outputs) {
+  double worst = 1.0;
+  for (size_t s = 0; s < low.size() && s < high.size(); ++s) {
+    for (const std::string& name : outputs) {
+      auto a = low[s].find(name), b = high[s].find(name);
+      if (a == low[s].end() || b == high[s].end() || !is_floating(b->second.dtype())) continue;
+      double dot = 0, aa = 0, bb = 0;
+      for (int64_t i = 0; i < b->second.numel() && i < a->second.numel(); ++i) {
+        const double x = a->second.get_as_double(i), y = b->second.get_as_double(i);
+        if (!std::isfinite(x)) return std::nan("");
+        dot += x * y;
+        aa += x * x;
+        bb += y * y;
+      }
+      const double cosine = aa > 0 && bb > 0 ? dot / std::sqrt(aa * bb) : (aa == bb ? 1.0 : 0.0);
+      worst = std::min(worst, cosine);
+    }
+  }
+  return worst;
+}
+
+std::vector<std::string> precision_layers(const Plan& plan) {
+  const Plan::Impl& g = plan.impl();
+  std::vector<std::string> names;
+  for (const PlanLayer& pl : g.layers) {
+    const LayerKind kind = pl.layer.kind;
+    if (pl.host || kind == LayerKind::Constant || kind == LayerKind::Reformat) continue;
+    names.push_back(pl.layer.name);
+  }
+  return names;
+}
+
 double storage_loss(const HostTensor& t, DType to) {
   if (!is_floating(t.dtype())) return 0.0;
   double norm = 0, lost = 0;

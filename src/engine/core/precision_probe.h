@@ -52,6 +52,24 @@ std::map<std::string, std::string> find_underflowing_layers(
     const std::shared_ptr<const Plan>& reference,
     const std::vector<std::map<std::string, HostTensor>>& samples, DType reduced_dtype);
 
+/// `plan` run on each sample (run_probe).
+std::vector<ProbeValues> run_probes(const std::shared_ptr<const Plan>& plan,
+                                    const std::vector<std::map<std::string, HostTensor>>& samples);
+
+/// The worst cosine similarity, over the samples and the floating bindings named in `outputs`, of `low`'s values
+/// against `high`'s (per sample, as run_probes returns them): NaN where a value of `low` is not finite, 1 where
+/// both are all zero, 0 where only one is.
+double output_cosine(const std::vector<ProbeValues>& low, const std::vector<ProbeValues>& high,
+                     const std::vector<std::string>& outputs);
+
+/// The layers of `plan` a precision applies to (not constants, host layers or reformats), in execution order.
+std::vector<std::string> precision_layers(const Plan& plan);
+
+/// The cosine similarity to fp32 that a reduced build's network outputs keep on the sample inputs: below it the
+/// builder keeps layers in fp32, the earliest first (the rounding of an early layer is what everything after it
+/// amplifies), doubling their number until the outputs are within it.
+constexpr double kReducedOutputCosine = 0.999;
+
 /// A tensor held in the reduced type loses at most one unit roundoff (2^-11 for fp16, 2^-8 for bf16) of its
 /// norm while its values are in the type's normal range (each value at most that much of itself); losing
 /// twice that means subnormals or zeros hold a good part of it.
