@@ -168,6 +168,9 @@ def flatten_outputs_of(result):
 COMPILED = re.compile(r"(\d+) engines \((\d+) nodes, \d+ plan bytes\), (\d+) PyTorch runs \((\d+) nodes\)")
 
 
+KEPT_FP32 = re.compile(r"precision: (\d+) layers kept in fp32")
+
+
 def sh(cmd, timeout, log):
     t0 = time.time()
     try:
@@ -238,6 +241,9 @@ def run_target(name: str, target: str, args) -> dict:
                 row["error"] = f"compile: timed out after {args.compile_timeout} s"
             return row
         row["load"] = True
+        kept = KEPT_FP32.search(out)
+        if kept:
+            row["fp32_layers"] = int(kept.group(1))  # reduced-precision builds: layers the policy kept in fp32
         m = COMPILED.search(out)
         if m:
             engines, engine_nodes, torch_runs, torch_nodes = map(int, m.groups())
@@ -357,6 +363,9 @@ def summary(rows: dict, names, targets) -> str:
             pairs = [(k, e) for k, e in pairs if k is not None and e is not None and not math.isnan(e)]
             close = sum(1 for k, e in pairs if not math.isnan(k) and k >= e - 1e-4)
             as_eager = f", {close} of {len(pairs)} at least as close to fp32 as eager fp16 (within 1e-4)"
+            kept = {r["model"]: r["fp32_layers"] for r in rs if r.get("fp32_layers")}
+            if kept:
+                as_eager += "; layers kept in fp32: " + ", ".join(f"{m} {n}" for m, n in sorted(kept.items()))
             floors = {r["model"]: rows[f"{r['model']}/export"].get("fp16_weights_cosine") for r in rs}
             beyond = sorted(m for m, f in floors.items() if f is not None and f < FP16_COSINE)
             if beyond:
