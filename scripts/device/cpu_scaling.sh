@@ -2,7 +2,7 @@
 # Run ON THE GPU MACHINE from the repository root: how Kiln's CPU engines scale with threads on its 16 cores.
 # Prints the machine's CPU limits (affinity, cgroup quota), then per model (default gpt2_small
 # mobilenet_v3_large_224) `kiln bench --threads 1,2,4,8,16` (Kiln and libtorch eager in the same process) and the
-# per-layer profile at 4 and at 16 threads. Builds a CPU-only kiln while the models export (cpu_profile.sh's way).
+# per-layer profile at 4 and at 16 threads; also 8 and 16 threads each alone in a fresh process, and what else runs. Builds a CPU-only kiln while the models export (cpu_profile.sh's way).
 set -uo pipefail
 out=${OUT:-/tmp/kiln-scaling-out}
 mkdir -p "$out"
@@ -26,6 +26,15 @@ for m in "${names[@]}"; do
 import json,sys
 r=json.load(open('$out/$m.json'))
 print('$m', ' '.join(f\"t{x['threads']}: kiln {x['kiln']['median']:.2f} libtorch {x['reference']['median']:.2f}\" for x in r['runs']))"
+  # Each count alone in a fresh process (no libtorch reference run before it in the same process).
+  for t in 8 16; do
+    "$kiln" bench "/tmp/$m.kiln" --inputs "$models/$m/io_0.npz" --threads $t --iters 10 --json >"$out/$m.alone$t.json" 2>/dev/null
+    python3 -c "
+import json
+r=json.load(open('$out/$m.alone$t.json'))
+print('$m alone t$t: kiln', round(r['runs'][0]['kiln']['median'], 2), 'libtorch', round(r['runs'][0]['reference']['median'], 2))"
+  done
+  top -bn1 | head -14 | tail -8
   for t in 4 16; do
     "$kiln" bench "/tmp/$m.kiln" --inputs "$models/$m/io_0.npz" --threads $t --iters 10 --profile >"$out/$m.profile$t.txt" 2>&1
     echo "-- $m profile at $t threads"; grep -A10 "layer profile" "$out/$m.profile$t.txt" | head -11
