@@ -427,9 +427,10 @@ BuilderConfig probe_config(const BuilderConfig& config);
 
 /// Keeps the earliest layers in fp32, doubling their number, until the reduced build's network outputs are within
 /// kReducedOutputCosine of fp32's on the sample inputs (`reference`'s values), with the layers `keep` already
-/// holds kept too.
+/// holds kept too. `current`: the reduced probe built with exactly `keep`, when there is one (saves a build).
 void keep_for_accuracy(const BuilderConfig& config, const Network& network,
-                       const std::shared_ptr<const Plan>& reference, std::map<std::string, std::string>& keep) {
+                       const std::shared_ptr<const Plan>& reference, std::shared_ptr<const Plan> current,
+                       std::map<std::string, std::string>& keep) {
   std::vector<std::string> outputs;
   for (int64_t id : network.outputs()) outputs.push_back(network.tensor(id)->name());
   const std::vector<passes::ProbeValues> high = passes::run_probes(reference, config.sample_inputs);
@@ -438,7 +439,9 @@ void keep_for_accuracy(const BuilderConfig& config, const Network& network,
         passes::run_probes(build_plan(probe_config(config), network, kept, true), config.sample_inputs), high,
         outputs);
   };
-  const double before = cosine_with(keep);
+  const double before =
+      current ? passes::output_cosine(passes::run_probes(current, config.sample_inputs), high, outputs)
+              : cosine_with(keep);
   if (!(before < passes::kReducedOutputCosine)) return;  // close enough, or non-finite (the rounds' business)
   const std::vector<std::string> layers = passes::precision_layers(*reference);
   const char* type = reduced_dtype(config) == DType::Float16 ? "fp16" : "bf16";
@@ -490,6 +493,7 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
     for (auto& [layer, why] : passes::find_underflowing_layers(reference, config_.sample_inputs, to)) {
       if (keep.emplace(layer, why).second) KILN_INFO("engine: precision: ", layer, ": ", why, ": built in fp32");
     }
+    std::shared_ptr<const Plan> settled;  // the last reduced probe, when the rounds found nothing more to keep
     for (int round = 0; round < kMaxPrecisionProbeRounds; ++round) {
       const std::shared_ptr<const Plan> reduced = build_plan(probe_config(config_), network, keep, true);
       size_t before = keep.size();
@@ -498,9 +502,12 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
         if (keep.emplace(layer, why).second)
           KILN_INFO("engine: precision: ", layer, ": ", why, ": rebuilt in fp32");
       }
-      if (keep.size() == before) break;
+      if (keep.size() == before) {
+        settled = reduced;
+        break;
+      }
     }
-    keep_for_accuracy(config_, network, reference, keep);
+    keep_for_accuracy(config_, network, reference, settled, keep);
   } catch (const Error& e) {
     // A sample that does not fit the network (or a probe the backend cannot run) costs the check, not the
     // build: the plan keeps what the rounds before found.
