@@ -29,17 +29,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
 import models  # noqa: E402
 from export_fixtures import calibrate_batch_norm_stats, flatten_outputs  # noqa: E402
-
-
-def cosine(reference, outputs) -> float:
-    worst = 1.0
-    for out, ref in zip(outputs, reference):
-        out, ref = out.detach().double().cpu().flatten(), ref.detach().double().flatten()
-        if not torch.isfinite(out).all():
-            return float("nan")
-        denom = float(out.norm() * ref.norm())
-        worst = min(worst, float((out * ref).sum()) / denom if denom > 0 else (1.0 if out.norm() == ref.norm() else 0.0))
-    return worst
+from zoo import cosine_to as cosine  # noqa: E402  (the zoo's yardstick: worst output, nan when not finite)
 
 
 def max_abs_rel(reference, outputs) -> float:

@@ -427,13 +427,13 @@ BuilderConfig probe_config(const BuilderConfig& config);
 
 /// Keeps the earliest layers in fp32, doubling their number, until the reduced build's network outputs are within
 /// kReducedOutputCosine of fp32's on the sample inputs (`reference`'s values), with the layers `keep` already
-/// holds kept too. `current`: the reduced probe built with exactly `keep`, when there is one (saves a build).
+/// holds kept too (`high`: the fp32 probe's values on the samples). `current`: the reduced probe built with
+/// exactly `keep`, when there is one (saves a build).
 void keep_for_accuracy(const BuilderConfig& config, const Network& network,
-                       const std::shared_ptr<const Plan>& reference, std::shared_ptr<const Plan> current,
-                       std::map<std::string, std::string>& keep) {
+                       const std::shared_ptr<const Plan>& reference, const std::vector<passes::ProbeValues>& high,
+                       std::shared_ptr<const Plan> current, std::map<std::string, std::string>& keep) {
   std::vector<std::string> outputs;
   for (int64_t id : network.outputs()) outputs.push_back(network.tensor(id)->name());
-  const std::vector<passes::ProbeValues> high = passes::run_probes(reference, config.sample_inputs);
   auto cosine_with = [&](const std::map<std::string, std::string>& kept) {
     return passes::output_cosine(
         passes::run_probes(build_plan(probe_config(config), network, kept, true), config.sample_inputs), high,
@@ -490,7 +490,9 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
   std::map<std::string, std::string> keep;
   try {
     const std::shared_ptr<const Plan> reference = passes::build_probe_plan(fp32, network);
-    for (auto& [layer, why] : passes::find_underflowing_layers(reference, config_.sample_inputs, to)) {
+    // The fp32 probe's values on the samples, which every rule below compares with.
+    const std::vector<passes::ProbeValues> high = passes::run_probes(reference, config_.sample_inputs);
+    for (auto& [layer, why] : passes::find_underflowing_layers(reference, high, to)) {
       if (keep.emplace(layer, why).second) KILN_INFO("engine: precision: ", layer, ": ", why, ": built in fp32");
     }
     std::shared_ptr<const Plan> settled;  // the last reduced probe, when the rounds found nothing more to keep
@@ -498,7 +500,7 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
       const std::shared_ptr<const Plan> reduced = build_plan(probe_config(config_), network, keep, true);
       size_t before = keep.size();
       for (auto& [layer, why] :
-           passes::find_overflowing_layers(reduced, reference, config_.sample_inputs, to)) {
+           passes::find_overflowing_layers(reduced, reference, high, config_.sample_inputs, to)) {
         if (keep.emplace(layer, why).second)
           KILN_INFO("engine: precision: ", layer, ": ", why, ": rebuilt in fp32");
       }
@@ -507,7 +509,7 @@ std::shared_ptr<Plan> Builder::build(const Network& network) const {
         break;
       }
     }
-    keep_for_accuracy(config_, network, reference, settled, keep);
+    keep_for_accuracy(config_, network, reference, high, settled, keep);
   } catch (const Error& e) {
     // A sample that does not fit the network (or a probe the backend cannot run) costs the check, not the
     // build: the plan keeps what the rounds before found.

@@ -32,25 +32,27 @@ ProbeValues run_probe(const std::shared_ptr<const Plan>& plan, const ProbeValues
 /// shows it. Run after the fusions, before lower_precision: the layers are those the real build has.
 void expose_layer_outputs(Plan::Impl& g);
 
-/// Runs the probe plans `reduced` and `reference` (fp32) on each sample and returns (layer name -> reason)
-/// for the layers whose output is non-finite in `reduced` and finite in `reference` while every input exposed
-/// in `reduced` is finite: the first layer along each path that overflows, not its consumers.
+/// Runs the probe plan `reduced` on each sample and returns (layer name -> reason) for the layers whose output
+/// is non-finite in `reduced` and finite in the fp32 probe `reference` (`high`: its values on the samples, as
+/// run_probes returns them) while every input exposed in `reduced` is finite: the first layer along each path
+/// that overflows, not its consumers.
 std::map<std::string, std::string> find_overflowing_layers(
     const std::shared_ptr<const Plan>& reduced, const std::shared_ptr<const Plan>& reference,
-    const std::vector<std::map<std::string, HostTensor>>& samples, DType reduced_dtype);
+    const std::vector<ProbeValues>& high, const std::vector<std::map<std::string, HostTensor>>& samples,
+    DType reduced_dtype);
 
 /// How much of `t` storing it in `to` loses: ||x - r(x)|| / ||x|| over the values whose rounding r (to
 /// nearest even) stays finite (overflow is find_overflowing_layers' part); 0 for an all-zero tensor.
 double storage_loss(const HostTensor& t, DType to);
 
-/// Runs the fp32 probe plan `reference` on each sample and returns (layer name -> reason) for the layers
+/// From the fp32 probe plan `reference` and its values on the samples (`high`), (layer name -> reason) for the layers
 /// whose output the reduced type cannot hold (storage_loss above kUnderflowLossRoundoffs unit roundoffs of
 /// `to`: values below fp16's normal range), and for the layers that read such an output (cast down for them,
 /// it would be lost at their input). Their fp32 values decide, so a chain of small values is found in one
 /// run.
-std::map<std::string, std::string> find_underflowing_layers(
-    const std::shared_ptr<const Plan>& reference,
-    const std::vector<std::map<std::string, HostTensor>>& samples, DType reduced_dtype);
+std::map<std::string, std::string> find_underflowing_layers(const std::shared_ptr<const Plan>& reference,
+                                                            const std::vector<ProbeValues>& high,
+                                                            DType reduced_dtype);
 
 /// `plan` run on each sample (run_probe).
 std::vector<ProbeValues> run_probes(const std::shared_ptr<const Plan>& plan,
