@@ -75,11 +75,12 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   int64_t chunk = (n + chunks - 1) / chunks;
   chunks = (n + chunk - 1) / chunk;
 #if KILN_THREADS_OPENMP
-  // One OpenMP team (the threads oneDNN's primitives run on), chunks handed out one at a time. Called inside
-  // another parallel region (nesting is off), the team is the calling thread alone.
+  // One OpenMP team (the threads oneDNN's primitives run on), chunks handed out one at a time; the whole team
+  // even when there are fewer chunks than threads (team_for). Called inside another parallel region (nesting
+  // is off), the team is the calling thread alone.
   std::exception_ptr error;
   std::mutex error_mutex;
-  const int team = static_cast<int>(std::min<int64_t>(threads_, chunks));
+  const int team = team_for(chunks);
 #pragma omp parallel for num_threads(team) schedule(dynamic, 1)
   for (int64_t c = 0; c < chunks; ++c) {
     try {

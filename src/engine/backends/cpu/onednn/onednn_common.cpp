@@ -238,9 +238,8 @@ void use_pool_threads(const ThreadPool* pool) { use_threads(pool ? pool->size() 
 
 namespace {
 int threads_for(const ThreadPool* pool, double work, double per_thread) {
-  const int most = pool ? pool->size() : 1;
-  if (!(work > per_thread)) return 1;  // (NaN too)
-  return static_cast<int>(std::min<double>(most, std::floor(work / per_thread)));
+  if (pool == nullptr || !(work > 0)) return 1;  // (NaN too)
+  return pool->team_for(static_cast<int64_t>(std::min<double>(pool->size(), std::floor(work / per_thread))));
 }
 }  // namespace
 

@@ -87,11 +87,12 @@ void use_pool_threads(const ThreadPool* pool);
 void use_threads(int threads);
 
 /// The threads a primitive of `macs` multiply-accumulates (or of `bytes` moved, for reorders) runs on: one
-/// per kMacsPerThread (kBytesPerThread), at least one, at most the pool's. On every thread a small layer pays
-/// a parallel region's wake-up and barrier for microseconds of work per thread, and on a busy machine waits
-/// for whichever thread was descheduled: mobilenet_v3_large ran 8.8 ms at 1 thread and 8.1 ms at 16 on the
-/// GPU machine's CPU, and on the shared 2-core machine a 5 us squeeze-excite convolution took 1.2 ms at 2
-/// threads. Depends on the shape only, so a primitive's creation and its runs agree.
+/// when it has work for fewer than two threads of kMacsPerThread (kBytesPerThread) each, else the pool's
+/// (ThreadPool::team_for: never a team size between, which libgomp pays for in starting and ending threads).
+/// On every thread a small layer pays a parallel region's wake-up and barrier for microseconds of work per
+/// thread, and on a busy machine waits for whichever thread was descheduled: on the shared 2-core machine a
+/// 5 us squeeze-excite convolution took 1.2 ms at 2 threads. Depends on the shape only, so a primitive's
+/// creation and its runs agree.
 int threads_for_macs(const ThreadPool* pool, double macs);
 int threads_for_bytes(const ThreadPool* pool, double bytes);
 /// About 20-40 us of fp32 work on one AVX2/AVX-512 core.

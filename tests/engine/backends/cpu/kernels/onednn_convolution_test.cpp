@@ -498,15 +498,19 @@ TEST(OnednnConvolution, DoesNotApplyToUnsupportedPostOpsOrDtypes) {
 
 
 TEST(OnednnThreads, ThreadCountFollowsTheWork) {
-  // One thread per kMacsPerThread (kBytesPerThread), at least one, at most the pool's.
+  // One thread below work for two threads of kMacsPerThread (kBytesPerThread), else the whole pool: no team
+  // size between (ThreadPool::team_for).
   ThreadPool two(2), sixteen(16);
   EXPECT_EQ(onednn::threads_for_macs(&sixteen, 0.5 * onednn::kMacsPerThread), 1);
-  EXPECT_EQ(onednn::threads_for_macs(&sixteen, 4.5 * onednn::kMacsPerThread), 4);
+  EXPECT_EQ(onednn::threads_for_macs(&sixteen, 1.9 * onednn::kMacsPerThread), 1);
+  EXPECT_EQ(onednn::threads_for_macs(&sixteen, 2.0 * onednn::kMacsPerThread), 16);
+  EXPECT_EQ(onednn::threads_for_macs(&sixteen, 4.5 * onednn::kMacsPerThread), 16);
   EXPECT_EQ(onednn::threads_for_macs(&sixteen, 1e12), 16);
   EXPECT_EQ(onednn::threads_for_macs(&two, 1e12), 2);
   EXPECT_EQ(onednn::threads_for_macs(nullptr, 1e12), 1);
   EXPECT_EQ(onednn::threads_for_macs(&sixteen, std::nan("")), 1);
-  EXPECT_EQ(onednn::threads_for_bytes(&sixteen, 3.0 * onednn::kBytesPerThread), 3);
+  EXPECT_EQ(onednn::threads_for_bytes(&sixteen, 3.0 * onednn::kBytesPerThread), 16);
+  EXPECT_EQ(onednn::threads_for_bytes(&two, 1.5 * onednn::kBytesPerThread), 1);
 }
 
 TEST(OnednnConvolution, LayersLargeEnoughForSeveralThreads) {
