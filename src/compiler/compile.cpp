@@ -204,6 +204,7 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
       !batches.empty()) {
     calibration.emplace();
     calibration->config.calibrator = engine::parse_calibrator(settings.calibrator);
+    calibration->config.percentile = settings.calibration_percentile;
     calibration_key =
         detail::calibration_key(engine_segment_hash(*node.subgraph(), options.symbol_ranges,
                                                     options.symbol_hints, settings, settings.backend),

@@ -22,6 +22,7 @@ engine::BuilderConfig builder_config_from_settings(const settings::CompilationSe
   c.strip_weights = settings.strip_engine_weights;
   c.timing_iterations = std::max(1, settings.num_avg_timing_iters);
   c.allow_tf32 = settings.allow_tf32;
+  c.min_output_cosine = settings.reduced_precision_min_cosine;
   c.verbose = settings.debug;
   return c;
 }

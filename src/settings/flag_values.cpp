@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 #include "kiln/support/error.h"
 
@@ -34,6 +35,22 @@ int64_t parse_count(std::string_view flag, std::string_view value, bool byte_suf
              InvalidInput, "--", flag, ": expected a non-negative integer, got '", value, "'");
   KILN_CHECK(n <= max / multiplier, InvalidInput, "--", flag, ": value '", value, "' is too large");
   return n * multiplier;
+}
+
+std::string shortest_decimal(double max) {
+  char text[32];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, max);
+  return ec == std::errc() ? std::string(text, end) : std::string("?");
+}
+
+double parse_real(std::string_view flag, std::string_view value, double max) {
+  double x = 0;
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), x);
+  KILN_CHECK(!value.empty() && ec == std::errc() && ptr == value.data() + value.size() && std::isfinite(x) &&
+                 x > 0 && x <= max,
+             InvalidInput, "--", flag, ": expected a number in (0, ", shortest_decimal(max), "], got '", value,
+             "'");
+  return x;
 }
 
 int64_t parse_positive_bytes(std::string_view flag, std::string_view value) {

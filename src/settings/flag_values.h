@@ -1,5 +1,5 @@
 #pragma once
-// Parsing flag values (switches, counts, byte sizes, choices) with errors that name the flag: shared by the
+// Parsing flag values (switches, counts, real numbers, byte sizes, choices) with errors that name the flag: shared by the
 // kinds of value_kinds.h and the shorthand flags.
 
 #include <cstdint>
@@ -14,6 +14,12 @@ bool parse_switch(std::string_view flag, std::string_view value);
 /// A non-negative decimal integer no larger than `max`; with `byte_suffix`, an optional K/M/G (binary)
 /// suffix.
 int64_t parse_count(std::string_view flag, std::string_view value, bool byte_suffix, int64_t max = INT64_MAX);
+/// A finite decimal number in (0, `max`], the whole of `value` as std::from_chars reads it in any locale (no
+/// spaces, no '+', no hex, no nan/inf, nothing after it); else throws "--flag: expected a number in (0, max],
+/// got 'value'".
+double parse_real(std::string_view flag, std::string_view value, double max);
+/// `max` as the shortest decimal that reads back as it ("100", "0.999").
+std::string shortest_decimal(double max);
 /// A byte size (K/M/G suffixes) that must be positive.
 int64_t parse_positive_bytes(std::string_view flag, std::string_view value);
 /// The '|'-separated values of a row ("cpu|cuda" -> {"cpu", "cuda"}).

@@ -259,5 +259,12 @@ TEST(CompilationSettings, AllowTf32ReachesTheBuilderConfig) {
   EXPECT_TRUE(conversion::builder_config_from_settings(s).allow_tf32);
 }
 
+TEST(CompilationSettings, TheAccuracyBarReachesTheBuilderConfig) {
+  CompilationSettings s;
+  EXPECT_EQ(conversion::builder_config_from_settings(s).min_output_cosine, engine::BuilderConfig{}.min_output_cosine);
+  s.reduced_precision_min_cosine = 0.99999;
+  EXPECT_EQ(conversion::builder_config_from_settings(s).min_output_cosine, 0.99999);
+}
+
 }  // namespace
 }  // namespace kiln::compiler

@@ -1,8 +1,8 @@
 // kiln compile --precision int8 --calibration as a user types it: the compile calibrates, says how many
 // layers run in INT8, the module computes what torch does within the quantization noise (tiny_resnet, random
 // weights: SQNR of the logits >= 20 dB, the bound), a second compile takes the ranges from the
-// calibration cache, another calibrator calibrates again, and calibration data that does not fit the program
-// is a one-line InvalidInput error that leaves no file behind.
+// calibration cache, another calibrator or percentile calibrates again, and calibration data that does not fit
+// the program or a percentile outside (0, 100] is a one-line InvalidInput error that leaves no file behind.
 
 #include <cmath>
 #include <filesystem>
@@ -70,6 +70,11 @@ TEST(CliInt8, CalibratesOnceThenReusesTheRangesAndMatchesTorchWithinQuantization
       kiln("compile " + model + " -o " + (dir / "max.kiln").string() + flags + " --calibrator max");
   ASSERT_EQ(other.code, 0) << other.err;
   EXPECT_NE(other.out.find("ranges calibrated now"), std::string::npos) << other.out;
+
+  Result percentile = kiln("compile " + model + " -o " + (dir / "p99.kiln").string() + flags +
+                           " --calibration-percentile 99.9");
+  ASSERT_EQ(percentile.code, 0) << percentile.err;
+  EXPECT_NE(percentile.out.find("ranges calibrated now"), std::string::npos) << percentile.out;
 }
 
 TEST(CliInt8, CalibrationDataThatDoesNotFitIsAOneLineError) {
@@ -86,6 +91,15 @@ TEST(CliInt8, CalibrationDataThatDoesNotFitIsAOneLineError) {
     Result r = kiln("compile " + model + " -o " + out + " --no-cache --precision int8 --calibration " + file);
     EXPECT_EQ(r.code, 2) << file << ": " << r.out;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  for (const std::string& p : {"0", "100.5", "nan", "1e999", "0x1p3", "5abc", "' 5'", "''"}) {
+    Result r = kiln("compile " + model + " -o " + out + " --no-cache --precision int8 --calibration " +
+                    cases[0].first + " --calibration-percentile " + p);
+    EXPECT_EQ(r.code, 2) << p << ": " << r.out;
+    EXPECT_NE(r.err.find("--calibration-percentile: expected a number in (0, 100], got '"), std::string::npos)
+        << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
     EXPECT_FALSE(fs::exists(out));
   }

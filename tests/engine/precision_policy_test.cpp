@@ -256,14 +256,14 @@ TEST(PrecisionPolicy, SampleInputsKeepValuesBelowFp16sRangeInFp32) {
 // step of 2, so the subtraction returns 0 or 2 where x was, and the fp16 output is far from fp32's though every
 // value is in fp16's range. (Without the second product the add and the subtraction fuse into one program that
 // computes in float.)
-std::shared_ptr<Plan> cancellation_plan(BuilderConfig config) {
+std::shared_ptr<Plan> cancellation_plan(BuilderConfig config, float offset_value = 2048.0f) {
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {2, 8});
   std::vector<float> eye(64, 0.0f);
   for (int i = 0; i < 8; ++i) eye[static_cast<size_t>(i * 9)] = 1.0f;
   Tensor* identity = net.add_constant("eye", Weights(HostTensor::from_floats(eye, {8, 8})));
   Tensor* copied = net.add_matrix_multiply("copy", x, false, identity, false);
-  Tensor* offset = net.add_constant("offset", Weights(HostTensor::from_floats({2048.0f}, {1, 1})));
+  Tensor* offset = net.add_constant("offset", Weights(HostTensor::from_floats({offset_value}, {1, 1})));
   Tensor* shifted = net.add_elementwise("shift", copied, offset, ElementwiseOp::Add);
   Tensor* again = net.add_matrix_multiply("copy_again", shifted, false, identity, false);
   Tensor* y = net.add_elementwise("unshift", again, offset, ElementwiseOp::Sub);
@@ -287,6 +287,52 @@ TEST(PrecisionPolicy, SampleInputsKeepTheEarliestLayersInFp32UntilTheOutputsAreA
   auto plan = cancellation_plan(config);
   EXPECT_TRUE(noted(plan, "copy", "for accuracy: the first")) << all_notes(plan);
   EXPECT_LT(worst_relative_error(run(plan, {{"x", x}})[0], want), 2e-3) << all_notes(plan);
+}
+
+double cosine(const HostTensor& a, const HostTensor& b) {
+  double dot = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    dot += a.get_as_double(i) * b.get_as_double(i);
+    aa += a.get_as_double(i) * a.get_as_double(i);
+    bb += b.get_as_double(i) * b.get_as_double(i);
+  }
+  return dot / std::sqrt(aa * bb);
+}
+
+size_t kept_for_accuracy(const std::shared_ptr<Plan>& plan) {
+  size_t n = 0;
+  for (const PrecisionNote& note : precision_notes(*plan))
+    n += note.reason.find("for accuracy") != std::string::npos;
+  return n;
+}
+
+// The bar is BuilderConfig::min_output_cosine (the setting reduced_precision_min_cosine). With an offset of
+// 64 fp16 holds 64 + x to a step of 1/16, so the fp16 output's cosine to fp32 is between the default bar
+// (0.999) and a stricter one (0.99999): the default keeps nothing for accuracy, the stricter bar keeps the
+// earliest layers, names itself in the reason, and brings the output to it.
+TEST(PrecisionPolicy, AStricterAccuracyBarKeepsMoreLayersInFp32) {
+  KILN_REQUIRE_TEST_BACKEND();
+  const HostTensor x = logits_input();
+  const HostTensor want = run(cancellation_plan(config_for(Precision::FP32), 64.0f), {{"x", x}})[0];
+  const double fp16_cosine =
+      cosine(run(cancellation_plan(config_for(Precision::FP16), 64.0f), {{"x", x}})[0], want);
+  ASSERT_GT(fp16_cosine, 0.999);
+  ASSERT_LT(fp16_cosine, 0.99999);
+
+  BuilderConfig config = config_for(Precision::FP16);
+  config.sample_inputs = {{{"x", x}}};
+  EXPECT_EQ(config.min_output_cosine, 0.999);
+  const auto lenient = cancellation_plan(config, 64.0f);
+  EXPECT_EQ(kept_for_accuracy(lenient), 0u) << all_notes(lenient);
+
+  config.min_output_cosine = 0.99999;
+  const auto strict = cancellation_plan(config, 64.0f);
+  EXPECT_GT(kept_for_accuracy(strict), 0u) << all_notes(strict);
+  EXPECT_TRUE(noted(strict, "copy", "below 0.99999)")) << all_notes(strict);
+  EXPECT_GE(cosine(run(strict, {{"x", x}})[0], want), 0.99999) << all_notes(strict);
+
+  config.min_output_cosine = 1.5;
+  EXPECT_THROW(cancellation_plan(config, 64.0f), Error);
 }
 
 TEST(PrecisionPolicy, OutputCosineIsTheWorstOverSamplesAndOutputs) {

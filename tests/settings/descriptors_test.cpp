@@ -24,7 +24,7 @@ TEST(SettingDescriptors, CoverTheTable) {
   const nlohmann::json defaults = settings_to_json(CompilationSettings{});
   ASSERT_EQ(all.size(), defaults.size());
   std::set<std::string> names;
-  const std::set<std::string> types = {"bool", "int", "optional[int]", "str", "list[str]"};
+  const std::set<std::string> types = {"bool", "int", "optional[int]", "float", "str", "list[str]"};
   for (const SettingDescriptor& d : all) {
     EXPECT_TRUE(names.insert(d.name).second) << d.name;
     EXPECT_TRUE(types.count(d.type)) << d.name << ": " << d.type;
@@ -42,6 +42,11 @@ TEST(SettingDescriptors, StateTheirRoles) {
     if (d.name == "backend") {
       EXPECT_EQ(d.choices, (std::vector<std::string>{"cpu", "cuda"}));
     }
+    if (d.name == "calibration_percentile") {
+      EXPECT_EQ(d.flag, "--calibration-percentile");
+      EXPECT_EQ(d.default_value, 99.99);
+      EXPECT_EQ(d.type, "float");
+    }
     if (d.name == "min_block_size") {
       EXPECT_EQ(d.flag, "--min-block-size");
       EXPECT_EQ(d.default_value, 5);
@@ -49,9 +54,11 @@ TEST(SettingDescriptors, StateTheirRoles) {
     }
   }
   EXPECT_EQ(invariant, (std::set<std::string>{"enabled_precisions", "use_explicit_typing", "truncate_double",
-                                              "calibrator", "backend", "workspace_size", "optimization_level",
-                                              "num_avg_timing_iters", "allow_tf32"}));
-  EXPECT_EQ(runtime, (std::set<std::string>{"use_cuda_graphs", "static_shape_cuda_graphs", "lazy_engine_init"}));
+                                              "calibrator", "calibration_percentile",
+                                              "reduced_precision_min_cosine", "backend", "workspace_size",
+                                              "optimization_level", "num_avg_timing_iters", "allow_tf32"}));
+  EXPECT_EQ(runtime,
+            (std::set<std::string>{"use_cuda_graphs", "static_shape_cuda_graphs", "lazy_engine_init"}));
 }
 
 // The docs list every setting (docs/settings.md) and every settings flag (docs/cli.md).

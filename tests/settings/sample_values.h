@@ -15,6 +15,7 @@ inline nlohmann::json non_default_value(const SettingDescriptor& d) {
   if (d.type == "bool") return !def.get<bool>();
   if (d.type == "int") return def.get<int64_t>() + 7;
   if (d.type == "optional[int]") return 12345;
+  if (d.type == "float") return def.get<double>() / 2;  // inside (0, max] when the default is
   if (d.type == "str") {
     for (const std::string& c : d.choices) {
       if (c != def.get<std::string>()) return c;

@@ -54,7 +54,7 @@ struct SegmentCalibration {
 
 /// The BuilderConfig the settings ask for: backend, precisions (enabled_precisions), strongly typed
 /// (use_explicit_typing), workspace, timing cache, refittable (!immutable_weights), strip weights, timing
-/// iterations, TF32 (allow_tf32), verbose (debug).
+/// iterations, TF32 (allow_tf32), the accuracy rule's bar (reduced_precision_min_cosine), verbose (debug).
 engine::BuilderConfig builder_config_from_settings(const settings::CompilationSettings& settings);
 
 /// Makes `config` strongly typed when the network holds f16/bf16 tensors that its precisions do not allow (a

@@ -60,10 +60,14 @@ struct BuilderConfig {
   /// dims within profile 0) per sample. The builder runs the plan on them, compares each layer's output with
   /// an fp32 build's on the same inputs, and rebuilds the first layer along each path whose output is
   /// non-finite only in the reduced type in fp32 (at most kMaxPrecisionProbeRounds times;
-  /// precision_policy.h), the layers whose output is below the reduced type's range, and, where the outputs are
-  /// still further than cosine 0.999 from fp32's, the earliest layers (docs/engine.md, step 6). Empty (or an fp32 or strongly typed build): no check, and the plan is what it would
+  /// precision_policy.h), the layers whose output is below the reduced type's range, and, where the outputs' cosine
+  /// to fp32's is still below min_output_cosine, the earliest layers (docs/engine.md, step 6). Empty (or an fp32 or strongly typed build): no check, and the plan is what it would
   /// be without it. Run time is unaffected.
   std::vector<std::map<std::string, HostTensor>> sample_inputs;
+  /// The accuracy rule's bar, in (0, 1]: with sample inputs, a reduced build whose network outputs have a cosine
+  /// similarity to the fp32 build's below it keeps its earliest layers in fp32, doubling their number, until the
+  /// outputs reach it (the rounding of an early layer is what everything after it amplifies).
+  double min_output_cosine = 0.999;
   /// With INT8: let the first and the last convolution / matrix-multiply layer of the network take INT8
   /// tactics too (off by default: they see the raw input and make the logits, where quantization costs most
   /// accuracy).

@@ -10,10 +10,11 @@
 //   name     the field, the JSON key and the Python keyword
 //   default  the value of a default-constructed CompilationSettings
 //   flag     the `kiln compile`/`kiln inspect --coverage` flag without dashes, "" for none (docs/cli.md lists
-//   each) values   the flag's value placeholder in --help; for Choice and Precisions the allowed values,
-//   '|'-separated scope    Engine: changes the engines built (engine-invariant, part of the engine-cache
-//   key); Runtime: changes
-//            only how the module runs; Compile: neither
+//            each)
+//   values   the flag's value placeholder in --help; for Choice and Precisions the allowed values,
+//            '|'-separated
+//   scope    Engine: changes the engines built (engine-invariant, part of the engine-cache key); Runtime:
+//            changes only how the module runs; Compile: neither
 //   help     one line: the flag's --help text and the descriptor's help
 // Flags that set several settings or invert one (--partitioner, --cpu-memory-budget, --cache-dir, --no-cache,
 // --refittable) are not settings: they are the shorthands in src/settings/shorthand_flags.cpp.
@@ -27,10 +28,16 @@
     "calibration batches of the program inputs for int8 (docs/quantization.md); the ranges go in the "       \
     "engine-cache key")                                                                                      \
   X(Choice, calibrator, "percentile", "calibrator", "percentile|entropy|max", Engine,                        \
-    "how int8 calibration picks each tensor's range: percentile (99.99%, default), entropy (KL), max")       \
+    "how int8 calibration picks each tensor's range: percentile (default), entropy (KL), max")               \
+  X(Real<100.0>, calibration_percentile, 99.99, "calibration-percentile", "P", Engine,                       \
+    "the percentile calibrator's P in (0, 100]: a tensor's range ends where P% of its |x| lie (default "     \
+    "99.99)")                                                                                                \
   X(Bool, use_explicit_typing, false, "", "", Engine,                                                        \
     "build strongly typed networks: every layer keeps the dtype the graph states")                           \
   X(Bool, truncate_double, false, "", "", Engine, "let float64 tensors run in float32 inside engines")       \
+  X(Real<1.0>, reduced_precision_min_cosine, 0.999, "reduced-precision-min-cosine", "C", Engine,            \
+    "fp16/bf16 with sample inputs: earliest layers stay fp32 until the outputs' cosine to fp32 is >= C, "    \
+    "in (0, 1] (default 0.999)")                                                                             \
   /* Partitioning */                                                                                         \
   X(Integer<int64_t>, min_block_size, 5, "min-block-size", "N", Compile,                                     \
     "engine segments with fewer compute ops go back to PyTorch (default 5)")                                 \

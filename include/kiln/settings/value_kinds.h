@@ -1,6 +1,6 @@
 #pragma once
 // The kinds of value a compilation setting holds. A kind names the C++ field type, the type descriptors and
-// errors show ("bool", "int", "optional[int]", "str", "list[str]": Python's spelling, for the Python
+// errors show ("bool", "int", "optional[int]", "float", "str", "list[str]": Python's spelling, for the Python
 // binding), and how a value is written to JSON, read from JSON and parsed from a command-line flag. Each row
 // of the settings table (settings_table.h) names one kind; the generic code (JSON, flags, descriptors, cache
 // key) calls these.
@@ -75,6 +75,20 @@ struct OptionalBytes {
   static std::optional<int64_t> from_json(const nlohmann::json& json, const SettingInfo& info);
   static void apply_flag(std::optional<int64_t>& field, std::string_view value, const SettingInfo& info);
 };
+
+/// A finite real number in (0, Max]. JSON: a number (an integer too). Flag: a decimal number, the whole value
+/// as std::from_chars reads it (locale-independent; no spaces, no '+', no hex, no nan or inf).
+template <double Max>
+struct Real {
+  using Field = double;
+  static constexpr std::string_view kType = "float";
+  static constexpr bool kSwitch = false;
+  static nlohmann::json to_json(double value);
+  static double from_json(const nlohmann::json& json, const SettingInfo& info);
+  static void apply_flag(double& field, std::string_view value, const SettingInfo& info);
+};
+extern template struct Real<1.0>;
+extern template struct Real<100.0>;
 
 /// Free text (a path). JSON: a string. Flag: the value as given ("" allowed).
 struct Text {

@@ -425,8 +425,8 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
 // The config of a probe build: first tactic, no timing cache, weights kept, quiet.
 BuilderConfig probe_config(const BuilderConfig& config);
 
-/// Keeps the earliest layers in fp32, doubling their number, until the reduced build's network outputs are within
-/// kReducedOutputCosine of fp32's on the sample inputs (`reference`'s values), with the layers `keep` already
+/// Keeps the earliest layers in fp32, doubling their number, until the reduced build's network outputs reach
+/// config.min_output_cosine to fp32's on the sample inputs (`reference`'s values), with the layers `keep` already
 /// holds kept too (`high`: the fp32 probe's values on the samples). `current`: the reduced probe built with
 /// exactly `keep`, when there is one (saves a build).
 void keep_for_accuracy(const BuilderConfig& config, const Network& network,
@@ -442,7 +442,8 @@ void keep_for_accuracy(const BuilderConfig& config, const Network& network,
   const double before =
       current ? passes::output_cosine(passes::run_probes(current, config.sample_inputs), high, outputs)
               : cosine_with(keep);
-  if (!(before < passes::kReducedOutputCosine)) return;  // close enough, or non-finite (the rounds' business)
+  const double bar = config.min_output_cosine;
+  if (!(before < bar)) return;  // close enough, or non-finite (the rounds' business)
   const std::vector<std::string> layers = passes::precision_layers(*reference);
   const char* type = reduced_dtype(config) == DType::Float16 ? "fp16" : "bf16";
   for (size_t k = 1;; k = std::min(2 * k, layers.size())) {
@@ -450,13 +451,14 @@ void keep_for_accuracy(const BuilderConfig& config, const Network& network,
     char why[200];
     std::snprintf(why, sizeof why,
                   "for accuracy: the first %zu of %zu layers (the %s outputs' cosine to fp32 on the sample inputs "
-                  "was %.6f, below %.4g)",
-                  k, layers.size(), type, before, passes::kReducedOutputCosine);
+                  "was %.8g, below %.8g)",
+                  k, layers.size(), type, before, bar);
     for (size_t i = 0; i < k && i < layers.size(); ++i) more.emplace(layers[i], why);
     const double after = cosine_with(more);
-    if (after >= passes::kReducedOutputCosine || k >= layers.size()) {
+    if (after >= bar || k >= layers.size()) {
       KILN_INFO("engine: precision: the first ", k, " of ", layers.size(), " layers in fp32 for accuracy: the ",
-                type, " outputs' cosine to fp32 on the sample inputs ", before, " -> ", after);
+                type, " outputs' cosine to fp32 on the sample inputs ", before, " -> ", after, " (bar ", bar,
+                ")");
       keep = std::move(more);
       return;
     }
@@ -482,6 +484,8 @@ std::shared_ptr<const Plan> passes::build_probe_plan(const BuilderConfig& config
 Builder::Builder(BuilderConfig config) : config_(std::move(config)) {}
 
 std::shared_ptr<Plan> Builder::build(const Network& network) const {
+  KILN_CHECK(config_.min_output_cosine > 0 && config_.min_output_cosine <= 1, InvalidInput,
+             "builder: min_output_cosine ", config_.min_output_cosine, " is not in (0, 1]");
   const DType to = reduced_dtype(config_);
   if (to == DType::Float32 || config_.sample_inputs.empty()) return build_plan(config_, network, {}, false);
   // Probes: quick builds (first tactic, no timing cache) that expose every layer's output.

@@ -67,11 +67,6 @@ double output_cosine(const std::vector<ProbeValues>& low, const std::vector<Prob
 /// The layers of `plan` a precision applies to (not constants, host layers or reformats), in execution order.
 std::vector<std::string> precision_layers(const Plan& plan);
 
-/// The cosine similarity to fp32 that a reduced build's network outputs keep on the sample inputs: below it the
-/// builder keeps layers in fp32, the earliest first (the rounding of an early layer is what everything after it
-/// amplifies), doubling their number until the outputs are within it.
-constexpr double kReducedOutputCosine = 0.999;
-
 /// A tensor held in the reduced type loses at most one unit roundoff (2^-11 for fp16, 2^-8 for bf16) of its
 /// norm while its values are in the type's normal range (each value at most that much of itself); losing
 /// twice that means subnormals or zeros hold a good part of it.
