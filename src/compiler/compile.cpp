@@ -229,6 +229,8 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
           segment.plan = std::move(cached.plan);
           segment.input_bindings = std::move(cached.input_bindings);
           segment.output_bindings = std::move(cached.output_bindings);
+          if (info.calibration.empty() && cached.program_ranges) info.calibration = "program Q/DQ";
+          info.quantization = std::move(cached.quantization_notes);
           info.cache_hit = true;
           KILN_INFO("engine ", node.name(), ": cache hit (", hash.substr(0, 12), "), refitted with the program's weights");
         } catch (const Error& e) {
@@ -259,8 +261,9 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
     info.tactics = engine::tactic_stats(*segment.plan);
     info.precision = engine::precision_notes(*segment.plan);
     if (cache.cache != nullptr && settings.cache_built_engines) {
-      cache.cache->save(hash, detail::make_cache_entry({segment.plan, segment.input_bindings, segment.output_bindings},
-                                                        *node.subgraph()));
+      cache.cache->save(hash, detail::make_cache_entry({segment.plan, segment.input_bindings, segment.output_bindings,
+                                                        !built.program_ranges.empty(), info.quantization},
+                                                       *node.subgraph()));
     }
   }
   info.build_ms = ms_since(start);
@@ -297,8 +300,8 @@ std::string CompileReport::to_string() const {
           << " reference\n";
       for (const engine::PrecisionNote& p : e.precision)
         out << "  precision: " << p.layer << ": " << p.reason << "\n";
-      for (const std::string& q : e.quantization) out << "  Q/DQ: " << q << "\n";
     }
+    for (const std::string& q : e.quantization) out << "  Q/DQ: " << q << "\n";
     if (e.calibration.empty()) continue;
     out << "  int8 ranges: " << e.calibration << "\n";
     for (const EngineBuildInfo::LayerPrecision& l : e.layers)

@@ -12,6 +12,8 @@ std::vector<uint8_t> make_cache_entry(const CachedEngine& engine, const ir::Grap
   header["input_bindings"] = engine.input_bindings;
   header["output_bindings"] = engine.output_bindings;
   header["baked_constants"] = baked_constant_digests(*engine.plan, segment);
+  if (engine.program_ranges) header["program_ranges"] = true;
+  if (!engine.quantization_notes.empty()) header["quantization_notes"] = engine.quantization_notes;
   const std::string text = header.dump();
   std::vector<uint8_t> blob(8);
   for (int i = 0; i < 8; ++i) blob[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
@@ -36,6 +38,8 @@ CachedEngine load_cache_entry(const std::vector<uint8_t>& blob, const ir::Graph&
   try {
     out.input_bindings = header["input_bindings"].get<std::vector<std::string>>();
     out.output_bindings = header["output_bindings"].get<std::vector<std::string>>();
+    out.program_ranges = header.value("program_ranges", false);
+    out.quantization_notes = header.value("quantization_notes", std::vector<std::string>{});
   } catch (const nlohmann::json::exception& e) {
     KILN_FAIL(InvalidInput, "cache entry bindings are malformed: ", e.what());
   }

@@ -5,7 +5,9 @@
 // plan's binding per segment input/output (the plan names them after the first compile's values, which the hash
 // leaves out) and the digests of the constants the plan holds baked in (not refittable: detail::
 // baked_constant_digests). A hit is used only when those constants are unchanged; the plan is then refitted
-// from the segment's constants.
+// from the segment's constants. The header also keeps what the compile report says of the build's INT8 ranges
+// that the plan does not (whether they came from the program's Q/DQ nodes, and what each Q/DQ node became), so
+// that a hit reports what the build reported; entries written before these keys read as neither.
 
 #include <cstdint>
 #include <memory>
@@ -21,6 +23,10 @@ struct CachedEngine {
   std::shared_ptr<engine::Plan> plan;
   std::vector<std::string> input_bindings;
   std::vector<std::string> output_bindings;
+  /// The INT8 ranges came from the program's quantize/dequantize nodes (conversion::BuiltSegment::program_ranges).
+  bool program_ranges = false;
+  /// What each quantize/dequantize node became (conversion::BuiltSegment::quantization_notes).
+  std::vector<std::string> quantization_notes;
 };
 
 /// The cache blob of a freshly built (refittable) plan for `segment`.

@@ -1,12 +1,16 @@
-// INT8 compiles and the caches, through compiler::compile on tiny_resnet (calibrated):
+// INT8 compiles and the caches, through compiler::compile on tiny_resnet (calibrated) and qdq_tiny_mlp
+// (ranges from the program's quantize/dequantize nodes):
 // - calibration_percentile reaches the calibrator: on calibration data with rare outliers a lower percentile
 //   gives every tensor a range no wider and the input a much narrower one; a compile with another percentile
 //   neither reads the calibration cache nor hits the engine cache of one with the first, and a compile with
 //   the first percentile again hits both.
+// - an engine-cache hit reports the INT8 summary a fresh build reports: where the ranges came from, each
+//   layer's precision and the Q/DQ notes.
 
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -112,6 +116,48 @@ TEST(Int8CompileCache, ThePercentileChoosesTheRangesAndKeysBothCaches) {
     EXPECT_EQ(e.calibration, "calibration cache");
     EXPECT_TRUE(e.cache_hit);
   }
+}
+
+// The lines of a report about INT8: "int8 ranges: ..." and each "layer NAME: PRECISION (TACTIC)".
+std::vector<std::string> int8_lines(const CompileReport& report) {
+  std::vector<std::string> out;
+  std::istringstream in(report.to_string());
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("  int8 ranges: ", 0) == 0 || line.rfind("  layer ", 0) == 0) out.push_back(line);
+  }
+  return out;
+}
+
+TEST(Int8CompileCache, ACacheHitReportsTheInt8SummaryOfTheBuild) {
+  const std::string dir = fresh_dir("qdq_hit");
+  const frontend::Program program =
+      frontend::load_program(std::string(KILN_TEST_DATA_DIR) + "/qdq/qdq_tiny_mlp/model.pt2");
+  const CompilationSettings settings = int8_settings(dir);
+  CompileReport built, hit;
+  ASSERT_NE(compile(program, settings, {}, &built), nullptr);
+  ASSERT_NE(compile(program, settings, {}, &hit), nullptr);
+  ASSERT_EQ(hit.engines.size(), built.engines.size());
+  ASSERT_FALSE(built.engines.empty());
+  size_t int8_layers = 0;
+  for (size_t i = 0; i < built.engines.size(); ++i) {
+    const EngineBuildInfo& b = built.engines[i];
+    const EngineBuildInfo& h = hit.engines[i];
+    EXPECT_FALSE(b.cache_hit);
+    EXPECT_TRUE(h.cache_hit);
+    EXPECT_EQ(b.calibration, "program Q/DQ");
+    EXPECT_EQ(h.calibration, b.calibration);
+    EXPECT_EQ(h.quantization, b.quantization);
+    EXPECT_FALSE(h.quantization.empty());
+    ASSERT_EQ(h.layers.size(), b.layers.size());
+    for (size_t l = 0; l < b.layers.size(); ++l) {
+      EXPECT_EQ(h.layers[l].layer, b.layers[l].layer);
+      EXPECT_EQ(h.layers[l].precision, b.layers[l].precision);
+      int8_layers += b.layers[l].precision == "int8" ? 1 : 0;
+    }
+  }
+  EXPECT_GT(int8_layers, 0u) << built.to_string();
+  EXPECT_EQ(int8_lines(hit), int8_lines(built)) << hit.to_string();
+  EXPECT_NE(hit.to_string().find("  Q/DQ: "), std::string::npos) << hit.to_string();
 }
 
 }  // namespace

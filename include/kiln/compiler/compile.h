@@ -41,10 +41,11 @@ struct EngineBuildInfo {
   /// build and an engine-cache hit).
   std::vector<engine::PrecisionNote> precision;
   /// An INT8 build: "calibrated" (calibration ran), "calibration cache" (its ranges were reused), "program
-  /// Q/DQ" (every range came from the program's quantize/dequantize nodes), else empty.
+  /// Q/DQ" (every range came from the program's quantize/dequantize nodes; also on an engine-cache hit of such a
+  /// build), else empty.
   std::string calibration;
   /// What each quantize/dequantize (fake quantization) node of the segment became: folded into a tensor's
-  /// dynamic range, or run as fake-quant arithmetic with the reason (empty for an engine-cache hit).
+  /// dynamic range, or run as fake-quant arithmetic with the reason (an engine-cache hit: as its build said).
   std::vector<std::string> quantization;
   /// The precision each convolution and matrix-multiply layer of the plan computes in ("int8", "f32", "f16",
   /// "bf16"), in plan order: (layer name, precision, tactic).
