@@ -19,6 +19,7 @@ void register_fast_kernels(KernelTable& registry) {
   fast::register_pointwise(registry);
   fast::register_attention(registry);
   fast::register_movement(registry);
+  fast::register_slice(registry);
 }
 
 }  // namespace kiln::engine::cpu

@@ -31,5 +31,7 @@ void register_attention(KernelTable& registry);
 void register_pointwise(KernelTable& registry);
 /// Row "vec" for Shuffle (any dtype of 1, 2, 4 or 8 bytes; one permutation at most).
 void register_movement(KernelTable& registry);
+/// Row "vec" for Slice (constant start and stride; any dtype of 1, 2, 4 or 8 bytes).
+void register_slice(KernelTable& registry);
 
 }  // namespace kiln::engine::cpu::fast

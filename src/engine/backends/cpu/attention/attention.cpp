@@ -13,8 +13,9 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "engine/backends/cpu/fast_kernels.h"
-#include "engine/backends/cpu/vec_math.h"
 #include "engine/backends/cpu/onednn/onednn_common.h"
+#include "engine/backends/cpu/reduction/softmax_rows.h"
+#include "engine/backends/cpu/vec_math.h"
 #include "engine/ops/attention_layout.h"
 #include "engine/ops/common.h"
 #include "kiln/support/error.h"
@@ -118,21 +119,7 @@ float mask_scores(const AttentionParams& p, const Problem& pb, int64_t row, int6
   if (p.causal) {
     for (int64_t j = i + 1; j < pb.lk; ++j) s[j] = kNegInf;
   }
-  float m = kNegInf;
-  for (int64_t j = 0; j < pb.lk; ++j) m = s[j] > m ? s[j] : m;
-  return m;
-}
-
-/// s[j] = exp(s[j] - m) / sum over j (m finite; exp(-inf) is 0).
-KILN_SIMD_CLONES
-void softmax_in_place(float* s, int64_t n, float m) {
-  float sum = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    s[j] = vec::exp(s[j] - m);
-    sum += s[j];
-  }
-  const float inv = 1.0f / sum;
-  for (int64_t j = 0; j < n; ++j) s[j] *= inv;
+  return row_max(s, pb.lk);
 }
 
 class AttentionKernel : public Kernel {
@@ -219,7 +206,8 @@ class AttentionKernel : public Kernel {
     // Run inline (one chunk or one thread), sgemm may use the pool's threads; inside the team it runs alone.
     onednn::use_pool_threads(pool);
     ops::parallel(pool, pb.nb * blocks, grain, [&](int64_t begin, int64_t end) {
-      std::vector<float> s(static_cast<size_t>(kQueryBlock * lk));
+      // The block's scores, then its probabilities (a separate buffer: exp_sum vectorizes only out of place).
+      std::vector<float> s(static_cast<size_t>(kQueryBlock * lk)), prob(s.size());
       std::vector<int64_t> empty;  // rows of the block whose every key is masked
       for (int64_t t = begin; t < end; ++t) {
         const int64_t b = t / blocks, i0 = (t % blocks) * kQueryBlock, n = std::min(kQueryBlock, lq - i0);
@@ -230,15 +218,16 @@ class AttentionKernel : public Kernel {
         empty.clear();
         for (int64_t r = 0; r < n; ++r) {
           float* sr = s.data() + r * lk;
+          float* pr = prob.data() + r * lk;
           const float m = mask_scores(p_, pb, b * lq + i0 + r, i0 + r, sr);
           if (m == kNegInf) {  // every key masked: torch gives NaN rows
-            std::fill(sr, sr + lk, 0.0f);
+            std::fill(pr, pr + lk, 0.0f);
             empty.push_back(r);
           } else {
-            softmax_in_place(sr, lk, m);
+            scale_row(pr, lk, 1.0f / exp_sum(sr, pr, lk, m));
           }
         }
-        sgemm('N', n, ev, lk, 1.0f, s.data(), lk, pb.v + rows[2].start(b), rows[2].row, yi, rows[3].row);
+        sgemm('N', n, ev, lk, 1.0f, prob.data(), lk, pb.v + rows[2].start(b), rows[2].row, yi, rows[3].row);
         for (int64_t r : empty) std::fill(yi + r * rows[3].row, yi + r * rows[3].row + ev, std::nanf(""));
       }
     });

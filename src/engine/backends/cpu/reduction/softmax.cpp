@@ -2,7 +2,10 @@
 // max, exp-and-sum and scale passes; another axis runs over [outer, n, inner] with the inner dim as the
 // vector dim.
 
+#include "engine/backends/cpu/reduction/softmax_rows.h"
+
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -11,22 +14,30 @@
 #include "engine/ops/common.h"
 
 namespace kiln::engine::cpu::fast {
+
 namespace {
+/// 16 floats as one GCC vector (one AVX-512 register; two AVX2 / four SSE registers in the other clones):
+/// the max below is written on it because GCC leaves `a > b ? a : b` over an array of partials scalar.
+typedef float Lanes __attribute__((vector_size(vec::kLanes * sizeof(float))));
+}  // namespace
 
 KILN_SIMD_CLONES
 float row_max(const float* x, int64_t n) {
-  float acc[vec::kLanes];
-  for (int j = 0; j < vec::kLanes; ++j) acc[j] = -std::numeric_limits<float>::infinity();
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  Lanes acc;
+  for (int j = 0; j < vec::kLanes; ++j) acc[j] = kNegInf;
   int64_t i = 0;
-  for (; i + vec::kLanes <= n; i += vec::kLanes)
-    for (int j = 0; j < vec::kLanes; ++j) acc[j] = acc[j] > x[i + j] ? acc[j] : x[i + j];
-  float m = -std::numeric_limits<float>::infinity();
+  for (; i + vec::kLanes <= n; i += vec::kLanes) {
+    Lanes v;
+    std::memcpy(&v, x + i, sizeof(v));
+    acc = acc > v ? acc : v;
+  }
+  float m = kNegInf;
   for (int j = 0; j < vec::kLanes; ++j) m = m > acc[j] ? m : acc[j];
   for (; i < n; ++i) m = m > x[i] ? m : x[i];
   return m;
 }
 
-/// y = exp(x - m); returns the sum.
 KILN_SIMD_CLONES
 float exp_sum(const float* x, float* y, int64_t n, float m) {
   float acc[vec::kLanes] = {};
@@ -44,9 +55,11 @@ float exp_sum(const float* x, float* y, int64_t n, float m) {
 }
 
 KILN_SIMD_CLONES
-void scale(float* y, int64_t n, float f) {
+void scale_row(float* y, int64_t n, float f) {
   for (int64_t i = 0; i < n; ++i) y[i] *= f;
 }
+
+namespace {
 
 KILN_SIMD_CLONES
 void shift(const float* x, float* y, int64_t n, float c) {
@@ -106,7 +119,7 @@ class SoftmaxKernel : public Kernel {
             shift(xr, yr, n, m + std::log(s));
           } else {
             float s = exp_sum(xr, yr, n, m);
-            scale(yr, n, 1.0f / s);
+            scale_row(yr, n, 1.0f / s);
           }
         }
       });

@@ -39,6 +39,20 @@ TEST(VecAttention, PlainCausalAndMasked) {
   }
 }
 
+TEST(VecAttention, RowsLongerThanTheVectorLanes) {
+  // 37 keys: 16-lane passes of the row max and exp-sum plus a tail; 70 queries: the sgemm path's blocks of 64
+  // queries and a short last block. Scale 60 spreads the scores over about +-150, so exp overflows (and the
+  // rows come out NaN) unless the softmax subtracts each row's true max.
+  const std::vector<Dims> dims = {{1, 2, 70, 16}, {1, 2, 37, 16}, {1, 2, 37, 8}};
+  check_against_reference(attention_layer(false, false, 0.0), "vec", dims, {dims}, 1e-4, 1e-5, "plain, 37 keys");
+  check_against_reference(attention_layer(false, false, 60.0), "vec", dims, {dims}, 1e-4, 1e-5, "scale 60, 37 keys");
+  std::vector<Dims> masked = dims;
+  masked.push_back({1, 1, 1, 37});
+  check_against_reference(attention_layer(false, true, 0.0), "vec", masked, {masked}, 1e-4, 1e-5, "masked, 37 keys");
+  const std::vector<Dims> square = {{1, 2, 70, 16}, {1, 2, 70, 16}, {1, 2, 70, 16}};
+  check_against_reference(attention_layer(true, false, 0.0), "vec", square, {square}, 1e-4, 1e-5, "causal, 70 keys");
+}
+
 AttentionView strided(Dims dims, std::vector<int64_t> strides, int64_t offset) {
   AttentionView v;
   v.dims = std::move(dims);

@@ -1,8 +1,8 @@
-// The "vec" Shuffle kernel against the reference kernel: permutes before and after reshapes (attention's head
-// splits and merges, NCHW <-> NHWC, transposes with inner rows that stay contiguous and ones that do not),
-// plain reshapes and size-1 dims, for element sizes 1, 2, 4 and 8 bytes, with 1, 2 and 16 threads and copies
-// large enough to be split over the pool. A copy moves bits: the outputs must equal the reference's byte for
-// byte.
+// The "vec" Shuffle and Slice kernels against the reference kernels: permutes before and after reshapes
+// (attention's head splits and merges, NCHW <-> NHWC, transposes with inner rows that stay contiguous and
+// ones that do not), plain reshapes and size-1 dims; slices with unit, larger and negative strides (GPT-2's
+// q/k/v split); for element sizes 1, 2, 4 and 8 bytes, with 1, 2 and 16 threads and copies large enough to be
+// split over the pool. A copy moves bits: the outputs must equal the reference's byte for byte.
 
 #include <cstring>
 
@@ -33,7 +33,7 @@ void check(const OneLayer& l, const Dims& d, DType dt, const std::string& what) 
   info.layer = &l.layer;
   info.inputs.push_back(TensorInfo{"in", dt, d, d, d});
   info.outputs.push_back(TensorInfo{"out", dt, y, y, y});
-  const KernelRow& f = row(LayerKind::Shuffle, "vec");
+  const KernelRow& f = row(l.layer.kind, "vec");
   ASSERT_TRUE(f.runs(info, nullptr)) << what;
   auto kernel = f.create(info);
   const size_t es = dtype_size(dt), bytes = static_cast<size_t>(numel(d)) * es;
@@ -82,6 +82,45 @@ TEST(VecShuffle, EqualsReferenceBitForBit) {
   // Large enough to be split over the pool (several 64 KiB tasks), both row kinds.
   check(shuffle_layer({0, 2, 1, 3}, {}, {}), {4, 64, 12, 64}, DType::Float32, "large, contiguous rows");
   check(shuffle_layer({0, 2, 1}, {}, {}), {4, 384, 256}, DType::Float32, "large, strided rows");
+}
+
+OneLayer slice_layer(std::vector<int64_t> start, std::vector<int64_t> size, std::vector<int64_t> stride) {
+  OneLayer l;
+  l.layer.name = "slice";
+  l.layer.kind = LayerKind::Slice;
+  SliceParams p;
+  p.start = std::move(start);
+  p.size = std::move(size);
+  p.stride = std::move(stride);
+  l.layer.params = p;
+  return l;
+}
+
+TEST(VecSlice, EqualsReferenceBitForBit) {
+  for (DType dt : {DType::Float32, DType::Float16, DType::Int64, DType::Bool}) {
+    // GPT-2's split of its fused projection [B, S, 3E] into q, k, v: contiguous runs of E.
+    for (int64_t part = 0; part < 3; ++part) {
+      check(slice_layer({0, 0, 24 * part}, {2, 10, 24}, {}), {2, 10, 72}, dt,
+            "split " + std::to_string(part));
+    }
+    check(slice_layer({1, 2, 3}, {1, 3, 4}, {1, 2, 3}), {3, 9, 17}, dt, "strides 1, 2, 3");
+    check(slice_layer({2, 8}, {3, 5}, {-1, -2}), {4, 9}, dt, "negative strides");
+    check(slice_layer({0, 4, 0}, {1, 1, 6}, {1, 1, 1}), {1, 7, 6}, dt, "size-1 dims");
+    check(slice_layer({3, 2}, {1, 1}, {}), {5, 4}, dt, "one element");
+    check(slice_layer({0, 0}, {5, 4}, {1, 1}), {5, 4}, dt, "the whole input");
+  }
+  // Large enough to be split over the pool: GPT-2 small's value slice.
+  check(slice_layer({0, 0, 1536}, {1, 128, 768}, {1, 1, 1}), {1, 128, 2304}, DType::Float32, "large");
+}
+
+TEST(VecSlice, LeavesTensorStartsToTheReference) {
+  OneLayer l = slice_layer({0, 0}, {2, 2}, {});
+  LayerInfo info;
+  info.layer = &l.layer;
+  info.inputs.push_back(TensorInfo{"in", DType::Float32, {4, 4}, {4, 4}, {4, 4}});
+  info.inputs.push_back(TensorInfo{"start", DType::Int64, {2}, {2}, {2}});
+  info.outputs.push_back(TensorInfo{"out", DType::Float32, {2, 2}, {2, 2}, {2, 2}});
+  EXPECT_FALSE(row(LayerKind::Slice, "vec").runs(info, nullptr));
 }
 
 TEST(VecShuffle, LeavesTwoPermutationsToTheReference) {
