@@ -20,6 +20,7 @@ const std::vector<PassRegistration>& default_pass_table() {
       {S::PreLowering, make_replace_max_pool_with_indices_pass},
       {S::PreLowering, make_canonicalize_views_pass},
       {S::PreLowering, make_canonicalize_linear_pass},
+      {S::PreLowering, make_fuse_gelu_tanh_pass},
       {S::PreLowering, make_remove_noop_ops_pass},
       // Post-lowering: decompositions, weight folding and cleanup.
       {S::PostLowering, make_lower_quantize_dequantize_pass},

@@ -26,8 +26,12 @@ std::shared_ptr<Pass> make_replace_max_pool_with_indices_pass();
 /// Rewrites view/_unsafe_view/flatten/unflatten/view_copy into reshape, merges reshape chains.
 std::shared_ptr<Pass> make_canonicalize_views_pass();
 /// Rewrites addmm(bias, x, permute(W, [1, 0])) and mm(x, permute(W, [1, 0])) with a constant W (Core ATen's
-/// form of a linear layer, also with the reshapes around it for inputs of rank > 2) into aten.linear.
+/// form of a linear layer, also with the reshapes around it for inputs of rank > 2) into aten.linear, and
+/// addmm(bias, x, W) / mm(x, W) with a constant W used as it is into matmul(x, W) + bias.
 std::shared_ptr<Pass> make_canonicalize_linear_pass();
+/// Rewrites 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) written out in aten arithmetic into
+/// aten.gelu(x, approximate='tanh').
+std::shared_ptr<Pass> make_fuse_gelu_tanh_pass();
 /// Removes no-op clone/contiguous/_to_copy/reshape/expand nodes.
 std::shared_ptr<Pass> make_remove_noop_ops_pass();
 /// Quantize/dequantize programs: dequantized constant weights folded, quantize -> dequantize pairs as

@@ -6,6 +6,10 @@
 //   reshape(addmm(b, reshape(x, [M, K]), permute(W)), [d0, .., dn-2, N])  ->  linear(x, W, b)
 // when x is [d0, .., dn-2, K]. W must be a constant (a parameter, buffer or tensor constant): that is the
 // layer the engine's fused linear takes; a product with a transposed activation stays a matrix product.
+// A constant weight used as it is ([K, N], GPT-2's Conv1D) becomes a matrix product and a bias add, with the
+// same reshapes removed, so that what follows the layer (its activation, the residual add) meets the product
+// itself and fuses into it:
+//   reshape(addmm(b, reshape(x, [M, K]), W), [d0, .., dn-2, N])  ->  add(matmul(x, W), b)
 
 #include "../rewrite.h"
 #include "kiln/lowering/passes.h"
@@ -19,6 +23,11 @@ bool is_unit_scale(const ir::Node& node, const std::string& name) {
   if (a == nullptr || a->is_none()) return true;
   if (a->kind() != ir::Argument::Kind::Int && a->kind() != ir::Argument::Kind::Float) return false;
   return a->as_float() == 1.0;
+}
+
+// `value` when it is a rank-2 constant; else nullptr.
+ir::Value* plain_constant(ir::Value* value) {
+  return value->role() == ir::ValueRole::Constant && value->meta().rank() == 2 ? value : nullptr;
 }
 
 // W when `value` is permute(W, [1, 0]) of a rank-2 constant W; else nullptr.
@@ -81,13 +90,16 @@ bool canonicalize_one(ir::Graph& graph, ir::Node* node) {
   ir::Value* mat2 = detail::tensor_arg(*node, "mat2");
   if (mat1 == nullptr || mat2 == nullptr) return false;
   ir::Value* weight = transposed_constant(mat2);
+  const bool transposed = weight != nullptr;
+  if (!transposed) weight = plain_constant(mat2);
   if (weight == nullptr) return false;
+  const auto& out_features = weight->meta().sizes[transposed ? 0 : 1];
   ir::Value* bias = nullptr;
   if (addmm) {
     bias = detail::tensor_arg(*node, "self");
     // linear adds a bias of shape [N] to every row; addmm's self may be any broadcastable shape.
     if (bias == nullptr || !is_unit_scale(*node, "beta") || !is_unit_scale(*node, "alpha") ||
-        bias->meta().rank() != 1 || !(bias->meta().sizes[0] == weight->meta().sizes[0]) ||
+        bias->meta().rank() != 1 || !(bias->meta().sizes[0] == out_features) ||
         bias->meta().dtype != node->output(0)->meta().dtype) {
       return false;
     }
@@ -101,15 +113,30 @@ bool canonicalize_one(ir::Graph& graph, ir::Node* node) {
       replaced = reshape;
     }
   }
-  std::vector<ir::NamedArgument> args = {detail::named("input", ir::Argument::tensor(input)),
-                                         detail::named("weight", ir::Argument::tensor(weight)),
-                                         detail::named("bias", bias ? ir::Argument::tensor(bias) : ir::Argument::none())};
-  ir::Value* linear = detail::emit(graph, replaced, "aten.linear.default", std::move(args),
-                                   replaced->output(0)->meta(), "linear");
-  detail::replace_node(graph, replaced, {linear});
+  const ir::TensorMeta& meta = replaced->output(0)->meta();
+  ir::Value* result = nullptr;
+  if (transposed) {
+    std::vector<ir::NamedArgument> args = {
+        detail::named("input", ir::Argument::tensor(input)), detail::named("weight", ir::Argument::tensor(weight)),
+        detail::named("bias", bias ? ir::Argument::tensor(bias) : ir::Argument::none())};
+    result = detail::emit(graph, replaced, "aten.linear.default", std::move(args), meta, "linear");
+  } else {
+    result = detail::emit(graph, replaced, "aten.matmul.default",
+                          {detail::named("self", ir::Argument::tensor(input)),
+                           detail::named("other", ir::Argument::tensor(weight))},
+                          meta, "matmul");
+    if (bias != nullptr) {
+      result = detail::emit(graph, replaced, "aten.add.Tensor",
+                            {detail::named("self", ir::Argument::tensor(result)),
+                             detail::named("other", ir::Argument::tensor(bias)),
+                             detail::named("alpha", ir::Argument::int_(1), true)},
+                            meta, "add");
+    }
+  }
+  detail::replace_node(graph, replaced, {result});
   if (replaced != node) detail::replace_node(graph, node, {nullptr});
   // The permute and the flattening reshape are dead now unless something else reads them.
-  erase_if_unused(graph, mat2);
+  if (transposed) erase_if_unused(graph, mat2);
   if (input != mat1) erase_if_unused(graph, mat1);
   return true;
 }
@@ -135,7 +162,8 @@ bool run_canonicalize_linear(ir::Graph& graph, const PassContext&) {
 std::shared_ptr<Pass> make_canonicalize_linear_pass() {
   return std::make_shared<FunctionPass>(
       "canonicalize_linear",
-      "Rewrites addmm/mm with a transposed constant weight (Core ATen's linear) back into aten.linear.",
+      "Rewrites addmm/mm with a transposed constant weight (Core ATen's linear) back into aten.linear, and with a "
+      "constant weight used as it is (GPT-2's Conv1D) into matmul and a bias add, without the flattening reshapes.",
       run_canonicalize_linear);
 }
 

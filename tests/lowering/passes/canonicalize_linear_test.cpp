@@ -54,6 +54,37 @@ TEST(CanonicalizeLinear, RemovesTheFlatteningReshapes) {
 })", check);
 }
 
+// GPT-2's Conv1D: addmm with the constant weight used as it is ([K, N]) becomes a matrix product and a bias add
+// on the rank-3 input, so the activation that follows reads the product directly; mm the same without the
+// add. Same tolerance and reason as above.
+TEST(CanonicalizeLinear, UntransposedConstantWeightBecomesMatmulAndBias) {
+  auto pass = make_canonicalize_linear_pass();
+  testing::PassCheck check;
+  check.atol = 1e-5;
+  testing::expect_pass(*pass, R"(graph(%x: f32[2, 3, 4]) {
+  %w: f32[4, 5] = parameter("c_fc.weight")
+  %b: f32[5] = parameter("c_fc.bias")
+  %w2: f32[5, 6] = parameter("c_proj.weight")
+  %v: f32[6, 4] = aten.view.default(self=%x, size=[6, 4])
+  %y: f32[6, 5] = aten.addmm.default(self=%b, mat1=%v, mat2=%w, *, beta=1, alpha=1)
+  %o: f32[2, 3, 5] = aten.view.default(self=%y, size=[2, 3, 5])
+  %r: f32[2, 3, 5] = aten.tanh.default(self=%o)
+  %v2: f32[6, 5] = aten.view.default(self=%r, size=[6, 5])
+  %z: f32[6, 6] = aten.mm.default(self=%v2, mat2=%w2)
+  return (%z)
+})", R"(graph(%x: f32[2, 3, 4]) {
+  %w: f32[4, 5] = parameter("c_fc.weight")
+  %b: f32[5] = parameter("c_fc.bias")
+  %w2: f32[5, 6] = parameter("c_proj.weight")
+  %matmul: f32[2, 3, 5] = aten.matmul.default(self=%x, other=%w)
+  %add: f32[2, 3, 5] = aten.add.Tensor(self=%matmul, other=%b, *, alpha=1)
+  %r: f32[2, 3, 5] = aten.tanh.default(self=%add)
+  %v2: f32[6, 5] = aten.view.default(self=%r, size=[6, 5])
+  %matmul_1: f32[6, 6] = aten.matmul.default(self=%v2, other=%w2)
+  return (%matmul_1)
+})", check);
+}
+
 // The same with a dynamic batch: the reshapes carry SymInts. Same tolerance and reason as above.
 TEST(CanonicalizeLinear, RemovesDynamicFlatteningReshapes) {
   auto pass = make_canonicalize_linear_pass();
