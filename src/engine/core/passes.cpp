@@ -92,6 +92,21 @@ bool pure_reshape(const Plan::Impl& g, const Layer& l) {
          dims_known(g.tensors[l.outputs[0]].dims);
 }
 
+/// Whether permutation `perm` of a tensor of static `dims` (no zero) moves only dims of size 1: the others keep
+/// their order, so the elements keep theirs and the permute is a reshape (ViT's batch-first transposes of
+/// [1, L, E] <-> [L, 1, E] in its attention blocks).
+bool moves_only_unit_dims(const std::vector<int64_t>& perm, const Dims& dims) {
+  if (!dims_known(dims)) return false;
+  int64_t last = -1;
+  for (int64_t d : perm) {
+    if (d < 0 || d >= static_cast<int64_t>(dims.size()) || dims[d] == 0) return false;
+    if (dims[d] == 1) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
+}
+
 bool is_identity_perm(const std::vector<int64_t>& p) {
   for (size_t i = 0; i < p.size(); ++i) {
     if (p[i] != static_cast<int64_t>(i)) return false;
@@ -217,6 +232,17 @@ int eliminate_shuffles(Plan::Impl& g) {
         replace_uses(g, out, in);
         l.inputs.clear();
         l.outputs.clear();
+        ++changed;
+        again = true;
+        continue;
+      }
+      if (pure_transpose(l) && moves_only_unit_dims(p.first_perm, g.tensors[in].dims) &&
+          dims_known(g.tensors[out].dims)) {
+        KILN_INFO("engine: transpose '", l.name, "' moves only dims of size 1: a reshape");
+        auto& q = l.get<ShuffleParams>();
+        q.first_perm.clear();
+        q.has_reshape = true;
+        q.reshape = g.tensors[out].dims;
         ++changed;
         again = true;
         continue;

@@ -13,7 +13,8 @@ namespace kiln::engine::passes {
 int fold_constants(Plan::Impl& g, bool refittable);
 /// Removes layers that no output depends on, and tensors nothing uses; renumbers.
 int remove_dead_layers(Plan::Impl& g);
-/// Removes identity shuffles and merges consecutive shuffles that cancel or compose.
+/// Removes identity shuffles, turns transposes that move only dims of size 1 into reshapes (views), and merges
+/// consecutive shuffles that cancel or compose.
 int eliminate_shuffles(Plan::Impl& g);
 /// Conv/matmul + constant operand + bias (+ bn scale) + activation + residual add.
 int fuse_linear(Plan::Impl& g, bool refittable);
