@@ -113,7 +113,7 @@ CacheUse open_cache(const CompilationSettings& settings, EngineCache* user_cache
     use.owned = std::make_unique<DiskEngineCache>(dir, settings.engine_cache_size);
     use.cache = use.owned.get();
   }
-  use.device = engine::create_backend(settings.backend)->device();
+  use.device = engine::create_backend(settings.backend, engine::BackendOptions{settings.threads})->device();
   return use;
 }
 
@@ -225,7 +225,8 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
     if (settings.reuse_cached_engines && node_samples.empty() && (!calibration || calibration->ranges)) {
       if (std::optional<std::vector<uint8_t>> blob = cache.cache->load(hash)) {
         try {
-          detail::CachedEngine cached = detail::load_cache_entry(*blob, *node.subgraph(), settings.strip_engine_weights);
+          detail::CachedEngine cached = detail::load_cache_entry(*blob, *node.subgraph(), settings.strip_engine_weights,
+                                                                     engine::BackendOptions{settings.threads});
           segment.plan = std::move(cached.plan);
           segment.input_bindings = std::move(cached.input_bindings);
           segment.output_bindings = std::move(cached.output_bindings);
@@ -334,6 +335,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
   }
   const std::vector<engine::Precision> precisions =
       builder_precisions(settings);  // rejects bad ones before any work
+  (void)conversion::builder_config_from_settings(settings);  // rejects a bad thread count before any work
   CompileReport local;
   CompileReport& r = report != nullptr ? *report : local;
   r = CompileReport{};

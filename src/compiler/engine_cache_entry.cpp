@@ -23,7 +23,8 @@ std::vector<uint8_t> make_cache_entry(const CachedEngine& engine, const ir::Grap
   return blob;
 }
 
-CachedEngine load_cache_entry(const std::vector<uint8_t>& blob, const ir::Graph& segment, bool strip_weights) {
+CachedEngine load_cache_entry(const std::vector<uint8_t>& blob, const ir::Graph& segment, bool strip_weights,
+                              const engine::BackendOptions& options) {
   KILN_CHECK(blob.size() >= 8, InvalidInput, "cache entry too short");
   uint64_t header_size = 0;
   for (int i = 0; i < 8; ++i) header_size |= static_cast<uint64_t>(blob[i]) << (8 * i);
@@ -54,7 +55,7 @@ CachedEngine load_cache_entry(const std::vector<uint8_t>& blob, const ir::Graph&
                InvalidInput, "constant '", name, "' is compiled into the cached engine and differs in this program");
   }
   std::vector<uint8_t> plan_bytes(blob.begin() + 8 + static_cast<int64_t>(header_size), blob.end());
-  out.plan = engine::Plan::deserialize(plan_bytes);
+  out.plan = engine::Plan::deserialize(plan_bytes, options);
   KILN_CHECK(out.plan->refittable(), InvalidInput, "cached engine is not refittable");
   refit_from_graph(out.plan, segment);
   out.plan->set_strip_weights(strip_weights);

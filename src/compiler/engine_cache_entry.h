@@ -33,8 +33,10 @@ struct CachedEngine {
 std::vector<uint8_t> make_cache_entry(const CachedEngine& engine, const ir::Graph& segment);
 
 /// The engine a cache blob holds, refitted with `segment`'s weights; it serializes with or without its weights as
-/// `strip_weights` (the settings' strip_engine_weights) says. Throws kiln::Error when the blob is malformed,
-/// its bindings do not fit the segment, a baked-in constant differs, or the refit fails (the caller rebuilds).
-CachedEngine load_cache_entry(const std::vector<uint8_t>& blob, const ir::Graph& segment, bool strip_weights);
+/// `strip_weights` (the settings' strip_engine_weights) says, its kernels made on a backend with `options` (the
+/// settings' threads). Throws kiln::Error when the blob is malformed, its bindings do not fit the segment, a
+/// baked-in constant differs, or the refit fails (the caller rebuilds).
+CachedEngine load_cache_entry(const std::vector<uint8_t>& blob, const ir::Graph& segment, bool strip_weights,
+                              const engine::BackendOptions& options);
 
 }  // namespace kiln::compiler::detail

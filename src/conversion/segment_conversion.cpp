@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kiln/engine/thread_pool.h"
 #include "kiln/ir/segment.h"
 #include "kiln/support/error.h"
 #include "kiln/support/logging.h"
@@ -21,6 +22,9 @@ engine::BuilderConfig builder_config_from_settings(const settings::CompilationSe
   c.refittable = !settings.immutable_weights;
   c.strip_weights = settings.strip_engine_weights;
   c.timing_iterations = std::max(1, settings.num_avg_timing_iters);
+  KILN_CHECK(settings.threads >= 0 && settings.threads <= engine::kMaxThreads, InvalidInput, "threads: ",
+             settings.threads, " is not in [0, ", engine::kMaxThreads, "]");
+  c.threads = settings.threads;
   c.allow_tf32 = settings.allow_tf32;
   c.min_output_cosine = settings.reduced_precision_min_cosine;
   c.verbose = settings.debug;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/engine/thread_pool.h"
 #include "kiln/ir/segment.h"
 #include "kiln/ir/text.h"
 #include "kiln/runtime/module_archive_format.h"
@@ -203,6 +204,16 @@ ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::strin
     bad_archive(label, "the graph does not parse: " + e.message());
   }
 
+  // The compile settings' threads (optional: archives without settings or without the key run on all cores).
+  engine::BackendOptions engine_options;
+  if (meta.contains("settings") && meta.at("settings").is_object() && meta.at("settings").contains("threads")) {
+    const json& threads = meta.at("settings").at("threads");
+    if (!threads.is_number_integer() || threads.get<int64_t>() < 0 || threads.get<int64_t>() > engine::kMaxThreads) {
+      bad_archive(label, "module.json settings \"threads\" must be an integer in [0, " +
+                             std::to_string(engine::kMaxThreads) + "]");
+    }
+    engine_options.threads = static_cast<int>(threads.get<int64_t>());
+  }
   const json& engines_json = field(meta, "engines", "module.json", label);
   if (!engines_json.is_array()) bad_archive(label, "\"engines\" must be a list");
   for (const json& e : engines_json) {
@@ -217,7 +228,7 @@ ModuleArchiveContents read_module_archive(const ZipReader& zip, const std::strin
     }
     if (!zip.contains(plan)) bad_archive(label, "plan entry '" + plan + "' is missing");
     try {
-      segment.plan = engine::Plan::deserialize(zip.read(plan));
+      segment.plan = engine::Plan::deserialize(zip.read(plan), engine_options);
     } catch (const Error& err) {
       throw err.with_context(ErrorContext{label, segment.node, "", ""});
     }

@@ -13,6 +13,7 @@
 #include "kiln/frontend/program.h"
 #include "kiln/ir/segment.h"
 #include "kiln/runtime/module_archive.h"
+#include "kiln/settings/cache_key.h"
 #include "kiln/settings/settings_json.h"
 #include "kiln/support/error.h"
 
@@ -194,6 +195,37 @@ TEST(Compile, CudaGraphsSettingReachesTheModuleAndItsArchive) {
   EXPECT_FALSE(loaded->use_cuda_graphs());
   expect_matches_io(*loaded, fixture("tiny_mlp", "io_1.npz"));
   EXPECT_EQ(loaded->cuda_graph_engines(), 0u) << "the cpu backend has no graphs";
+}
+
+// threads: the builder's pool (tactics timed on it), the module's engines in process and after a save and load,
+// and the engine-cache key (a cached engine of another thread count is not reused); a negative count is refused.
+TEST(Compile, ThreadsSettingSizesTheEnginesAndTheirArchive) {
+  frontend::Program program = frontend::load_program(fixture("tiny_mlp"));
+  CompilationSettings settings;
+  settings.min_block_size = 1;
+  settings.threads = 1;
+  auto threads_of = [](const runtime::CompiledModule& module) {
+    const std::string device = module.engines().at(0).plan->running_device();
+    return device.substr(device.rfind(' ') + 1);
+  };
+  auto one = compile(program, settings);
+  ASSERT_NE(one, nullptr);
+  ASSERT_GT(one->summary().engine_segments, 0u);
+  EXPECT_EQ(threads_of(*one), "1t");
+  EXPECT_EQ(one->engines().at(0).plan->device().substr(one->engines().at(0).plan->device().rfind(' ') + 1), "1t");
+  auto loaded = runtime::load_from_bytes(runtime::save_to_bytes(*one), "one");
+  EXPECT_EQ(threads_of(*loaded), "1t");
+  expect_matches_io(*loaded, fixture("tiny_mlp", "io_0.npz"));
+  settings.threads = 3;
+  EXPECT_EQ(threads_of(*compile(program, settings)), "3t");
+  EXPECT_NE(settings::engine_invariant_key(settings), settings::engine_invariant_key(CompilationSettings{}));
+  settings.threads = -2;
+  try {
+    compile(program, settings);
+    ADD_FAILURE() << "a negative thread count compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("threads: -2 is not in [0, 1024]"), std::string::npos) << e.what();
+  }
 }
 
 // static_shape_cuda_graphs (default true) reaches the module and its archive; an archive without the key (written

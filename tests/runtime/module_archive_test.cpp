@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -192,6 +193,35 @@ TEST(ModuleArchiveFormat, BadPlanWeightReferencesAreErrors) {
     c["graph"] = "";
   }));
   EXPECT_NE(top_level.find("not a valid .kiln archive"), std::string::npos) << top_level;
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The compile settings' threads size the CPU engines' pools when the archive loads (their device strings end
+// in "<N>t"); absent, all cores; anything but an integer in [0, 1024] is refused naming it.
+TEST(ModuleArchiveFormat, SettingsThreadsSizeTheEnginesWhenLoaded) {
+  auto with_threads = [](const nlohmann::json& threads) {
+    return edited(read_file_bytes(kV1), [&](nlohmann::json& meta) { meta["settings"] = {{"threads", threads}}; });
+  };
+  auto threads_of = [](const runtime::CompiledModule& module) {
+    const std::string device = module.engines().at(0).plan->running_device();
+    return device.substr(device.rfind(' ') + 1);
+  };
+  EXPECT_EQ(threads_of(*runtime::load_from_bytes(with_threads(1), "m.kiln")), "1t");
+  EXPECT_EQ(threads_of(*runtime::load_from_bytes(with_threads(3), "m.kiln")), "3t");
+  const std::string all = std::to_string(std::max(1u, std::thread::hardware_concurrency())) + "t";
+  EXPECT_EQ(threads_of(*runtime::load(kV1)), all);
+  EXPECT_EQ(threads_of(*runtime::load_from_bytes(with_threads(0), "m.kiln")), all);
+  for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json(1025), nlohmann::json("2"),
+                                    nlohmann::json(1.5), nlohmann::json(nullptr), nlohmann::json(1ULL << 63)}) {
+    const std::string message = error_of(with_threads(bad));
+    EXPECT_NE(message.find("settings \"threads\" must be an integer in [0, 1024]"), std::string::npos)
+        << bad.dump() << ": " << message;
+  }
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ TEST(SettingDescriptors, StateTheirRoles) {
   EXPECT_EQ(invariant, (std::set<std::string>{"enabled_precisions", "use_explicit_typing", "truncate_double",
                                               "calibrator", "calibration_percentile",
                                               "reduced_precision_min_cosine", "backend", "workspace_size",
-                                              "optimization_level", "num_avg_timing_iters", "allow_tf32"}));
+                                              "optimization_level", "num_avg_timing_iters", "threads", "allow_tf32"}));
   EXPECT_EQ(runtime,
             (std::set<std::string>{"use_cuda_graphs", "static_shape_cuda_graphs", "lazy_engine_init"}));
 }

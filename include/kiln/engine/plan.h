@@ -74,7 +74,10 @@ class Plan {
   /// The input ranges of profile `index`.
   const OptimizationProfile& profile(int index) const;
   const std::string& backend_name() const;
+  /// The device string the plan was built for.
   const std::string& device() const;
+  /// The device string of the backend its kernels run on now (a CPU backend's names its thread count).
+  std::string running_device() const;
   std::vector<PlanLayerInfo> layers() const;
   /// Scratch bytes a context reserves for the kernels (the largest any kernel asked for).
   uint64_t workspace_bytes() const;

@@ -16,6 +16,9 @@
 
 namespace kiln::engine {
 
+/// The most threads a pool may be asked for (a setting or an archive naming more is refused).
+inline constexpr int kMaxThreads = 1024;
+
 class ThreadPool {
  public:
   /// `threads` total threads including the caller; 0 means std::thread::hardware_concurrency().

@@ -62,6 +62,9 @@
     "builder optimization level 0..5 (higher: more tactics timed)")                                          \
   X(Integer<int>, num_avg_timing_iters, 1, "", "", Engine,                                                   \
     "timing iterations averaged per tactic candidate")                                                       \
+  X(Integer<int>, threads, 0, "threads", "N", Engine,                                                        \
+    "cpu: the threads tactics are timed on and the module runs on, saved with it (0: all cores; at most "   \
+    "1024)")                                                                                                 \
   X(Text, timing_cache_path, default_timing_cache_path(), "timing-cache", "FILE", Compile,                   \
     "timing cache file (default <user cache dir>/timing_cache.bin: $KILN_CACHE_DIR, else "                   \
     "$XDG_CACHE_HOME/kiln, else ~/.cache/kiln; empty: none)")                                                \

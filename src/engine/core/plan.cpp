@@ -28,6 +28,7 @@ const OptimizationProfile& Plan::profile(int index) const {
 
 const std::string& Plan::backend_name() const { return impl_->backend_name; }
 const std::string& Plan::device() const { return impl_->device; }
+std::string Plan::running_device() const { return impl_->backend->device(); }
 
 std::vector<PlanLayerInfo> Plan::layers() const {
   std::vector<PlanLayerInfo> out;
