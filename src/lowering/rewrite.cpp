@@ -112,6 +112,11 @@ bool bool_arg(const Node& node, const std::string& name, bool fallback) {
   return a == nullptr || a->is_none() ? fallback : a->as_bool();
 }
 
+Value* tensor_arg_if_tensor(const Node& node, const std::string& name) {
+  const Argument* a = node.find_arg(name);
+  return a != nullptr && a->kind() == Argument::Kind::Tensor ? tensor_arg(node, name) : nullptr;
+}
+
 bool arg_is_none(const Node& node, const std::string& name) {
   const Argument* a = node.find_arg(name);
   return a == nullptr || a->is_none();

@@ -37,6 +37,9 @@ size_t replace_uses_after(ir::Graph& graph, ir::Node* after, ir::Value* from, ir
 
 /// The tensor argument `name`, or nullptr when absent or None.
 ir::Value* tensor_arg(const ir::Node& node, const std::string& name);
+/// The argument `name` when it is a tensor; nullptr when absent, None or of another kind (a number): for
+/// pattern matching over ops whose operand may be either (aten.mul.Tensor's `other`).
+ir::Value* tensor_arg_if_tensor(const ir::Node& node, const std::string& name);
 /// The argument `name` as int/float/bool, or `fallback` when absent or None.
 int64_t int_arg(const ir::Node& node, const std::string& name, int64_t fallback);
 double float_arg(const ir::Node& node, const std::string& name, double fallback);

@@ -29,6 +29,9 @@ std::shared_ptr<Pass> make_canonicalize_views_pass();
 /// form of a linear layer, also with the reshapes around it for inputs of rank > 2) into aten.linear, and
 /// addmm(bias, x, W) / mm(x, W) with a constant W used as it is into matmul(x, W) + bias.
 std::shared_ptr<Pass> make_canonicalize_linear_pass();
+/// Rewrites matmul(softmax(matmul(q, k^T) * c + mask, -1), v) written out (eager attention) into
+/// aten.scaled_dot_product_attention(q, k, v, mask, scale=c).
+std::shared_ptr<Pass> make_fuse_attention_pass();
 /// Rewrites 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) written out in aten arithmetic into
 /// aten.gelu(x, approximate='tanh').
 std::shared_ptr<Pass> make_fuse_gelu_tanh_pass();

@@ -14,12 +14,6 @@
 namespace kiln::lowering {
 namespace {
 
-// The argument `name` when it is a tensor; else nullptr (numbers too).
-ir::Value* tensor_or_null(const ir::Node& node, const std::string& name) {
-  const ir::Argument* a = node.find_arg(name);
-  return a != nullptr && a->kind() == ir::Argument::Kind::Tensor ? detail::tensor_arg(node, name) : nullptr;
-}
-
 // The node producing `v` when it is `target`; else nullptr.
 ir::Node* producer_of(ir::Value* v, std::string_view target) {
   if (v == nullptr) return nullptr;
@@ -45,14 +39,14 @@ bool unit_alpha(const ir::Node& node) {
 // is the number `value`; else nullptr.
 ir::Value* operand_times_or_plus(ir::Node* node, double value) {
   if (node == nullptr || !number_near(*node, "other", value) || !unit_alpha(*node)) return nullptr;
-  return tensor_or_null(*node, "self");
+  return detail::tensor_arg_if_tensor(*node, "self");
 }
 
 // The two tensor operands of `node` (aten.add.Tensor with alpha 1, or aten.mul.Tensor); false otherwise.
 bool tensor_operands(const ir::Node& node, ir::Value** a, ir::Value** b) {
   if (!unit_alpha(node)) return false;
-  *a = tensor_or_null(node, "self");
-  *b = tensor_or_null(node, "other");
+  *a = detail::tensor_arg_if_tensor(node, "self");
+  *b = detail::tensor_arg_if_tensor(node, "other");
   return *a != nullptr && *b != nullptr;
 }
 
@@ -64,7 +58,9 @@ ir::Value* cubic_argument(ir::Value* v) {
   for (int order = 0; order < 2; ++order, std::swap(a, b)) {
     ir::Value* cube = operand_times_or_plus(producer_of(b, "aten.mul.Tensor"), 0.044715);
     ir::Node* pow = producer_of(cube, "aten.pow.Tensor_Scalar");
-    if (pow != nullptr && number_near(*pow, "exponent", 3.0) && tensor_or_null(*pow, "self") == a) return a;
+    if (pow != nullptr && number_near(*pow, "exponent", 3.0) &&
+        detail::tensor_arg_if_tensor(*pow, "self") == a)
+      return a;
   }
   return nullptr;
 }
@@ -74,8 +70,9 @@ ir::Value* tanh_term_argument(ir::Value* v) {
   ir::Node* tanh =
       producer_of(operand_times_or_plus(producer_of(v, "aten.add.Tensor"), 1.0), "aten.tanh.default");
   if (tanh == nullptr) return nullptr;
-  return cubic_argument(operand_times_or_plus(producer_of(tensor_or_null(*tanh, "self"), "aten.mul.Tensor"),
-                                              std::sqrt(2.0 / std::numbers::pi)));
+  return cubic_argument(
+      operand_times_or_plus(producer_of(detail::tensor_arg_if_tensor(*tanh, "self"), "aten.mul.Tensor"),
+                            std::sqrt(2.0 / std::numbers::pi)));
 }
 
 // x when `node` computes gelu(x, 'tanh') as written out above; else nullptr.
