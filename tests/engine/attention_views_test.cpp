@@ -2,8 +2,8 @@
 // $KILN_TEST_BACKEND (cpu by default; the gpu ctest runs it on cuda, where fp16/bf16 take the flash tactic
 // when the views keep rows 16-byte aligned and the generic one otherwise):
 //   - layers whose q/k/v/output views are given directly, against a double reference over the logical values;
-//   - the BERT and ViT chains around attention (B=2, S/L=5, H=3, D=8) built with the pass and without: the
-//     bypassed shuffles/gathers are gone, the params carry the views, the numbers agree;
+//   - the BERT, ViT and GPT-2 chains around attention (B=2, S/L=5, H=3, D=8) built with the pass and without:
+//     the bypassed shuffles/gathers/slices are gone, the params carry the views, the numbers agree;
 //   - chains the pass must leave alone (dynamic dims, a chain that does not compose, a head dim that is not
 //     contiguous) and a bypassed tensor that is also a network output: all still correct.
 // Tolerances: fp32 1e-4 relative + 1e-5 absolute (float sums in another order than the double reference);
@@ -261,6 +261,51 @@ TEST(EngineAttentionViews, VitChainFolds) {
       EXPECT_EQ(p.view(i).offset, i * kE) << "operand " << i;
     }
     EXPECT_EQ(p.out_view.strides, (std::vector<int64_t>{kE, kD, kB * kE, 1}));
+  }
+}
+
+/// GPT-2 (transformers, eager attention fused by lowering): c_attn [B,S,3E] -> slices [B,S,E] at 0, E, 2E ->
+/// reshape [B,S,H,D] -> transpose(0,2,1,3) -> attention (causal) -> transpose(0,2,1,3) -> reshape [B,S,E].
+NetFn gpt2_chain() {
+  return [](Network& net, bool dynamic) {
+    std::mt19937 rng(841);
+    Tensor* x = net.add_input("x", DType::Float32, {dynamic ? -1 : kB, kS, kE});
+    Tensor* w = net.add_constant("c_attn_w", random_tensor(DType::Float32, {kE, 3 * kE}, rng, -0.4, 0.4));
+    Tensor* qkv = net.add_matrix_multiply("c_attn", x, false, w, false);  // [B, S, 3E]
+    Tensor* heads[3];
+    for (int i = 0; i < 3; ++i) {
+      std::string n = std::string(1, "qkv"[i]);
+      SliceParams sp;
+      sp.start = {0, 0, i * kE};
+      sp.size = {kB, kS, kE};
+      sp.stride = {1, 1, 1};
+      Tensor* s = net.add_slice(n + "_split", qkv, sp);
+      Tensor* r = net.add_shuffle(n + "_view", s, ShuffleParams{{}, true, {kB, kS, kH, kD}, {}});
+      heads[i] = net.add_shuffle(n + "_transpose", r, ShuffleParams{{0, 2, 1, 3}, false, {}, {}});
+    }
+    AttentionParams ap;
+    ap.causal = true;
+    Tensor* a = net.add_attention("attention", heads[0], heads[1], heads[2], nullptr, ap);
+    Tensor* t = net.add_shuffle("out_transpose", a, ShuffleParams{{0, 2, 1, 3}, false, {}, {}});
+    Tensor* y = net.add_shuffle("out_view", t, ShuffleParams{{}, true, {kB, kS, kE}, {}});
+    y->set_name("y");
+    net.mark_output(y);
+  };
+}
+
+TEST(EngineAttentionViews, Gpt2SplitChainFolds) {
+  std::mt19937 rng(842);
+  std::map<std::string, HostTensor> inputs = {{"x", random_tensor(DType::Float32, {kB, kS, kE}, rng)}};
+  auto [off, on] = build_both(gpt2_chain(), inputs, TestPrecision::FP32);
+  if (!on) GTEST_SKIP() << "backend " << test_backend() << " unavailable";
+  EXPECT_EQ(count_kind(*off, LayerKind::Slice), 3);
+  EXPECT_EQ(count_kind(*on, LayerKind::Slice), 0) << "the q/k/v split is bypassed";
+  EXPECT_EQ(count_permutes(*on), 0);
+  const AttentionParams& p = attention_params(*on);
+  for (int i = 0; i < 3; ++i) {
+    // [B,H,S,D] over the projection [B,S,3E]: b -> S*3E, h -> D, s -> 3E, d -> 1, from the slice's start.
+    EXPECT_EQ(p.view(i).strides, (std::vector<int64_t>{kS * 3 * kE, kD, 3 * kE, 1})) << "operand " << i;
+    EXPECT_EQ(p.view(i).offset, i * kE) << "operand " << i;
   }
 }
 

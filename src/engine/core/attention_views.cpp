@@ -1,5 +1,5 @@
 // The attention-view pass: an Attention layer reads q, k and v through strided views of the tensors that a
-// chain of Shuffle (reshape / permute) and select-like Gather layers copied them from, and writes its output
+// chain of Shuffle (reshape / permute), select-like Gather and constant Slice layers copied them from, and writes its output
 // straight into the layout of a permute that follows it (AttentionView, layers.h). The bypassed copies die
 // when nothing else uses them (dead-layer removal).
 //
@@ -8,7 +8,8 @@
 // them again): each dim of an intermediate tensor is a list of (size, stride) atoms, major first, over the
 // source tensor's dense buffer. A permute reorders dims; a reshape flattens the atoms and regroups them into
 // the new dims, splitting an atom where a new dim boundary falls inside it; a select (Gather of one constant
-// index) adds the index's offset and drops the dim. At the end every one of the 4 attention dims must
+// index) adds the index's offset and drops the dim; a slice (GPT-2's split of its fused q/k/v projection) adds
+// its start's offset and scales the stride of each sliced dim, which must coalesce into one atom. At the end every one of the 4 attention dims must
 // coalesce into one (size, stride), with the head dim at stride 1. Static shapes only.
 
 #include <algorithm>
@@ -120,6 +121,21 @@ std::optional<Atom> coalesce(const std::vector<Atom>& atoms) {
   return cur;
 }
 
+/// Keeps out[d] indices start[d] + i * step[d] of every dim d; false when a sliced dim's atoms do not coalesce.
+bool slice(Layout& l, const SliceParams& p, const Dims& in, const Dims& out) {
+  if (p.start.size() != in.size() || (!p.stride.empty() && p.stride.size() != in.size())) return false;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const int64_t step = p.stride.empty() ? 1 : p.stride[d];
+    if (p.start[d] == 0 && step == 1 && out[d] == in[d]) continue;
+    const std::optional<Atom> a = coalesce(l.dims[d]);
+    if (!a || step <= 0) return false;
+    l.offset += p.start[d] * a->stride;
+    l.dims[d].clear();
+    if (out[d] != 1) l.dims[d].push_back({out[d], a->stride * step});
+  }
+  return true;
+}
+
 bool is_const(const Plan::Impl& g, int64_t id) {
   int64_t p = g.tensors[id].producer;
   return p >= 0 && g.layers[p].layer.kind == LayerKind::Constant && !g.layers[p].layer.weights.empty();
@@ -140,6 +156,7 @@ bool chain_step(const Plan::Impl& g, const Layer& l) {
   if (!dims_known(g.tensors[l.inputs[0]].dims) || !dims_known(g.tensors[l.outputs[0]].dims)) return false;
   if (g.tensors[l.inputs[0]].dtype != g.tensors[l.outputs[0]].dtype) return false;
   if (l.kind == LayerKind::Shuffle) return true;
+  if (l.kind == LayerKind::Slice) return l.inputs.size() == 1;  // constant start / size / stride
   return select_index(g, l).has_value();
 }
 
@@ -156,6 +173,8 @@ bool apply(const Plan::Impl& g, const Layer& l, Layout& x) {
     if (index < 0) index += in[axis];
     if (index < 0 || index >= in[axis]) return false;
     select(x, static_cast<size_t>(axis), index);
+  } else if (l.kind == LayerKind::Slice) {
+    if (!slice(x, l.get<SliceParams>(), in, out)) return false;
   } else {
     const auto& p = l.get<ShuffleParams>();
     if (!permute(x, p.first_perm)) return false;
