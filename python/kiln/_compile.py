@@ -2,6 +2,7 @@
 
 import json
 import logging
+import math
 import os
 import tempfile
 from typing import Any, Iterable, Optional, Sequence
@@ -106,6 +107,10 @@ def settings_json(precision: Any = None, backend: Optional[str] = None, **settin
     """The settings Kiln receives for kiln.compile's keyword arguments (unknown names fail there, with Kiln's
     message)."""
     out = {name: _json_value(value) for name, value in settings.items()}
+    for name, value in out.items():
+        # JSON has no NaN or infinity: json.dumps would write a token Kiln refuses without naming the setting.
+        if isinstance(value, float) and not math.isfinite(value):
+            raise KilnError("[InvalidInput] settings: '%s' expects a finite number, got %r" % (name, value))
     if "enabled_precisions" in settings:
         out["enabled_precisions"] = _precisions(settings["enabled_precisions"])
     if precision is not None:

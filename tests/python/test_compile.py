@@ -54,6 +54,10 @@ def test_unknown_or_mistyped_settings_fail_with_kiln_message():
         kiln.compile(path, min_blok_size=3)
     with pytest.raises(kiln.KilnError, match=r"^\[InvalidInput\].*'min_block_size'.*int"):
         kiln.compile(path, min_block_size="3")
+    with pytest.raises(kiln.KilnError, match=r"^\[InvalidInput\].*'calibration_percentile' expects a number in"):
+        kiln.compile(path, calibration_percentile=0)
+    with pytest.raises(kiln.KilnError, match=r"^\[InvalidInput\].*'reduced_precision_min_cosine' expects a finite"):
+        kiln.compile(path, reduced_precision_min_cosine=float("nan"))
     with pytest.raises(kiln.KilnError, match=r"unknown precision"):
         kiln.compile(path, precision="fp8")
     with pytest.raises(kiln.KilnError, match=r"backend"):
