@@ -123,11 +123,11 @@ void OptionalBytes::apply_flag(std::optional<int64_t>& field, std::string_view v
   field = detail::parse_positive_bytes(info.flag, value);
 }
 
-template <double Max>
+template <int Max>
 json Real<Max>::to_json(double value) {
   return value;
 }
-template <double Max>
+template <int Max>
 double Real<Max>::from_json(const json& value, const SettingInfo& info) {
   const std::string expected = "a number in (0, " + detail::shortest_decimal(Max) + "]";
   if (!value.is_number()) wrong_type(info, expected, value);
@@ -135,12 +135,12 @@ double Real<Max>::from_json(const json& value, const SettingInfo& info) {
   if (!(std::isfinite(x) && x > 0 && x <= Max)) wrong_type(info, expected, value);
   return x;
 }
-template <double Max>
+template <int Max>
 void Real<Max>::apply_flag(double& field, std::string_view value, const SettingInfo& info) {
   field = detail::parse_real(info.flag, value, Max);
 }
-template struct Real<1.0>;
-template struct Real<100.0>;
+template struct Real<1>;
+template struct Real<100>;
 
 json Text::to_json(const std::string& value) { return value; }
 std::string Text::from_json(const json& value, const SettingInfo& info) {

@@ -29,13 +29,13 @@
     "engine-cache key")                                                                                      \
   X(Choice, calibrator, "percentile", "calibrator", "percentile|entropy|max", Engine,                        \
     "how int8 calibration picks each tensor's range: percentile (default), entropy (KL), max")               \
-  X(Real<100.0>, calibration_percentile, 99.99, "calibration-percentile", "P", Engine,                       \
+  X(Real<100>, calibration_percentile, 99.99, "calibration-percentile", "P", Engine,                         \
     "the percentile calibrator's P in (0, 100]: a tensor's range ends where P% of its |x| lie (default "     \
     "99.99)")                                                                                                \
   X(Bool, use_explicit_typing, false, "", "", Engine,                                                        \
     "build strongly typed networks: every layer keeps the dtype the graph states")                           \
   X(Bool, truncate_double, false, "", "", Engine, "let float64 tensors run in float32 inside engines")       \
-  X(Real<1.0>, reduced_precision_min_cosine, 0.999, "reduced-precision-min-cosine", "C", Engine,            \
+  X(Real<1>, reduced_precision_min_cosine, 0.999, "reduced-precision-min-cosine", "C", Engine,               \
     "fp16/bf16 with sample inputs: earliest layers stay fp32 until the outputs' cosine to fp32 is >= C, "    \
     "in (0, 1] (default 0.999)")                                                                             \
   /* Partitioning */                                                                                         \

@@ -77,8 +77,9 @@ struct OptionalBytes {
 };
 
 /// A finite real number in (0, Max]. JSON: a number (an integer too). Flag: a decimal number, the whole value
-/// as std::from_chars reads it (locale-independent; no spaces, no '+', no hex, no nan or inf).
-template <double Max>
+/// as std::from_chars reads it (locale-independent; no spaces, no '+', no hex, no nan or inf). Max is an integer:
+/// clang before 18 takes no floating-point template arguments.
+template <int Max>
 struct Real {
   using Field = double;
   static constexpr std::string_view kType = "float";
@@ -87,8 +88,8 @@ struct Real {
   static double from_json(const nlohmann::json& json, const SettingInfo& info);
   static void apply_flag(double& field, std::string_view value, const SettingInfo& info);
 };
-extern template struct Real<1.0>;
-extern template struct Real<100.0>;
+extern template struct Real<1>;
+extern template struct Real<100>;
 
 /// Free text (a path). JSON: a string. Flag: the value as given ("" allowed).
 struct Text {
