@@ -4,7 +4,7 @@
 #
 #   scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags...]
 #
-# TARGET is a folder of fuzz/ (zip, npz, sym_expr, ir_text, pt2, plan, kiln_archive). Each run starts from the
+# TARGET is a folder of fuzz/ (zip, npz, sym_expr, ir_text, pt2, plan, settings, kiln_archive). Each run starts from the
 # target's seeds (fuzz/TARGET/seeds, never written to) and its working corpus build-fuzz/corpus/TARGET (kept
 # between runs, so a longer run goes on where the last stopped), with the target's dictionary. A finding (crash,
 # sanitizer report, uncaught exception, one input running over 30 s (a hang), more than 2 GiB RSS or one allocation
@@ -23,7 +23,7 @@ fi
 target="$1"
 seconds="$2"
 shift 2
-targets=(zip npz sym_expr ir_text pt2 plan kiln_archive)
+targets=(zip npz sym_expr ir_text pt2 plan settings kiln_archive)
 if [ "$target" = all ]; then
   selected=("${targets[@]}")
 elif [ -d "fuzz/$target/seeds" ]; then

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "kiln/support/error.h"
 
 namespace kiln::settings::detail {
@@ -51,6 +53,16 @@ double parse_real(std::string_view flag, std::string_view value, double max) {
              InvalidInput, "--", flag, ": expected a number in (0, ", shortest_decimal(max), "], got '", value,
              "'");
   return x;
+}
+
+std::string parse_text(std::string_view flag, std::string_view value) {
+  std::string text(value);
+  try {
+    (void)nlohmann::json(text).dump();
+  } catch (const nlohmann::json::type_error&) {
+    KILN_FAIL(InvalidInput, "--", flag, ": expected UTF-8 text, got '", value, "'");
+  }
+  return text;
 }
 
 int64_t parse_positive_bytes(std::string_view flag, std::string_view value) {

@@ -20,6 +20,9 @@ int64_t parse_count(std::string_view flag, std::string_view value, bool byte_suf
 double parse_real(std::string_view flag, std::string_view value, double max);
 /// `max` as the shortest decimal that reads back as it ("100", "0.999").
 std::string shortest_decimal(double max);
+/// `value` as a string when it is UTF-8 that JSON can hold (settings are saved as JSON: a path with other bytes
+/// would fail the compile at its end); else throws "--flag: expected UTF-8 text, got 'value'".
+std::string parse_text(std::string_view flag, std::string_view value);
 /// A byte size (K/M/G suffixes) that must be positive.
 int64_t parse_positive_bytes(std::string_view flag, std::string_view value);
 /// The '|'-separated values of a row ("cpu|cuda" -> {"cpu", "cuda"}).

@@ -18,7 +18,7 @@ void cpu_memory_budget(CompilationSettings& s, std::string_view value) {
 
 void cache_dir(CompilationSettings& s, std::string_view value) {
   KILN_CHECK(!value.empty(), InvalidInput, "--cache-dir: expected a directory");
-  s.engine_cache_dir = std::string(value);
+  s.engine_cache_dir = parse_text("cache-dir", value);
   s.cache_built_engines = s.reuse_cached_engines = true;
   s.immutable_weights = false;  // cached engines are weightless and refitted
 }

@@ -148,7 +148,7 @@ std::string Text::from_json(const json& value, const SettingInfo& info) {
   return value.get<std::string>();
 }
 void Text::apply_flag(std::string& field, std::string_view value, const SettingInfo& info) {
-  field = std::string(value);
+  field = detail::parse_text(info.flag, value);
 }
 
 json Choice::to_json(const std::string& value) { return value; }
@@ -166,7 +166,7 @@ std::set<std::string> OpSet::from_json(const json& value, const SettingInfo& inf
   return {names.begin(), names.end()};
 }
 void OpSet::apply_flag(std::set<std::string>& field, std::string_view value, const SettingInfo& info) {
-  for (std::string& op : comma_list(value)) field.insert(std::move(op));
+  for (std::string& op : comma_list(value)) field.insert(detail::parse_text(info.flag, op));
 }
 
 json Precisions::to_json(const std::set<DType>& value) {

@@ -146,5 +146,26 @@ TEST(SettingsFlags, BadValuesNameTheFlag) {
   EXPECT_THROW(apply_settings_flag(s, "--min-block-size", "99999999999999999999"), Error);
 }
 
+// Settings are saved as JSON (the .kiln's compile settings, MutableModule archives), which holds only UTF-8: a
+// text flag with other bytes is an error naming the flag up front, not a JSON library exception when the compile
+// is done.
+TEST(SettingsFlags, TextThatIsNotUtf8IsAnErrorNamingTheFlag) {
+  for (const char* flag : {"--timing-cache", "--torch-executed-ops", "--cache-dir", "--calibration"}) {
+    CompilationSettings s;
+    try {
+      apply_settings_flag(s, flag, "/tmp/\xff\xfe");
+      ADD_FAILURE() << flag << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(flag) + ": expected UTF-8 text, got '/tmp/\\xff\\xfe'"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_NO_THROW(nlohmann::json(settings_to_json(s)).dump()) << flag;
+  }
+  CompilationSettings s;
+  EXPECT_TRUE(apply_settings_flag(s, "--timing-cache", "/tmp/caf\xc3\xa9.bin"));  // UTF-8 is kept as given
+  EXPECT_EQ(s.timing_cache_path, "/tmp/caf\xc3\xa9.bin");
+}
+
 }  // namespace
 }  // namespace kiln::settings

@@ -91,7 +91,7 @@ struct Real {
 extern template struct Real<1>;
 extern template struct Real<100>;
 
-/// Free text (a path). JSON: a string. Flag: the value as given ("" allowed).
+/// Free text (a path). JSON: a string. Flag: the value as given ("" allowed), if it is UTF-8.
 struct Text {
   using Field = std::string;
   static constexpr std::string_view kType = "str";
@@ -111,7 +111,7 @@ struct Choice {
   static void apply_flag(std::string& field, std::string_view value, const SettingInfo& info);
 };
 
-/// A set of operator names. JSON: a list of strings. Flag: comma-separated names, added to the set.
+/// A set of operator names. JSON: a list of strings. Flag: comma-separated UTF-8 names, added to the set.
 struct OpSet {
   using Field = std::set<std::string>;
   static constexpr std::string_view kType = "list[str]";
