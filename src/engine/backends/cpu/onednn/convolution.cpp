@@ -115,7 +115,8 @@ class ConvolutionKernel : public Kernel {
                tensor_format_name(x.format), " -> ", tensor_format_name(y.format));
     // The thread count first: oneDNN sizes a primitive's scratchpad and work split for the threads it is
     // created with, and running it with more fails ("could not execute a primitive").
-    use_threads(threads_for_macs(args.pool, conv_macs(x, y)));
+    use_threads(threads_for_work(args.pool, conv_macs(x, y),
+                                 static_cast<double>(x.nbytes() + y.nbytes() + weight_values_.size() * sizeof(float))));
     ConvEntry& e =
         entry_for_shape(state->entries[x.dims], "convolution", [&] { return make_entry(x.dims, y.dims); });
     dnnl::stream& s = state->stream;

@@ -97,7 +97,9 @@ class MatmulKernel : public Kernel {
     // Before creating the primitive (see convolution.cpp): y's elements times the shared dim K.
     const size_t k_from_end = p_.transpose_a && a.dims.size() >= 2 ? 2 : 1;
     const int64_t k = a.dims.empty() ? 1 : a.dims[a.dims.size() - k_from_end];
-    use_threads(threads_for_macs(args.pool, static_cast<double>(y.numel()) * static_cast<double>(k)));
+    const double b_bytes = static_cast<double>(b ? b->nbytes() : b_values_.size() * sizeof(float));
+    use_threads(threads_for_work(args.pool, static_cast<double>(y.numel()) * static_cast<double>(k),
+                                 static_cast<double>(a.nbytes() + y.nbytes()) + b_bytes));
     auto& slot = state->entries[key];
     if (!slot) slot = make_entry(a.dims, b ? b->dims : b_dims_, y.dims);
     MatmulEntry& e = *slot;

@@ -237,14 +237,17 @@ void use_threads(int threads) {
 void use_pool_threads(const ThreadPool* pool) { use_threads(pool ? pool->size() : 1); }
 
 namespace {
-int threads_for(const ThreadPool* pool, double work, double per_thread) {
-  if (pool == nullptr || !(work > 0)) return 1;  // (NaN too)
-  return pool->team_for(static_cast<int64_t>(std::min<double>(pool->size(), std::floor(work / per_thread))));
+int threads_for(const ThreadPool* pool, double wanted) {
+  if (pool == nullptr || !(wanted > 0)) return 1;  // (NaN too)
+  return pool->team_for(static_cast<int64_t>(std::min<double>(pool->size(), std::floor(wanted))));
 }
 }  // namespace
 
-int threads_for_macs(const ThreadPool* pool, double macs) { return threads_for(pool, macs, kMacsPerThread); }
-int threads_for_bytes(const ThreadPool* pool, double bytes) { return threads_for(pool, bytes, kBytesPerThread); }
+int threads_for_macs(const ThreadPool* pool, double macs) { return threads_for(pool, macs / kMacsPerThread); }
+int threads_for_bytes(const ThreadPool* pool, double bytes) { return threads_for(pool, bytes / kBytesPerThread); }
+int threads_for_work(const ThreadPool* pool, double macs, double bytes) {
+  return threads_for(pool, std::max(macs / kMacsPerThread, bytes / kBytesPerThread));
+}
 
 std::string threads_text() {
   using MaxThreads = int (*)();

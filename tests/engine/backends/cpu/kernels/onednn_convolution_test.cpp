@@ -511,6 +511,11 @@ TEST(OnednnThreads, ThreadCountFollowsTheWork) {
   EXPECT_EQ(onednn::threads_for_macs(&sixteen, std::nan("")), 1);
   EXPECT_EQ(onednn::threads_for_bytes(&sixteen, 3.0 * onednn::kBytesPerThread), 16);
   EXPECT_EQ(onednn::threads_for_bytes(&two, 1.5 * onednn::kBytesPerThread), 1);
+  // Compute or memory traffic, whichever fills more threads: a matrix-vector product of 4.9 MB of weights.
+  EXPECT_EQ(onednn::threads_for_work(&sixteen, 1.2e6, 4.9e6), 16);
+  EXPECT_EQ(onednn::threads_for_work(&sixteen, 1.2e6, 0.3 * onednn::kBytesPerThread), 1);
+  EXPECT_EQ(onednn::threads_for_work(&sixteen, 1e12, 0), 16);
+  EXPECT_EQ(onednn::threads_for_work(&sixteen, std::nan(""), std::nan("")), 1);
 }
 
 TEST(OnednnConvolution, LayersLargeEnoughForSeveralThreads) {
