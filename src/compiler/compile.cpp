@@ -232,6 +232,7 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
           segment.output_bindings = std::move(cached.output_bindings);
           if (info.calibration.empty() && cached.program_ranges) info.calibration = "program Q/DQ";
           info.quantization = std::move(cached.quantization_notes);
+          info.precision = std::move(cached.precision_notes);
           info.cache_hit = true;
           KILN_INFO("engine ", node.name(), ": cache hit (", hash.substr(0, 12), "), refitted with the program's weights");
         } catch (const Error& e) {
@@ -263,7 +264,8 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
     info.precision = engine::precision_notes(*segment.plan);
     if (cache.cache != nullptr && settings.cache_built_engines) {
       cache.cache->save(hash, detail::make_cache_entry({segment.plan, segment.input_bindings, segment.output_bindings,
-                                                        !built.program_ranges.empty(), info.quantization},
+                                                        !built.program_ranges.empty(), info.quantization,
+                                                        info.precision},
                                                        *node.subgraph()));
     }
   }
@@ -299,9 +301,9 @@ std::string CompileReport::to_string() const {
           << e.tactics.from_cache << " from the timing cache, " << e.tactics.reused
           << " reused within the build, " << e.tactics.untimed << " untimed, " << e.tactics.reference
           << " reference\n";
-      for (const engine::PrecisionNote& p : e.precision)
-        out << "  precision: " << p.layer << ": " << p.reason << "\n";
     }
+    for (const engine::PrecisionNote& p : e.precision)
+      out << "  precision: " << p.layer << ": " << p.reason << "\n";
     for (const std::string& q : e.quantization) out << "  Q/DQ: " << q << "\n";
     if (e.calibration.empty()) continue;
     out << "  int8 ranges: " << e.calibration << "\n";

@@ -6,6 +6,23 @@
 #include "kiln/support/error.h"
 
 namespace kiln::compiler::detail {
+namespace {
+
+nlohmann::json precision_notes_json(const std::vector<engine::PrecisionNote>& notes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const engine::PrecisionNote& n : notes) out.push_back({{"layer", n.layer}, {"reason", n.reason}});
+  return out;
+}
+
+std::vector<engine::PrecisionNote> precision_notes_from(const nlohmann::json& header) {
+  std::vector<engine::PrecisionNote> out;
+  if (!header.contains("precision_notes")) return out;
+  for (const nlohmann::json& n : header.at("precision_notes"))
+    out.push_back({n.at("layer").get<std::string>(), n.at("reason").get<std::string>()});
+  return out;
+}
+
+}  // namespace
 
 std::vector<uint8_t> make_cache_entry(const CachedEngine& engine, const ir::Graph& segment) {
   nlohmann::json header;
@@ -14,6 +31,8 @@ std::vector<uint8_t> make_cache_entry(const CachedEngine& engine, const ir::Grap
   header["baked_constants"] = baked_constant_digests(*engine.plan, segment);
   if (engine.program_ranges) header["program_ranges"] = true;
   if (!engine.quantization_notes.empty()) header["quantization_notes"] = engine.quantization_notes;
+  if (!engine.precision_notes.empty())
+    header["precision_notes"] = precision_notes_json(engine.precision_notes);
   const std::string text = header.dump();
   std::vector<uint8_t> blob(8);
   for (int i = 0; i < 8; ++i) blob[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
@@ -41,6 +60,7 @@ CachedEngine load_cache_entry(const std::vector<uint8_t>& blob, const ir::Graph&
     out.output_bindings = header["output_bindings"].get<std::vector<std::string>>();
     out.program_ranges = header.value("program_ranges", false);
     out.quantization_notes = header.value("quantization_notes", std::vector<std::string>{});
+    out.precision_notes = precision_notes_from(header);
   } catch (const nlohmann::json::exception& e) {
     KILN_FAIL(InvalidInput, "cache entry bindings are malformed: ", e.what());
   }

@@ -5,9 +5,11 @@
 // plan's binding per segment input/output (the plan names them after the first compile's values, which the hash
 // leaves out) and the digests of the constants the plan holds baked in (not refittable: detail::
 // baked_constant_digests). A hit is used only when those constants are unchanged; the plan is then refitted
-// from the segment's constants. The header also keeps what the compile report says of the build's INT8 ranges
-// that the plan does not (whether they came from the program's Q/DQ nodes, and what each Q/DQ node became), so
-// that a hit reports what the build reported; entries written before these keys read as neither.
+// from the segment's constants. The header also keeps what the compile report says of the build that the plan
+// does not: of its INT8 ranges (whether they came from the program's Q/DQ nodes, and what each Q/DQ node
+// became) and its reduced-precision notes (the layers an fp16/bf16 build kept in fp32 and the constants it
+// clamped, with the rule), so that a hit reports what the build reported; entries written before these keys
+// read as none.
 
 #include <cstdint>
 #include <memory>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "kiln/engine/plan.h"
+#include "kiln/engine/precision_policy.h"
 #include "kiln/ir/graph.h"
 
 namespace kiln::compiler::detail {
@@ -27,6 +30,9 @@ struct CachedEngine {
   bool program_ranges = false;
   /// What each quantize/dequantize node became (conversion::BuiltSegment::quantization_notes).
   std::vector<std::string> quantization_notes;
+  /// The reduced-precision build's departures (engine::precision_notes of the built plan, which a deserialized
+  /// plan does not carry).
+  std::vector<engine::PrecisionNote> precision_notes;
 };
 
 /// The cache blob of a freshly built (refittable) plan for `segment`.

@@ -38,7 +38,7 @@ struct EngineBuildInfo {
   bool cache_hit = false;      // taken from the engine cache and refitted
   engine::TacticStats tactics;  // how the build chose tactics (zero for an engine-cache hit)
   /// Layers a reduced-precision build kept in fp32 and constants it clamped, with the rule (empty for an fp32
-  /// build and an engine-cache hit).
+  /// build; an engine-cache hit: as its build said).
   std::vector<engine::PrecisionNote> precision;
   /// An INT8 build: "calibrated" (calibration ran), "calibration cache" (its ranges were reused), "program
   /// Q/DQ" (every range came from the program's quantize/dequantize nodes; also on an engine-cache hit of such a
