@@ -132,6 +132,13 @@ bool gets_second_warm_up(double first_ms, double best_first_ms);
 /// (warm-ups and rounds; the first pays one-time costs), infinite with none.
 double best_so_far(const CandidateFigures& figures);
 
+/// The time of one timed run: its wall time, or, for a kernel that ran on the timing thread alone on the host
+/// (a one-thread pool), the thread's CPU time when less. The scheduler's time slices for other processes are no
+/// cost of the kernel: under two CPU burners on the 2-core machine, mobilenet_v3_large's stem convolution's
+/// blocked tactic measured 12.8 ms of wall time in every run of one contest (0.25 ms in the contests around it)
+/// and lost to a plain one that runs 1.8 ms.
+double run_time_ms(double wall_ms, double thread_cpu_ms, bool one_thread_on_host);
+
 /// Whether a candidate is out of the running, with `fastest_ms` the smallest best_so_far of the layer's
 /// candidates: it has at least two runs after its first (one stall does not decide; four when the rounds so
 /// far ran on a `loaded` machine, where runs stall in scheduler quanta of 4 ms: a 2.3 ms convolution measured

@@ -306,11 +306,14 @@ class LayerTiming {
       c.run(nullptr);
     }
     g_.backend->synchronize(nullptr);  // device backends run asynchronously
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (rounds && g_.backend->host_accessible()) {
-      conditions_.wall_ms += ms;
-      conditions_.cpu_ms += thread_cpu_ms() - cpu0;
+    const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu = thread_cpu_ms() - cpu0;
+    const bool host = g_.backend->host_accessible();
+    if (rounds && host) {
+      conditions_.wall_ms += wall;
+      conditions_.cpu_ms += cpu;
     }
+    const double ms = run_time_ms(wall, cpu, host && (pool_ == nullptr || pool_->size() == 1));
     return c.graph ? ms / kGraphRepeats : ms;
   }
 
