@@ -66,6 +66,7 @@ const KernelTable& cuda_kernels() {
     register_attention(rows);
     register_pooling(rows);
     register_matmul(rows);
+    register_conv_graph(rows);  // before register_convolution: the graph API wins within noise
     register_convolution(rows);
     register_scatter(rows);
     register_resize(rows);

@@ -7,7 +7,8 @@
 // With a GPU (EngineCuda.*, label gpu through kiln_engine_gpu_tests):
 //   - NHWC convolutions against the cpu backend (fp32 reference) for fp32 / fp16 / bf16: bias, ReLU,
 //     residuals, chains the fused call takes and chains it does not, groups, depthwise, stride, dilation,
-//     1x1; plans built without timing, so the tactic is cudnn_nhwc (checked).
+//     1x1; plans built without timing, so the tactic is cudnn_nhwc in fp32 and cudnn_graph (the graph API,
+//     conv_graph_test.cpp) in fp16 / bf16 (checked).
 //   - conv -> maxpool -> conv (+ residual) with reformats only at the bindings.
 //   - the tuned algorithm: a kernel created with LayerInfo::tune records plan data, a kernel created from it
 //     computes bit-identical outputs; corrupt or foreign data falls back to the heuristic.
@@ -29,6 +30,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "engine/backends/cuda/conv_test_util.h"
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/linalg/conv_plan_data.h"
 #include "engine/backends/cuda/linalg/post_ops.h"
@@ -39,78 +41,12 @@ namespace kiln::engine {
 namespace {
 using namespace testing;
 using cuda::ConvPlanData;
-
-PostOp relu_op() {
-  PostOp op;
-  op.kind = PostOp::Activation;
-  op.activation.kind = ActivationKind::Relu;
-  return op;
-}
-
-PostOp sum_op(double scale = 1.0) {
-  PostOp op;
-  op.kind = PostOp::Sum;
-  op.scale = scale;
-  return op;
-}
-
-/// A layer with static tensors, and the LayerInfo a backend sees (it points into the layer).
-struct TestLayer {
-  Layer layer;
-  LayerInfo info;
-  TestLayer(LayerKind kind, LayerParams params, const std::vector<std::pair<Dims, TensorFormat>>& inputs,
-            const std::pair<Dims, TensorFormat>& output, DType dtype) {
-    layer.name = "test_layer";
-    layer.kind = kind;
-    layer.params = std::move(params);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      layer.inputs.push_back(static_cast<int64_t>(i));
-      const Dims& d = inputs[i].first;
-      info.inputs.push_back({"in" + std::to_string(i), dtype, d, d, d, inputs[i].second});
-    }
-    layer.outputs = {static_cast<int64_t>(inputs.size())};
-    info.outputs.push_back({"out", dtype, output.first, output.first, output.first, output.second});
-    info.layer = &layer;
-  }
-  TestLayer(const TestLayer&) = delete;
-};
-
-const KernelRow* row(LayerKind kind, const std::string& name) {
-  return cuda::cuda_kernels().find(kind, name);
-}
-
-std::vector<std::string> row_names(LayerKind kind) {
-  std::vector<std::string> names;
-  for (const auto& r : cuda::cuda_kernels().rows()) {
-    if (r.kind == kind) names.push_back(r.name);
-  }
-  return names;
-}
-
-/// A 2-D convolution layer [n, c, h, w] -> [n, k, oh, ow] with 3x3 weights, `residuals` residual inputs.
-std::unique_ptr<TestLayer> conv_layer(DType dt, ConvolutionParams p, int residuals, TensorFormat f, bool bias,
-                                      int rank = 4) {
-  Dims x = rank == 4 ? Dims{2, 8, 9, 9} : Dims{2, 8, 9}, y = rank == 4 ? Dims{2, 16, 9, 9} : Dims{2, 16, 9};
-  std::vector<std::pair<Dims, TensorFormat>> ins = {{x, f}};
-  for (int i = 0; i < residuals; ++i) ins.push_back({y, f});
-  auto t = std::make_unique<TestLayer>(LayerKind::Convolution, p, ins, std::make_pair(y, f), dt);
-  std::mt19937 rng(5);
-  t->layer.weights.push_back(
-      Weights(random_tensor(DType::Float32, rank == 4 ? Dims{16, 8, 3, 3} : Dims{16, 8, 3}, rng)));
-  if (bias) t->layer.weights.push_back(Weights(random_tensor(DType::Float32, {16}, rng)));
-  return t;
-}
-
-ConvolutionParams pad1(int spatial = 2) {
-  ConvolutionParams p;
-  p.pre_padding = p.post_padding = std::vector<int64_t>(spatial, 1);
-  return p;
-}
+using namespace cuda_conv_test;
 
 // ---- Without a GPU ----
 
 TEST(EngineCudaNhwc, ConvolutionRowsNhwcFirst) {
-  std::vector<std::string> want = {"cudnn_nhwc_tf32", "cudnn_nhwc", "cudnn_tf32", "cudnn"};
+  std::vector<std::string> want = {"cudnn_graph", "cudnn_nhwc_tf32", "cudnn_nhwc", "cudnn_tf32", "cudnn"};
   std::vector<std::string> got = row_names(LayerKind::Convolution);
   if (got.empty()) GTEST_SKIP() << "built without cuDNN";
   EXPECT_EQ(got, want);
@@ -280,95 +216,6 @@ TEST(EngineCudaNhwc, ChannelsLastPostOpPassPath) {
 
 // ---- On the GPU ----
 
-/// `t` (logical dims, dense) stored in `format`, and back.
-HostTensor to_format(const HostTensor& t, TensorFormat format) {
-  HostTensor out(t.dtype(), t.sizes());
-  size_t es = dtype_size(t.dtype());
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    int64_t o = format_offset(format, t.sizes(), unravel(i, t.sizes()));
-    std::memcpy(out.mutable_data() + o * es, t.data() + i * es, es);
-  }
-  return out;
-}
-HostTensor from_format(const HostTensor& t, TensorFormat format) {
-  HostTensor out(t.dtype(), t.sizes());
-  size_t es = dtype_size(t.dtype());
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    int64_t o = format_offset(format, t.sizes(), unravel(i, t.sizes()));
-    std::memcpy(out.mutable_data() + i * es, t.data() + o * es, es);
-  }
-  return out;
-}
-
-bool same_bytes(const HostTensor& a, const HostTensor& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
-}
-
-/// Runs a kernel once on host tensors already stored in their views' formats; returns the output bytes.
-HostTensor run_kernel(const Kernel& k, const std::vector<TensorView>& in_views,
-                      const std::vector<HostTensor>& in, TensorView out_view) {
-  const Backend& b = *shared_backend("cuda");
-  DeviceBuffers dev{&b, {}};
-  KernelArgs args;
-  for (size_t i = 0; i < in.size(); ++i) {
-    TensorView v = in_views[i];
-    v.data = dev.add(in[i].nbytes());
-    b.copy(v.data, in[i].data(), in[i].nbytes(), CopyKind::HostToDevice, nullptr);
-    args.inputs.push_back(v);
-    args.input_values.push_back(nullptr);
-  }
-  out_view.data = dev.add(out_view.nbytes());
-  args.outputs.push_back(out_view);
-  args.workspace = dev.add(k.workspace_size());
-  args.workspace_size = k.workspace_size();
-  std::unique_ptr<KernelState> state = k.create_state();
-  args.state = state.get();
-  k.execute(args);
-  HostTensor out(out_view.dtype, out_view.dims);
-  b.copy(out.mutable_data(), out_view.data, out.nbytes(), CopyKind::DeviceToHost, nullptr);
-  b.synchronize(nullptr);
-  return out;
-}
-
-/// max |got - want| <= tol * max |want| (the file comment's tolerance).
-void expect_near_scaled(const HostTensor& got, const HostTensor& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  double scale = 0, worst = 0;
-  int64_t at = -1;
-  for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::fabs(want.get_as_double(i)));
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    double e = std::fabs(got.get_as_double(i) - want.get_as_double(i));
-    if (!(e <= worst)) worst = e, at = i;
-  }
-  EXPECT_GT(scale, 0) << what << ": all-zero reference";
-  EXPECT_LE(worst, tol * scale) << what << ": max error " << worst << " at [" << at << "], reference max "
-                                << scale;
-}
-
-double tolerance(DType dt) { return dt == DType::Float32 ? 1e-4 : dt == DType::Float16 ? 1e-2 : 2e-2; }
-
-BuilderConfig config_for(const std::string& backend, DType dt, bool timed) {
-  BuilderConfig c;
-  c.backend = backend;
-  if (!timed) c.timing_iterations = 0;
-  if (dt == DType::Float16) c.precisions = {Precision::FP32, Precision::FP16};
-  if (dt == DType::BFloat16) c.precisions = {Precision::FP32, Precision::BF16};
-  return c;
-}
-
-std::string describe(const std::vector<PlanLayerInfo>& layers) {
-  std::string s;
-  for (const auto& l : layers) {
-    s += "\n  " + l.name + " (" + layer_kind_name(l.kind) + ", " + l.tactic + "):";
-    for (size_t i = 0; i < l.inputs.size(); ++i)
-      s += " " + l.inputs[i] + "[" + tensor_format_name(l.input_formats[i]) + "]";
-    s += " ->";
-    for (size_t i = 0; i < l.outputs.size(); ++i)
-      s += " " + l.outputs[i] + "[" + tensor_format_name(l.output_formats[i]) + "]";
-  }
-  return s;
-}
-
 /// One convolution case: y = chain(conv(x) [+ bias]) with an optional residual input r.
 struct ConvCase {
   std::string name;
@@ -441,7 +288,16 @@ TEST(EngineCuda, NhwcConvolutionMatchesCpu) {
       for (const auto& l : plan->layers()) {
         if (l.kind != LayerKind::Convolution) continue;
         ++convs;
-        EXPECT_EQ(l.tactic, "cudnn_nhwc") << describe(plan->layers());
+        // fp16 / bf16 take the graph API (conv_graph_test.cpp) unless cuDNN's graph API has no engine for a
+        // grouped convolution.
+        if (dt == DType::Float32) {
+          EXPECT_EQ(l.tactic, "cudnn_nhwc") << describe(plan->layers());
+        } else if (cc.groups == 1) {
+          EXPECT_EQ(l.tactic, "cudnn_graph") << describe(plan->layers());
+        } else {
+          EXPECT_TRUE(l.tactic == "cudnn_graph" || l.tactic == "cudnn_nhwc") << describe(plan->layers());
+          std::printf("%s: %s\n", what.c_str(), l.tactic.c_str());
+        }
         EXPECT_EQ(l.output_formats[0], TensorFormat::ChannelsLast);
       }
       EXPECT_EQ(convs, 1) << describe(plan->layers());
@@ -503,7 +359,10 @@ TEST(EngineCuda, NhwcConvPoolConvHasReformatsOnlyAtTheBindings) {
           const auto& l = layers[i];
           if (l.kind == LayerKind::Reformat) ++reformats;
           if (l.kind == LayerKind::Convolution || l.kind == LayerKind::Pooling) {
-            EXPECT_EQ(l.tactic, l.kind == LayerKind::Pooling ? "nhwc" : "cudnn_nhwc") << l.name;
+            EXPECT_EQ(l.tactic, l.kind == LayerKind::Pooling ? "nhwc"
+                                : dt == DType::Float32       ? "cudnn_nhwc"
+                                                             : "cudnn_graph")
+                << l.name;
             for (TensorFormat f : l.input_formats) EXPECT_EQ(f, TensorFormat::ChannelsLast) << l.name;
             EXPECT_EQ(l.output_formats[0], TensorFormat::ChannelsLast) << l.name;
             if (first_nhwc < 0) first_nhwc = static_cast<int>(i);
@@ -598,8 +457,8 @@ TEST(EngineCuda, ConvolutionSearchTakesTileTransformsOnlyWhenReducedPrecisionIsA
     int64_t n, c, k, hw, kh, kw;
   };
   int tiles_when_allowed = 0;
-  for (const Shape& sh : {Shape{8, 64, 64, 56, 3, 3}, Shape{2, 48, 64, 10, 5, 5}, Shape{2, 128, 128, 10, 1, 7},
-                          Shape{1, 256, 256, 14, 3, 3}}) {
+  for (const Shape& sh : {Shape{8, 64, 64, 56, 3, 3}, Shape{2, 48, 64, 10, 5, 5},
+                          Shape{2, 128, 128, 10, 1, 7}, Shape{1, 256, 256, 14, 3, 3}}) {
     for (DType dt : {DType::Float32, DType::Float16}) {
       for (bool allowed : {false, true}) {
         SCOPED_TRACE(std::to_string(sh.c) + "x" + std::to_string(sh.hw) + " kernel " + std::to_string(sh.kh) +

@@ -1,4 +1,5 @@
 // Convolution and transposed convolution through cuDNN's convolution API (legacy descriptor API).
+// (fp16 / bf16 2-D forward convolutions first try the graph API tactic "cudnn_graph", conv_graph.cpp.)
 //
 // Tactics (rows in this order: without timing the first that applies wins):
 //   "cudnn_nhwc_tf32", "cudnn_nhwc": 2-D convolutions (4-D tensors), not transposed, symmetric padding,
@@ -45,16 +46,10 @@
 #include <map>
 
 #include "engine/backends/cuda/graph_timer.h"
+#include "engine/backends/cuda/linalg/conv_common.h"
 #include "engine/backends/cuda/linalg/conv_plan_data.h"
 #include "engine/backends/cuda/linalg/post_ops.h"
 #include "kiln/support/logging.h"
-
-#define KILN_CUDNN_CHECK(expr)                                                   \
-  do {                                                                           \
-    cudnnStatus_t kiln_cudnn_st_ = (expr);                                       \
-    KILN_CHECK(kiln_cudnn_st_ == CUDNN_STATUS_SUCCESS, Internal, "cuDNN error ", \
-               cudnnGetErrorString(kiln_cudnn_st_), " (", #expr, ")");           \
-  } while (0)
 
 namespace kiln::engine::cuda {
 namespace {
@@ -88,19 +83,6 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 std::atomic<bool> g_warned_rejected{false};
 
-/// One cuDNN handle per thread (cudnnSetStream changes a handle, so contexts on other threads need their
-/// own).
-cudnnHandle_t cudnn_handle() {
-  thread_local struct Holder {
-    cudnnHandle_t h = nullptr;
-    ~Holder() {
-      if (h) cudnnDestroy(h);
-    }
-  } holder;
-  if (!holder.h) KILN_CUDNN_CHECK(cudnnCreate(&holder.h));
-  return holder.h;
-}
-
 cudnnDataType_t cudnn_type(DType dt) {
   return dt == DType::Float16    ? CUDNN_DATA_HALF
          : dt == DType::BFloat16 ? CUDNN_DATA_BFLOAT16
@@ -133,21 +115,6 @@ struct ConvState : KernelState {
 };
 
 std::vector<int> as_int(const Dims& d) { return std::vector<int>(d.begin(), d.end()); }
-
-/// Host weights [K, C/g, R, S] of any dtype reordered to [K, R, S, C/g] (cuDNN's NHWC filter layout).
-HostTensor to_krsc(const HostTensor& w) {
-  const Dims& d = w.sizes();
-  int64_t k = d[0], c = d[1], rs = d[2] * d[3];
-  HostTensor out(w.dtype(), {k, d[2], d[3], c});
-  size_t es = dtype_size(w.dtype());
-  const uint8_t* src = w.data();
-  uint8_t* dst = out.mutable_data();
-  for (int64_t o = 0; o < k; ++o)
-    for (int64_t i = 0; i < c; ++i)
-      for (int64_t p = 0; p < rs; ++p)
-        std::memcpy(dst + ((o * rs + p) * c + i) * es, src + ((o * c + i) * rs + p) * es, es);
-  return out;
-}
 
 class ConvKernel : public Kernel {
  public:
@@ -580,48 +547,12 @@ class ConvKernel : public Kernel {
   bool has_tuned_ = false;
 };
 
-bool applies(const LayerInfo& layer, std::string* why) {
-  const auto& p = layer.params<ConvolutionParams>();
-  DType dt = layer.outputs[0].dtype;
-  if (dt != DType::Float32 && dt != DType::Float16 && dt != DType::BFloat16) {
-    return refuse(why, "dtype is not f32/f16/bf16");
-  }
-  size_t r = layer.inputs[0].max.size();
-  if (r < 3 || r > 5) return refuse(why, "needs 1 to 3 spatial dims");
-  if (p.pre_padding != p.post_padding) return refuse(why, "asymmetric padding (cuDNN pads both sides alike)");
-  bool bias = layer.layer->weights.size() > 1 && layer.layer->weights[1].defined();
-  return PostOpPass::fits(p.post_ops.size(), bias, layer.inputs.size() - 1, why);
-}
-
 bool applies_tf32(const LayerInfo& layer, std::string* why) {
-  return applies(layer, why) && f32_output(layer, why);
-}
-
-bool applies_nhwc(const LayerInfo& layer, std::string* why) {
-  if (!applies(layer, why)) return false;
-  const auto& p = layer.params<ConvolutionParams>();
-  if (p.transposed) return refuse(why, "transposed (NHWC is for forward convolutions)");
-  for (const auto* list : {&layer.inputs, &layer.outputs}) {
-    for (const TensorInfo& t : *list) {
-      if (t.max.size() != 4) {
-        return refuse(
-            why, "NHWC needs 4-D tensors ('" + t.name + "' has rank " + std::to_string(t.max.size()) + ")");
-      }
-    }
-  }
-  return true;
+  return conv_applies(layer, why) && f32_output(layer, why);
 }
 
 bool applies_nhwc_tf32(const LayerInfo& layer, std::string* why) {
-  return applies_nhwc(layer, why) && f32_output(layer, why);
-}
-
-/// x, every residual and y channels-last.
-TacticFormats nhwc_formats(const LayerInfo& layer) {
-  TacticFormats f;
-  f.inputs.assign(layer.inputs.size(), TensorFormat::ChannelsLast);
-  f.outputs.assign(layer.outputs.size(), TensorFormat::ChannelsLast);
-  return f;
+  return conv_applies_nhwc(layer, why) && f32_output(layer, why);
 }
 
 std::unique_ptr<Kernel> create(const LayerInfo& layer) {
@@ -645,19 +576,19 @@ void register_convolution(KernelTable& rows) {
             .kind = LayerKind::Convolution,
             .applies = &applies_nhwc_tf32,
             .create = &create_nhwc_tf32,
-            .formats = &nhwc_formats,
+            .formats = &conv_nhwc_formats,
             .tf32 = true});
   rows.add({.name = "cudnn_nhwc",
             .kind = LayerKind::Convolution,
-            .applies = &applies_nhwc,
+            .applies = &conv_applies_nhwc,
             .create = &create_nhwc,
-            .formats = &nhwc_formats});
+            .formats = &conv_nhwc_formats});
   rows.add({.name = "cudnn_tf32",
             .kind = LayerKind::Convolution,
             .applies = &applies_tf32,
             .create = &create_tf32,
             .tf32 = true});
-  rows.add({"cudnn", LayerKind::Convolution, &applies, &create});
+  rows.add({"cudnn", LayerKind::Convolution, &conv_applies, &create});
 }
 
 }  // namespace kiln::engine::cuda

@@ -1,0 +1,263 @@
+// Tactic "cudnn_graph": fp16 / bf16 2-D forward convolutions, channels-last end to end (as "cudnn_nhwc"),
+// through cuDNN's graph API (conv_graph_plan.h). Where the post-op chain is exactly [residual Sum]? [ReLU]?
+// the bias, the residual and ReLU are part of the graph (one engine, runtime fusion); otherwise the graph is
+// the convolution alone and the bias and post-ops run in the post-op pass. Registered ahead of the legacy-API
+// NHWC tactics: device time decides between them when the builder times tactics, and within noise (or
+// untimed) the graph API wins on the host's cost per call (6-12 us against 34-125 us on an H100).
+//
+// Engine configurations: when the builder times tactics (LayerInfo::tune) the kernel times up to
+// kTuneCandidates of cuDNN's heuristic candidates at the opt shape in device time (graph_timer.h) and keeps
+// the fastest (the heuristic's first unless another is kTuneMargin faster); the plan data records its rank in
+// the heuristic's list (conv_plan_data.h, layout 2). Other shapes, untimed builds and a rank the loaded
+// cuDNN no longer offers take the heuristic's first. Kernel creation fails (the builder then takes the next
+// tactic) when cuDNN has no engine for the graph at the opt shape. Per context and input shape the plan is
+// made by the first execute of that shape (before any CUDA-graph recording).
+
+#include "engine/backends/cuda/cuda_util.h"
+
+#ifdef KILN_HAVE_CUDNN
+#include <algorithm>
+#include <map>
+
+#include "engine/backends/cuda/graph_timer.h"
+#include "engine/backends/cuda/linalg/conv_common.h"
+#include "engine/backends/cuda/linalg/conv_graph_plan.h"
+#include "engine/backends/cuda/linalg/conv_plan_data.h"
+#include "engine/backends/cuda/linalg/post_ops.h"
+#include "engine/ops/shape_inference.h"
+#include "kiln/support/logging.h"
+
+namespace kiln::engine::cuda {
+namespace {
+
+constexpr size_t kWorkspace = size_t{64} << 20;
+constexpr int kTuneCandidates = 6;
+/// Another engine configuration replaces the heuristic's first only when it is this much faster.
+constexpr float kTuneMargin = 0.03f;
+/// The largest heuristic rank plan data may name.
+constexpr int64_t kMaxRank = 15;
+/// ConvPlanData::layout of this tactic.
+constexpr int64_t kGraphLayout = 2;
+
+struct GraphConvState : KernelState {
+  std::map<Dims, std::unique_ptr<ConvGraphPlan>> plans;
+};
+
+class GraphConvKernel : public Kernel {
+ public:
+  explicit GraphConvKernel(const LayerInfo& info) : p_(info.params<ConvolutionParams>()) {
+    const Layer& l = *info.layer;
+    dtype_ = info.outputs[0].dtype;
+    w_dims_ = l.weights[0].value.sizes();
+    KILN_CHECK(!p_.transposed && w_dims_.size() == 4, Internal, "cudnn_graph: layer '", l.name,
+               "' is not a 2-D forward convolution");
+    weight_ = upload(to_krsc(l.weights[0].value), dtype_);
+    const bool has_bias = l.weights.size() > 1 && l.weights[1].defined();
+    if (has_bias) bias_ = upload(l.weights[1].value, dtype_);
+    // The chain the graph takes: [Sum]? [ReLU]? exactly.
+    const auto& ops = p_.post_ops;
+    size_t i = 0;
+    bool residual = false, relu = false;
+    float alpha2 = 1.0f;
+    if (i < ops.size() && ops[i].kind == PostOp::Sum) {
+      residual = true;
+      alpha2 = static_cast<float>(ops[i].scale);
+      ++i;
+    }
+    if (i < ops.size() && ops[i].kind == PostOp::Activation &&
+        ops[i].activation.kind == ActivationKind::Relu) {
+      relu = true;
+      ++i;
+    }
+    fused_ = i == ops.size();
+    if (fused_) {
+      spec_.bias = has_bias;
+      spec_.residual = residual;
+      spec_.alpha2 = alpha2;
+      spec_.relu = relu;
+    } else {
+      post_ = PostOpPass(p_.post_ops, 0, has_bias ? bias_.data() : nullptr, 1, 1, dtype_, true);
+    }
+    spec_.dtype = dtype_;
+    spec_.w = w_dims_;
+    auto two = [](const std::vector<int64_t>& v, int64_t fill) {
+      return std::vector<int64_t>{v.size() > 0 ? v[0] : fill, v.size() > 1 ? v[1] : fill};
+    };
+    spec_.padding = two(p_.pre_padding, 0);
+    spec_.stride = two(p_.stride, 1);
+    spec_.dilation = two(p_.dilation, 1);
+    tuned_.dtype = static_cast<int64_t>(dtype_);
+    tuned_.layout = kGraphLayout;
+    const Dims& xd = info.inputs[0].opt;
+    const Dims& yd = info.outputs[0].opt;
+    if (numel(xd) <= 0 || numel(yd) <= 0) return;
+    // cuDNN must have an engine for the graph, or the builder takes another tactic.
+    std::vector<std::unique_ptr<ConvGraphPlan>> cands = ConvGraphPlan::candidates(
+        cudnn_handle(), spec_for(xd, yd), kWorkspace, info.tune ? kTuneCandidates : 1);
+    KILN_CHECK(!cands.empty(), Unsupported, "convolution '", l.name,
+               "': cuDNN's graph API has no engine for it");
+    if (info.plan_data) {
+      use_stored(info);
+    } else if (info.tune) {
+      tune(info, cands);
+    }
+  }
+
+  size_t workspace_size() const override { return kWorkspace; }
+  std::unique_ptr<KernelState> create_state() const override { return std::make_unique<GraphConvState>(); }
+  std::vector<uint8_t> plan_data() const override {
+    return has_tuned_ ? encode_conv_plan_data(tuned_) : std::vector<uint8_t>{};
+  }
+
+  void execute(KernelArgs& args) const override {
+    const TensorView &x = args.inputs[0], &y = args.outputs[0];
+    if (y.numel() == 0) return;
+    auto* state = static_cast<GraphConvState*>(args.state);
+    auto& plan = state->plans[x.dims];
+    if (!plan) plan = make_plan(x.dims, y.dims);
+    cudnnHandle_t h = cudnn_handle();
+    KILN_CUDNN_CHECK(cudnnSetStream(h, stream_of(args)));
+    const void* z = spec_.residual ? args.inputs[1].data : nullptr;
+    KILN_CUDNN_CHECK(plan->execute(h, x.data, weight_.data(), y.data, bias_.data(), z, args.workspace));
+    if (!fused_) post_.run(args, "convolution post-ops");
+  }
+
+ private:
+  ConvGraphSpec spec_for(const Dims& xd, const Dims& yd) const {
+    ConvGraphSpec s = spec_;
+    s.x = xd;
+    s.y = yd;
+    return s;
+  }
+
+  /// The plan for input dims `xd`: the tuned engine configuration at the tuned dims, else the heuristic's
+  /// first.
+  std::unique_ptr<ConvGraphPlan> make_plan(const Dims& xd, const Dims& yd) const {
+    const bool tuned = has_tuned_ && xd == tuned_.input;
+    const int want = tuned ? static_cast<int>(tuned_.algo) : 0;
+    auto cands = ConvGraphPlan::candidates(cudnn_handle(), spec_for(xd, yd), kWorkspace,
+                                           tuned ? static_cast<int>(kMaxRank) + 1 : 1);
+    KILN_CHECK(!cands.empty(), Unsupported, "cuDNN's graph API has no engine for a convolution of input ",
+               dims_str(xd));
+    for (auto& c : cands) {
+      if (c->rank() == want) return std::move(c);
+    }
+    return std::move(cands.front());
+  }
+
+  /// Times the candidates at the opt shape in device time and keeps the fastest (see the file comment).
+  void tune(const LayerInfo& info, std::vector<std::unique_ptr<ConvGraphPlan>>& cands) {
+    const Dims& xd = info.inputs[0].opt;
+    const Dims& yd = info.outputs[0].opt;
+    const std::string& name = info.layer->name;
+    if (cands.size() == 1) {
+      record(xd, cands[0]->rank());
+      return;
+    }
+    try {
+      size_t es = dtype_size(dtype_);
+      DeviceBuffer x(static_cast<size_t>(numel(xd)) * es), y(static_cast<size_t>(numel(yd)) * es),
+          z(spec_.residual ? static_cast<size_t>(numel(yd)) * es : 0), ws(kWorkspace);
+      KILN_CUDA_CHECK(cudaMemset(x.data(), 0, static_cast<size_t>(numel(xd)) * es));
+      cudnnHandle_t h = cudnn_handle();
+      std::vector<float> ms(cands.size(), -1.0f);
+      for (size_t c = 0; c < cands.size(); ++c) {
+        try {
+          ms[c] = graph_time_ms([&](cudaStream_t s) {
+            KILN_CUDNN_CHECK(cudnnSetStream(h, s));
+            KILN_CUDNN_CHECK(
+                cands[c]->execute(h, x.data(), weight_.data(), y.data(), bias_.data(), z.data(), ws.data()));
+          });
+        } catch (const Error& e) {
+          (void)cudaGetLastError();
+          KILN_DEBUG("engine: convolution '", name, "': engine configuration ", cands[c]->rank(),
+                     " did not run (", e.message(), ")");
+        }
+      }
+      cudnnSetStream(h, nullptr);
+      size_t best = 0;
+      for (size_t c = 1; c < cands.size(); ++c) {
+        if (ms[c] >= 0 && (ms[best] < 0 || ms[c] < ms[best])) best = c;
+      }
+      if (ms[best] < 0) return;  // none ran: the heuristic's first at run time
+      if (ms[0] >= 0 && ms[best] > (1.0f - kTuneMargin) * ms[0]) best = 0;
+      record(xd, cands[best]->rank());
+      KILN_INFO("engine: convolution '", name, "': ", cands.size(),
+                " cuDNN graph engine configurations timed, chose #", cands[best]->rank(), " (", ms[best],
+                " ms; heuristic's first ", ms[0], " ms)");
+    } catch (const Error& e) {
+      (void)cudaGetLastError();
+      cudnnSetStream(cudnn_handle(), nullptr);
+      KILN_DEBUG("engine: convolution '", name, "': timing cuDNN graph engines failed (", e.message(),
+                 "); heuristic at run time");
+    }
+  }
+
+  void record(const Dims& xd, int rank) {
+    tuned_.algo = rank;
+    tuned_.input = xd;
+    has_tuned_ = true;
+    count_conv_event(ConvEvent::Tuned);
+  }
+
+  /// Takes the rank the plan recorded when it was made for this configuration and opt dims; otherwise the
+  /// heuristic's first (a debug note: the rank is only a preference).
+  void use_stored(const LayerInfo& info) {
+    std::string why;
+    ConvPlanData d;
+    if (!decode_conv_plan_data(*info.plan_data, kMaxRank, 0, &d, &why)) {
+      why = "malformed: " + why;
+    } else if (d.dtype != tuned_.dtype || d.layout != kGraphLayout || d.tf32 != 0 ||
+               d.input != info.inputs[0].opt) {
+      why = "made for another shape or configuration";
+    } else {
+      tuned_ = d;
+      has_tuned_ = true;
+      count_conv_event(ConvEvent::Stored);
+      return;
+    }
+    count_conv_event(ConvEvent::Rejected);
+    KILN_DEBUG("engine: layer '", info.layer->name, "': the plan's cuDNN graph engine is not usable (", why,
+               "); using cuDNN's heuristic");
+  }
+
+  ConvolutionParams p_;
+  DType dtype_ = DType::Float16;
+  Dims w_dims_;
+  DeviceBuffer weight_, bias_;
+  ConvGraphSpec spec_;  // without x and y dims
+  bool fused_ = false;  // the bias and every post-op are in the graph
+  PostOpPass post_;     // otherwise
+  ConvPlanData tuned_;  // dtype and layout; the tuned or stored rank and dims when has_tuned_
+  bool has_tuned_ = false;
+};
+
+bool applies(const LayerInfo& layer, std::string* why) {
+  if (!conv_applies_nhwc(layer, why)) return false;
+  DType dt = layer.outputs[0].dtype;
+  if (dt != DType::Float16 && dt != DType::BFloat16) return refuse(why, "dtype is not f16/bf16");
+  return true;
+}
+
+std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique<GraphConvKernel>(layer); }
+
+}  // namespace
+
+void register_conv_graph(KernelTable& rows) {
+  rows.add({.name = "cudnn_graph",
+            .kind = LayerKind::Convolution,
+            .applies = &applies,
+            .create = &create,
+            .formats = &conv_nhwc_formats});
+}
+
+}  // namespace kiln::engine::cuda
+
+#else
+
+namespace kiln::engine::cuda {
+// Built without cuDNN: no convolution kernels.
+void register_conv_graph(KernelTable&) {}
+}  // namespace kiln::engine::cuda
+
+#endif

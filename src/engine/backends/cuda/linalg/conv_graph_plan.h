@@ -1,0 +1,71 @@
+#pragma once
+// A 2-D channels-last forward convolution as a cuDNN graph (the backend descriptor API), with the bias, one
+// residual sum and ReLU fused into it as pointwise operations: y = relu(conv(x, w) + bias + alpha2 z). The
+// graph, an engine configuration and its execution plan are made once per shape; a call is one
+// cudnnBackendExecute with a variant pack (the data pointers) kept while the pointers stay the same. On an
+// H100 that costs the host 6-12 us per call where the legacy cudnnConvolutionForward costs 34-125 us
+// (bench/gpu/cudnn_host_cost.cpp), which decides the speed of an engine run without CUDA graphs.
+//
+// Only engine configurations that accumulate in fp32 and transform no tiles (no FFT or Winograd numerical
+// note, no reduced-precision reduction) are taken; candidates come in cuDNN's heuristic order (mode A).
+
+#ifdef KILN_HAVE_CUDNN
+#include <cudnn.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kiln/engine/ops/params.h"
+#include "kiln/support/dtype.h"
+
+namespace kiln::engine::cuda {
+
+/// What the graph computes. Dims are logical NCHW ([N, C, H, W], w [K, C/groups, R, S]); memory is NHWC
+/// (KRSC for w) with packed strides.
+struct ConvGraphSpec {
+  DType dtype = DType::Float16;  // x, w, y, bias and z (fp16 or bf16)
+  Dims x, w, y;
+  std::vector<int64_t> padding, stride, dilation;  // 2 each
+  bool bias = false;                               // + bias[K]
+  bool residual = false;                           // + alpha2 * z, z like y
+  float alpha2 = 1.0f;
+  bool relu = false;  // then ReLU
+};
+
+/// One finalized execution plan of a ConvGraphSpec (one engine configuration), with its variant pack.
+class ConvGraphPlan {
+ public:
+  ~ConvGraphPlan();
+  ConvGraphPlan(const ConvGraphPlan&) = delete;
+  ConvGraphPlan& operator=(const ConvGraphPlan&) = delete;
+
+  /// The plans of the first `max` engine configurations of cuDNN's heuristic for `spec` that finalize,
+  /// compute as the file comment says and need at most `workspace_limit` bytes, in the heuristic's order.
+  /// Each plan's rank() is its position among the heuristic's configurations. Empty when there is none
+  /// (cuDNN has no engine for the graph); throws kiln::Error on a malformed spec.
+  static std::vector<std::unique_ptr<ConvGraphPlan>> candidates(cudnnHandle_t handle,
+                                                                const ConvGraphSpec& spec,
+                                                                size_t workspace_limit, int max);
+
+  /// The position of this plan's configuration in the heuristic's list.
+  int rank() const { return rank_; }
+  size_t workspace() const { return workspace_; }
+
+  /// Enqueues the convolution on the handle's stream. `bias` and `z` are read when the spec has them.
+  cudnnStatus_t execute(cudnnHandle_t handle, const void* x, const void* w, void* y, const void* bias,
+                        const void* z, void* workspace);
+
+ private:
+  ConvGraphPlan() = default;
+  cudnnBackendDescriptor_t plan_ = nullptr;
+  cudnnBackendDescriptor_t pack_ = nullptr;
+  std::vector<int64_t> uids_;
+  std::vector<const void*> pack_pointers_;  // what pack_ was made for
+  size_t workspace_ = 0;
+  int rank_ = 0;
+};
+
+}  // namespace kiln::engine::cuda
+
+#endif

@@ -1,0 +1,177 @@
+// The cuda "cudnn_graph" convolution tactic (cuDNN's graph API, conv_graph.cpp); nhwc_test.cpp covers it
+// against the cpu backend on the NHWC suite's cases (fp16 / bf16 plans take it).
+//
+// Without a GPU (EngineCudaConvGraph.*): which layers it takes, and its formats.
+// With a GPU (EngineCuda.*):
+//   - the engine configuration tuned at build is stored in the plan data (layout 2, its heuristic rank) and a
+//     kernel created from it computes bit-identical outputs; foreign or corrupt data falls back to the
+//     heuristic's first;
+//   - a NaN in the input stays NaN through the fused ReLU (torch.relu propagates NaN);
+//   - dynamic batch: one plan per input shape, each against the cpu backend.
+// Tolerances: as nhwc_test.cpp (max |cuda - cpu| <= 1e-2 of max |cpu| in fp16: inputs and weights rounded to
+// fp16, 2^-11 relative each, over reductions of up to 144 products; heuristic vs tuned engines 1e-2
+// likewise).
+
+#if KILN_HAVE_CUDA
+
+#include <cmath>
+#include <limits>
+
+#include "engine/backends/cuda/conv_test_util.h"
+#include "engine/backends/cuda/linalg/conv_plan_data.h"
+
+namespace kiln::engine {
+namespace {
+using namespace testing;
+using namespace cuda_conv_test;
+using cuda::ConvPlanData;
+
+// ---- Without a GPU ----
+
+TEST(EngineCudaConvGraph, TakesHalfPrecisionForwardConvolutionsChannelsLast) {
+  const KernelRow* graph = row(LayerKind::Convolution, "cudnn_graph");
+  if (!graph) GTEST_SKIP() << "built without cuDNN";
+  ConvolutionParams p = pad1();
+  p.post_ops = {sum_op(), relu_op()};
+  for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    auto t = conv_layer(dt, p, 1, TensorFormat::Plain, true);
+    std::string why;
+    EXPECT_EQ(graph->applies(t->info, &why), dt != DType::Float32) << dtype_name(dt) << ": " << why;
+    TacticFormats f = graph->formats_for(t->info);
+    EXPECT_EQ(f.inputs, std::vector<TensorFormat>(2, TensorFormat::ChannelsLast));
+    EXPECT_EQ(f.outputs, std::vector<TensorFormat>(1, TensorFormat::ChannelsLast));
+  }
+  ConvolutionParams transposed = pad1();
+  transposed.transposed = true;
+  EXPECT_FALSE(
+      graph->applies(conv_layer(DType::Float16, transposed, 0, TensorFormat::Plain, true)->info, nullptr));
+  EXPECT_FALSE(
+      graph->applies(conv_layer(DType::Float16, pad1(1), 0, TensorFormat::Plain, true, 3)->info, nullptr));
+}
+
+// ---- On the GPU ----
+
+TEST(EngineCuda, ConvGraphTunedEngineIsStoredAndReused) {
+  KILN_REQUIRE_GPU();
+  if (!row(LayerKind::Convolution, "cudnn_graph")) GTEST_SKIP() << "built without cuDNN";
+  const Backend& b = *shared_backend("cuda");
+  std::mt19937 rng(91);
+  const DType dt = DType::Float16;
+  const TensorFormat f = TensorFormat::ChannelsLast;
+  ConvolutionParams p = pad1();
+  p.post_ops = {sum_op(), relu_op()};
+  auto t = conv_layer(dt, p, 1, f, true);
+  HostTensor x = random_tensor(dt, t->info.inputs[0].opt, rng),
+             r = random_tensor(dt, t->info.inputs[1].opt, rng);
+  std::vector<HostTensor> in = {to_format(x, f), to_format(r, f)};
+  std::vector<TensorView> views = {TensorView{nullptr, dt, x.sizes(), f},
+                                   TensorView{nullptr, dt, r.sizes(), f}};
+  TensorView out{nullptr, dt, t->info.outputs[0].opt, f};
+
+  cuda::ConvStats s0 = cuda::conv_stats();
+  t->info.tune = true;
+  std::unique_ptr<Kernel> tuned = b.create_kernel(t->info, "cudnn_graph");
+  std::vector<uint8_t> data = tuned->plan_data();
+  ASSERT_FALSE(data.empty()) << "no engine configuration recorded";
+  EXPECT_EQ(cuda::conv_stats().tuned, s0.tuned + 1);
+  ConvPlanData d;
+  std::string why;
+  ASSERT_TRUE(cuda::decode_conv_plan_data(data, 15, 0, &d, &why)) << why;
+  EXPECT_EQ(d.layout, 2);
+  EXPECT_EQ(d.input, t->info.inputs[0].opt);
+  std::printf("cudnn_graph: tuned engine configuration rank %lld\n", static_cast<long long>(d.algo));
+
+  t->info.tune = false;
+  t->info.plan_data = &data;
+  std::unique_ptr<Kernel> stored = b.create_kernel(t->info, "cudnn_graph");
+  EXPECT_EQ(cuda::conv_stats().stored, s0.stored + 1);
+  EXPECT_EQ(stored->plan_data(), data);
+  HostTensor a = run_kernel(*tuned, views, in, out), c = run_kernel(*stored, views, in, out);
+  EXPECT_TRUE(same_bytes(a, c)) << "the stored engine computes other bits than the tuned one";
+
+  // Foreign (other opt dims, the legacy kernels' layout) and corrupt data: the heuristic's first.
+  ConvPlanData other = d, legacy = d;
+  other.input[0] += 1;
+  legacy.layout = 1;
+  std::vector<uint8_t> foreign = cuda::encode_conv_plan_data(other),
+                       nhwc = cuda::encode_conv_plan_data(legacy), corrupt = data;
+  corrupt[0] ^= 0xff;
+  for (const auto* bad : {&foreign, &nhwc, &corrupt}) {
+    t->info.plan_data = bad;
+    std::unique_ptr<Kernel> k = b.create_kernel(t->info, "cudnn_graph");
+    EXPECT_TRUE(k->plan_data().empty());
+    expect_near_scaled(from_format(run_kernel(*k, views, in, out), f), from_format(a, f), 1e-2,
+                       "heuristic vs tuned");
+  }
+  EXPECT_EQ(cuda::conv_stats().rejected, s0.rejected + 3);
+}
+
+TEST(EngineCuda, ConvGraphFusedReluPropagatesNan) {
+  KILN_REQUIRE_GPU();
+  if (!row(LayerKind::Convolution, "cudnn_graph")) GTEST_SKIP() << "built without cuDNN";
+  std::mt19937 rng(92);
+  HostTensor k = random_tensor(DType::Float32, {16, 8, 3, 3}, rng, -0.3, 0.3),
+             bias = random_tensor(DType::Float32, {16}, rng);
+  HostTensor x = random_tensor(DType::Float32, {1, 8, 6, 6}, rng);
+  x.mutable_data_as<float>()[3 * 6 + 2] = std::numeric_limits<float>::quiet_NaN();  // channel 0, (3, 2)
+  auto make = [&](Network& net) {
+    Tensor* xt = net.add_input("x", DType::Float32, x.sizes());
+    Tensor* y = net.add_convolution("conv", xt, Weights("w", k), Weights("b", bias), pad1());
+    y = net.add_activation("relu", y, ActivationKind::Relu);
+    y->set_name("y");
+    net.mark_output(y);
+  };
+  Network cpu_net, net;
+  make(cpu_net);
+  make(net);
+  HostTensor want = run(build(cpu_net, config_for("cpu", DType::Float32, false)), {{"x", x}})[0];
+  auto plan = build(net, config_for("cuda", DType::Float16, false));
+  for (const auto& l : plan->layers()) {
+    if (l.kind == LayerKind::Convolution) EXPECT_EQ(l.tactic, "cudnn_graph") << describe(plan->layers());
+  }
+  HostTensor got = run(plan, {{"x", x}})[0];
+  int nans = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const bool want_nan = std::isnan(want.get_as_double(i));
+    nans += want_nan;
+    EXPECT_EQ(std::isnan(got.get_as_double(i)), want_nan) << "element " << i;
+  }
+  EXPECT_EQ(nans, 16 * 9);  // every output channel at the 3x3 positions whose window holds the NaN
+}
+
+TEST(EngineCuda, ConvGraphDynamicBatchMakesAPlanPerShape) {
+  KILN_REQUIRE_GPU();
+  if (!row(LayerKind::Convolution, "cudnn_graph")) GTEST_SKIP() << "built without cuDNN";
+  std::mt19937 rng(93);
+  HostTensor k = random_tensor(DType::Float32, {32, 16, 3, 3}, rng, -0.3, 0.3),
+             bias = random_tensor(DType::Float32, {32}, rng);
+  auto make = [&](Network& net) {
+    Tensor* xt = net.add_input("x", DType::Float32, {-1, 16, 12, 12});
+    Tensor* y = net.add_convolution("conv", xt, Weights("w", k), Weights("b", bias), pad1());
+    y = net.add_activation("relu", y, ActivationKind::Relu);
+    y->set_name("y");
+    net.mark_output(y);
+  };
+  OptimizationProfile prof;
+  prof.set_dimensions("x", {1, 16, 12, 12}, {4, 16, 12, 12}, {8, 16, 12, 12});
+  Network cpu_net, net;
+  make(cpu_net);
+  make(net);
+  BuilderConfig cpu = config_for("cpu", DType::Float32, false),
+                gpu = config_for("cuda", DType::Float16, true);
+  cpu.profiles = gpu.profiles = {prof};
+  auto cpu_plan = build(cpu_net, cpu), plan = build(net, gpu);
+  for (const auto& l : plan->layers()) {
+    if (l.kind == LayerKind::Convolution) EXPECT_EQ(l.tactic, "cudnn_graph") << describe(plan->layers());
+  }
+  for (int64_t n : {1, 4, 8, 3}) {
+    HostTensor x = random_tensor(DType::Float32, {n, 16, 12, 12}, rng);
+    expect_near_scaled(run(plan, {{"x", x}})[0], run(cpu_plan, {{"x", x}})[0], 1e-2,
+                       "batch " + std::to_string(n));
+  }
+}
+
+}  // namespace
+}  // namespace kiln::engine
+
+#endif
