@@ -6,7 +6,7 @@
 //   - the engine configuration tuned at build is stored in the plan data (layout 2, its heuristic rank) and a
 //     kernel created from it computes bit-identical outputs; foreign or corrupt data falls back to the
 //     heuristic's first;
-//   - a NaN in the input stays NaN through the fused ReLU (torch.relu propagates NaN);
+//   - a NaN in the input stays NaN through ReLU, fused (fp16) or in the post-op pass (bf16), as torch.relu;
 //   - dynamic batch: one plan per input shape, each against the cpu backend.
 // Tolerances: as nhwc_test.cpp (max |cuda - cpu| <= 1e-2 of max |cpu| in fp16: inputs and weights rounded to
 // fp16, 2^-11 relative each, over reductions of up to 144 products; heuristic vs tuned engines 1e-2
@@ -121,22 +121,27 @@ TEST(EngineCuda, ConvGraphFusedReluPropagatesNan) {
     y->set_name("y");
     net.mark_output(y);
   };
-  Network cpu_net, net;
+  Network cpu_net;
   make(cpu_net);
-  make(net);
   HostTensor want = run(build(cpu_net, config_for("cpu", DType::Float32, false)), {{"x", x}})[0];
-  auto plan = build(net, config_for("cuda", DType::Float16, false));
-  for (const auto& l : plan->layers()) {
-    if (l.kind == LayerKind::Convolution) EXPECT_EQ(l.tactic, "cudnn_graph") << describe(plan->layers());
+  // fp16 fuses the ReLU into the graph; bf16 runs it in the post-op pass (cuDNN's fused bf16 ReLU drops NaN).
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Network net;
+    make(net);
+    auto plan = build(net, config_for("cuda", dt, false));
+    for (const auto& l : plan->layers()) {
+      if (l.kind == LayerKind::Convolution) EXPECT_EQ(l.tactic, "cudnn_graph") << describe(plan->layers());
+    }
+    HostTensor got = run(plan, {{"x", x}})[0];
+    int nans = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      const bool want_nan = std::isnan(want.get_as_double(i));
+      nans += want_nan;
+      EXPECT_EQ(std::isnan(got.get_as_double(i)), want_nan) << "element " << i;
+    }
+    EXPECT_EQ(nans, 16 * 9);  // every output channel at the 3x3 positions whose window holds the NaN
   }
-  HostTensor got = run(plan, {{"x", x}})[0];
-  int nans = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    const bool want_nan = std::isnan(want.get_as_double(i));
-    nans += want_nan;
-    EXPECT_EQ(std::isnan(got.get_as_double(i)), want_nan) << "element " << i;
-  }
-  EXPECT_EQ(nans, 16 * 9);  // every output channel at the 3x3 positions whose window holds the NaN
 }
 
 TEST(EngineCuda, ConvGraphDynamicBatchMakesAPlanPerShape) {

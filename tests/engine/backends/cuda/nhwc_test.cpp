@@ -27,6 +27,7 @@
 #if KILN_HAVE_CUDA
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -192,6 +193,13 @@ TEST(EngineCudaNhwc, PlanDataRoundTripAndHostileBytes) {
       for (int64_t v : x.input) EXPECT_GE(v, 0) << i;
     }
   }
+  d.layout = 2;  // the graph API tactic
+  ASSERT_TRUE(cuda::decode_conv_plan_data(cuda::encode_conv_plan_data(d), 8, 4, &back, &why)) << why;
+  for (int64_t bad : {int64_t{-1}, int64_t{3}, INT64_MIN}) {
+    d.layout = bad;
+    EXPECT_FALSE(cuda::decode_conv_plan_data(cuda::encode_conv_plan_data(d), 8, 4, &back, &why)) << bad;
+  }
+  d.layout = 1;
   d.algo = 8;  // beyond the algorithms this cuDNN has
   EXPECT_FALSE(cuda::decode_conv_plan_data(cuda::encode_conv_plan_data(d), 8, 4, &back, &why));
   d.algo = 1;

@@ -1,7 +1,11 @@
 // Tactic "cudnn_graph": fp16 / bf16 2-D forward convolutions, channels-last end to end (as "cudnn_nhwc"),
-// through cuDNN's graph API (conv_graph_plan.h). Where the post-op chain is exactly [residual Sum]? [ReLU]?
-// the bias, the residual and ReLU are part of the graph (one engine, runtime fusion); otherwise the graph is
-// the convolution alone and the bias and post-ops run in the post-op pass. Registered ahead of the legacy-API
+// through cuDNN's graph API (conv_graph_plan.h). The graph takes the bias and the longest prefix of the
+// post-op chain of the form [residual Sum]? [ReLU]? (one runtime-fusion engine): the Sum only when the
+// residual has the output's dtype and dims at every shape (a broadcast one is read by the post-op pass), the
+// ReLU only in fp16 (in bf16 cuDNN's fused ReLU turned NaN into 0 on an H100, cuDNN 9.19: the sweep's
+// nonfinite_relu@bf16; torch.relu keeps NaN) and only right after the convolution or the Sum. Whatever the
+// graph does not take runs in the post-op pass. When cuDNN has no engine for that graph at the opt shape the
+// graph is the convolution alone (the bias and every post-op in the pass). Registered ahead of the legacy-API
 // NHWC tactics: device time decides between them when the builder times tactics, and within noise (or
 // untimed) the graph API wins on the host's cost per call (6-12 us against 34-125 us on an H100).
 //
@@ -10,8 +14,8 @@
 // the fastest (the heuristic's first unless another is kTuneMargin faster); the plan data records its rank in
 // the heuristic's list (conv_plan_data.h, layout 2). Other shapes, untimed builds and a rank the loaded
 // cuDNN no longer offers take the heuristic's first. Kernel creation fails (the builder then takes the next
-// tactic) when cuDNN has no engine for the graph at the opt shape. Per context and input shape the plan is
-// made by the first execute of that shape (before any CUDA-graph recording).
+// tactic) when cuDNN has no engine even for the convolution alone at the opt shape. Per context and input
+// shape the plan is made by the first execute of that shape (before any CUDA-graph recording).
 
 #include "engine/backends/cuda/cuda_util.h"
 
@@ -54,30 +58,6 @@ class GraphConvKernel : public Kernel {
     weight_ = upload(to_krsc(l.weights[0].value), dtype_);
     const bool has_bias = l.weights.size() > 1 && l.weights[1].defined();
     if (has_bias) bias_ = upload(l.weights[1].value, dtype_);
-    // The chain the graph takes: [Sum]? [ReLU]? exactly.
-    const auto& ops = p_.post_ops;
-    size_t i = 0;
-    bool residual = false, relu = false;
-    float alpha2 = 1.0f;
-    if (i < ops.size() && ops[i].kind == PostOp::Sum) {
-      residual = true;
-      alpha2 = static_cast<float>(ops[i].scale);
-      ++i;
-    }
-    if (i < ops.size() && ops[i].kind == PostOp::Activation &&
-        ops[i].activation.kind == ActivationKind::Relu) {
-      relu = true;
-      ++i;
-    }
-    fused_ = i == ops.size();
-    if (fused_) {
-      spec_.bias = has_bias;
-      spec_.residual = residual;
-      spec_.alpha2 = alpha2;
-      spec_.relu = relu;
-    } else {
-      post_ = PostOpPass(p_.post_ops, 0, has_bias ? bias_.data() : nullptr, 1, 1, dtype_, true);
-    }
     spec_.dtype = dtype_;
     spec_.w = w_dims_;
     auto two = [](const std::vector<int64_t>& v, int64_t fill) {
@@ -90,10 +70,19 @@ class GraphConvKernel : public Kernel {
     tuned_.layout = kGraphLayout;
     const Dims& xd = info.inputs[0].opt;
     const Dims& yd = info.outputs[0].opt;
-    if (numel(xd) <= 0 || numel(yd) <= 0) return;
+    const bool concrete = numel(xd) > 0 && numel(yd) > 0;
+    const int want = info.tune ? kTuneCandidates : 1;
+    // The graph takes the bias and the chain's prefix [Sum]? [ReLU]? (see the file comment); when cuDNN has
+    // no engine for that graph at the opt shape, the convolution alone.
+    std::vector<std::unique_ptr<ConvGraphPlan>> cands;
+    for (bool epilogue : {true, false}) {
+      fuse(epilogue, has_bias, residual_like_output(info));
+      if (!concrete) break;
+      cands = ConvGraphPlan::candidates(cudnn_handle(), spec_for(xd, yd), kWorkspace, want);
+      if (!cands.empty()) break;
+    }
+    if (!concrete) return;
     // cuDNN must have an engine for the graph, or the builder takes another tactic.
-    std::vector<std::unique_ptr<ConvGraphPlan>> cands = ConvGraphPlan::candidates(
-        cudnn_handle(), spec_for(xd, yd), kWorkspace, info.tune ? kTuneCandidates : 1);
     KILN_CHECK(!cands.empty(), Unsupported, "convolution '", l.name,
                "': cuDNN's graph API has no engine for it");
     if (info.plan_data) {
@@ -119,10 +108,39 @@ class GraphConvKernel : public Kernel {
     KILN_CUDNN_CHECK(cudnnSetStream(h, stream_of(args)));
     const void* z = spec_.residual ? args.inputs[1].data : nullptr;
     KILN_CUDNN_CHECK(plan->execute(h, x.data, weight_.data(), y.data, bias_.data(), z, args.workspace));
-    if (!fused_) post_.run(args, "convolution post-ops");
+    if (!post_.empty()) post_.run(args, "convolution post-ops");
   }
 
  private:
+  /// Sets what the graph computes and the post-op pass for the rest. With `epilogue` the graph takes the
+  /// bias, a leading residual Sum and then a ReLU (not in bf16: cuDNN's fused bf16 ReLU turns NaN into 0);
+  /// without, the convolution alone and the pass everything else.
+  void fuse(bool epilogue, bool has_bias, bool residual_like_output) {
+    const auto& ops = p_.post_ops;
+    size_t i = 0;
+    spec_.bias = epilogue && has_bias;
+    spec_.residual = spec_.relu = false;
+    if (epilogue && residual_like_output && i < ops.size() && ops[i].kind == PostOp::Sum) {
+      spec_.residual = true;
+      spec_.alpha2 = static_cast<float>(ops[i].scale);
+      ++i;
+    }
+    if (epilogue && dtype_ == DType::Float16 && i == (spec_.residual ? 1u : 0u) && i < ops.size() &&
+        ops[i].kind == PostOp::Activation && ops[i].activation.kind == ActivationKind::Relu) {
+      spec_.relu = true;
+      ++i;
+    }
+    post_ = PostOpPass(ops, i, spec_.bias ? nullptr : bias_.data(), 1, spec_.residual ? 2 : 1, dtype_, true);
+  }
+
+  /// Whether the first residual (input 1) has the output's dtype and dims at every shape: the graph reads it
+  /// as a tensor like y (a broadcast residual stays in the post-op pass).
+  static bool residual_like_output(const LayerInfo& info) {
+    if (info.inputs.size() < 2) return false;
+    const TensorInfo &r = info.inputs[1], &y = info.outputs[0];
+    return r.dtype == y.dtype && r.min == y.min && r.opt == y.opt && r.max == y.max && r.format == y.format;
+  }
+
   ConvGraphSpec spec_for(const Dims& xd, const Dims& yd) const {
     ConvGraphSpec s = spec_;
     s.x = xd;
@@ -226,8 +244,7 @@ class GraphConvKernel : public Kernel {
   Dims w_dims_;
   DeviceBuffer weight_, bias_;
   ConvGraphSpec spec_;  // without x and y dims
-  bool fused_ = false;  // the bias and every post-op are in the graph
-  PostOpPass post_;     // otherwise
+  PostOpPass post_;     // what the graph does not take
   ConvPlanData tuned_;  // dtype and layout; the tuned or stored rank and dims when has_tuned_
   bool has_tuned_ = false;
 };

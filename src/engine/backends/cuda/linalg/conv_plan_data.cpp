@@ -60,7 +60,7 @@ bool decode_conv_plan_data(const std::vector<uint8_t>& b, int64_t max_algo, int6
   out.tf32 = f[2];
   out.algo = f[3];
   out.math = f[4];
-  if (out.layout != 0 && out.layout != 1) return fail("layout " + std::to_string(out.layout));
+  if (out.layout < 0 || out.layout > 2) return fail("layout " + std::to_string(out.layout));
   if (out.tf32 != 0 && out.tf32 != 1) return fail("tf32 flag " + std::to_string(out.tf32));
   if (out.algo < 0 || out.algo >= max_algo) return fail("algorithm " + std::to_string(out.algo));
   if (out.math < 0 || out.math >= max_math) return fail("math type " + std::to_string(out.math));

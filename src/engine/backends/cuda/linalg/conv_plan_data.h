@@ -1,11 +1,14 @@
 #pragma once
-// What a cuda convolution kernel (tactics "cudnn_nhwc", "cudnn_nhwc_tf32", "cudnn", "cudnn_tf32") stores in
-// the plan about the cuDNN forward algorithm the builder timed for it. Plain C++ (no CUDA headers):
+// What a cuda convolution kernel (tactics "cudnn_nhwc", "cudnn_nhwc_tf32", "cudnn", "cudnn_tf32", and
+// "cudnn_graph" with layout 2) stores in the plan about the cuDNN forward algorithm (or graph API engine
+// configuration) the builder timed for it. Plain C++ (no CUDA headers):
 // unit-tested without a GPU.
 //
 // Plan data (Kernel::plan_data, a fixed-size little-endian blob, version kConvPlanDataVersion): magic "KCNV",
-// u32 version, then int64 fields: the kernel's configuration (dtype code, layout 0 = NCHW / 1 = NHWC, tf32
-// 0/1), the algorithm (cudnnConvolutionFwdAlgo_t) and math type (cudnnMathType_t) that ran fastest, and the
+// u32 version, then int64 fields: the kernel's configuration (dtype code, layout 0 = NCHW / 1 = NHWC / 2 = NHWC
+// through the graph API, tf32 0/1), the algorithm (cudnnConvolutionFwdAlgo_t; for layout 2 the rank of the
+// engine configuration in cuDNN's heuristic list) and math type (cudnnMathType_t; 0 for layout 2) that ran
+// fastest, and the
 // input dims at the layer's opt shape (rank, then 5 dims, unused ones 0). A loaded kernel takes the algorithm
 // when the configuration and opt dims are its own and cuDNN accepts it within the workspace; it runs it for
 // inputs of exactly those dims, cuDNN's heuristic first choice for any other dims. Anything else (malformed,
@@ -25,7 +28,7 @@ constexpr uint32_t kConvPlanDataVersion = 1;
 /// The algorithm a convolution kernel tuned at build, with what it was tuned for.
 struct ConvPlanData {
   int64_t dtype = 0;   // DType code of x, w, y
-  int64_t layout = 0;  // 0: NCHW tensors and KCRS weights; 1: NHWC tensors and KRSC weights
+  int64_t layout = 0;  // 0: NCHW tensors and KCRS weights; 1: NHWC tensors and KRSC weights; 2: as 1, graph API
   int64_t tf32 = 0;    // 1: the TF32 tactic (tensor-op math allowed for fp32)
   int64_t algo = 0;    // cudnnConvolutionFwdAlgo_t
   int64_t math = 0;    // cudnnMathType_t the algorithm runs with
