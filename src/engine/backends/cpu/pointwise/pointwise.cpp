@@ -1,10 +1,11 @@
 // Vectorized fp32 pointwise kernels: FusedPointwise programs, and single Activation / Elementwise layers
-// run as one-instruction programs. The output is processed in blocks of kBlock elements; each instruction
-// runs as one vectorizable loop over the block, so a chain of N operations reads its inputs once and never
-// writes intermediates to memory. A broadcast operand is filled per run of equal values ([N, C, 1, 1] over
-// [N, C, H, W], scalars), copied per period ([C] over [.., C]) or else gathered through offsets cached per
-// output shape; pow by a scalar 2, 3, 0.5, -1 or 1 runs as
-// multiplies (GPT-2's tanh GELU cubes its input: std::pow per element took half of GPT-2's time).
+// run as one-instruction programs. The output is processed in blocks of about kBlock elements; each
+// instruction runs as one vectorizable loop over the block, so a chain of N operations reads its inputs once
+// and never writes intermediates to memory. A broadcast operand is filled per run of equal values
+// ([N, C, 1, 1] over [N, C, H, W], scalars), read tiled over a block or copied per period ([C] over [.., C],
+// a squeeze-excite scale of a channels-last tensor) or else gathered through offsets cached per output
+// shape; pow by a scalar 2, 3, 0.5, -1 or 1 runs as multiplies (GPT-2's tanh GELU cubes its input: std::pow
+// per element took half of GPT-2's time).
 
 #include <algorithm>
 #include <cmath>
@@ -210,8 +211,10 @@ Broadcast broadcast_of(const Dims& in, const Dims& out) {
 }
 
 /// Output elements [start, start + n) of an operand `src` broadcast by `bc`: a pointer into src where they
-/// are contiguous there, else written to buf.
-const float* load_operand(const float* src, const Broadcast& bc, int64_t start, int64_t n, float* buf) {
+/// are contiguous there, `tiled` (the period repeated over a whole block, when blocks start on a period) for
+/// a period shorter than the block, else written to buf.
+const float* load_operand(const float* src, const Broadcast& bc, int64_t start, int64_t n, float* buf,
+                          const float* tiled) {
   switch (bc.kind) {
     case Broadcast::kSame: return src + start;
     case Broadcast::kRuns:
@@ -223,6 +226,7 @@ const float* load_operand(const float* src, const Broadcast& bc, int64_t start, 
       return buf;
     case Broadcast::kCycle:
       if (start % bc.step + n <= bc.step) return src + start % bc.step;
+      if (tiled != nullptr) return tiled;
       for (int64_t i = 0; i < n;) {
         const int64_t f = (start + i) % bc.step, len = std::min(n - i, bc.step - f);
         std::copy(src + f, src + f + len, buf + i);
@@ -237,7 +241,36 @@ const float* load_operand(const float* src, const Broadcast& bc, int64_t start, 
 /// How each operand broadcasts to one output shape (shared by the kernel's users; built once per shape).
 struct Offsets {
   std::vector<Broadcast> inputs, weights;
+  /// Elements per block: kBlock, or a whole number of periods where every operand repeating with a period
+  /// (kCycle) has the same one, up to kMaxTiledPeriod. Then each block starts on a period and such an operand
+  /// reads one tiled copy of it for every block (a squeeze-excite scale [N, C, 1, 1] of a channels-last
+  /// [N, C, H, W]: copying its C values per period and block cost more than the multiply, 0.39 ns per
+  /// element for efficientnet_b0's first one, C = 32).
+  int64_t block = kBlock;
 };
+
+constexpr int64_t kMaxTiledPeriod = 4096;
+
+/// The block size for the operands' broadcasts (see Offsets::block).
+int64_t block_for(const Offsets& o) {
+  int64_t period = 0;
+  for (const auto* list : {&o.inputs, &o.weights}) {
+    for (const Broadcast& b : *list) {
+      if (b.kind != Broadcast::kCycle) continue;
+      if (period != 0 && period != b.step) return kBlock;
+      period = b.step;
+    }
+  }
+  if (period == 0 || period > kMaxTiledPeriod) return kBlock;
+  return period * std::max<int64_t>(1, kBlock / period);
+}
+
+/// `src`'s period of `step` values repeated over `n` elements.
+std::vector<float> tile(const float* src, int64_t step, int64_t n) {
+  std::vector<float> t(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i += step) std::copy(src, src + std::min(step, n - i), t.begin() + i);
+  return t;
+}
 
 /// `d` left-padded with unit dims to rank `rank`.
 Dims padded(const Dims& d, size_t rank) {
@@ -298,46 +331,65 @@ class PointwiseKernel : public Kernel {
       for (const auto& in : args.inputs) o.inputs.push_back(broadcast_of(order(in.dims, in.format), out));
       for (const auto& wd : weight_dims_)
         o.weights.push_back(broadcast_of(order(wd, TensorFormat::Plain), out));
+      o.block = block_for(o);
       it = state->by_shape.emplace(key, std::move(o)).first;
     }
     const Offsets& off = it->second;
+    const int64_t block = off.block;
+    // The periodic operands whose period divides the block, tiled over one block: every block starts on a
+    // period, so they read the same values in every block.
+    const auto tiles = [&](const Broadcast& b) {
+      return b.kind == Broadcast::kCycle && b.step < block && block % b.step == 0;
+    };
+    std::vector<std::vector<float>> tiled_inputs(args.inputs.size()), tiled_weights(weights_.size());
+    for (size_t k = 0; k < args.inputs.size(); ++k) {
+      if (tiles(off.inputs[k])) tiled_inputs[k] = tile(args.inputs[k].as<float>(), off.inputs[k].step, block);
+    }
+    for (size_t w = 0; w < weights_.size(); ++w) {
+      if (tiles(off.weights[w])) tiled_weights[w] = tile(weights_[w].data(), off.weights[w].step, block);
+    }
     float* out = y.as<float>();
     size_t steps = program_.size();
     // Tasks of about 20 us: a squeeze-excite multiply of 225K elements took 33 us on one thread, so smaller
     // tasks pay more in waking threads than they save (onednn_common.h, threads_for_macs).
-    const int64_t grain = std::max<int64_t>(4, 256 / static_cast<int64_t>(std::max<size_t>(steps, 1)));
-    ops::parallel(args.pool, (y.numel() + kBlock - 1) / kBlock, grain, [&](int64_t b, int64_t e) {
+    const int64_t grain_elements =
+        kBlock * std::max<int64_t>(4, 256 / static_cast<int64_t>(std::max<size_t>(steps, 1)));
+    const int64_t grain = std::max<int64_t>(1, grain_elements / block);
+    ops::parallel(args.pool, (y.numel() + block - 1) / block, grain, [&](int64_t b, int64_t e) {
       // Temps per instruction plus gather buffers per operand slot.
-      std::vector<float> temps(steps * kBlock), gathered(2 * steps * kBlock);
+      std::vector<float> temps(steps * block), gathered(2 * steps * block);
       for (int64_t blk = b; blk < e; ++blk) {
-        int64_t start = blk * kBlock, n = std::min<int64_t>(kBlock, y.numel() - start);
+        int64_t start = blk * block, n = std::min<int64_t>(block, y.numel() - start);
         for (size_t s = 0; s < steps; ++s) {
           const PointwiseInstr& in = program_[s];
           const float* ops[2] = {nullptr, nullptr};
           const float* scalar[2] = {nullptr, nullptr};  // a one-element operand's value
           for (size_t k = 0; k < in.operands.size() && k < 2; ++k) {
             int64_t r = in.operands[k];
-            float* buf = &gathered[(2 * s + k) * kBlock];
+            float* buf = &gathered[(2 * s + k) * block];
             const float* src = nullptr;
             const Broadcast* bc = nullptr;
             if (r >= PointwiseInstr::kTemp) {
-              ops[k] = &temps[static_cast<size_t>(r - PointwiseInstr::kTemp) * kBlock];
+              ops[k] = &temps[static_cast<size_t>(r - PointwiseInstr::kTemp) * block];
               continue;
             }
+            const std::vector<float>* tiled = nullptr;
             if (r >= PointwiseInstr::kWeight) {
               size_t w = static_cast<size_t>(r - PointwiseInstr::kWeight);
               src = weights_[w].data();
               bc = &off.weights[w];
+              tiled = &tiled_weights[w];
               if (weights_[w].size() == 1) scalar[k] = src;
             } else {
               const TensorView& t = args.inputs[static_cast<size_t>(r)];
               src = t.as<float>();
               bc = &off.inputs[r];
+              tiled = &tiled_inputs[static_cast<size_t>(r)];
               if (t.numel() == 1) scalar[k] = src;
             }
-            ops[k] = load_operand(src, *bc, start, n, buf);
+            ops[k] = load_operand(src, *bc, start, n, buf, tiled->empty() ? nullptr : tiled->data());
           }
-          float* dst = s + 1 == steps ? out + start : &temps[s * kBlock];
+          float* dst = s + 1 == steps ? out + start : &temps[s * block];
           const auto op = static_cast<ElementwiseOp>(in.op);
           switch (in.kind) {
             case LayerKind::Elementwise:

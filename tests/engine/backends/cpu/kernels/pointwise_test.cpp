@@ -104,6 +104,28 @@ TEST(VecPointwise, ElementwiseBroadcast) {
   }
 }
 
+TEST(VecPointwise, PeriodicOperandsTiledOverBlocks) {
+  // An operand repeating with a period (a [C] bias of [.., C]; a squeeze-excite scale [N, C, 1, 1] of a
+  // channels-last tensor lies so too) is read as one tiled copy per block of whole periods: periods dividing
+  // the default block (32), not dividing it (144: blocks of 432 and a tail), longer than it (1152: blocks of
+  // one period), too long to tile (5000), two different periods in one program (144 and 432: the default
+  // blocks, copied per period), as input and as weight.
+  for (int64_t c : {32, 144, 1152, 5000}) {
+    OneLayer l;
+    l.layer.name = "ew";
+    l.layer.kind = LayerKind::Elementwise;
+    l.layer.params = ElementwiseParams{ElementwiseOp::Mul};
+    check_against_reference(l, "vec", {{37, c}, {c}}, {{{37, c}, {c}}, {{1, 3, c}, {1, 1, c}}}, kRtol, kAtol,
+                            "period " + std::to_string(c));
+    OneLayer w = fused({binary(ElementwiseOp::Mul, kIn, kW), binary(ElementwiseOp::Add, kT, kW + 1)},
+                       {Weights("w", random_tensor({c}, 11)), Weights("b", random_tensor({c}, 12))});
+    check_against_reference(w, "vec", {{29, c}}, {{{29, c}}}, kRtol, kAtol, "weights of period " + std::to_string(c));
+  }
+  OneLayer mixed = fused({binary(ElementwiseOp::Mul, kIn, kIn + 1), binary(ElementwiseOp::Add, kT, kIn + 2)});
+  check_against_reference(mixed, "vec", {{5, 3, 144}, {144}, {3, 144}}, {{{5, 3, 144}, {144}, {3, 144}}}, kRtol,
+                          kAtol, "periods 144 and 432");
+}
+
 TEST(VecPointwise, DoesNotApplyToComparisons) {
   OneLayer l = fused({binary(ElementwiseOp::Less, kIn, kIn + 1)});
   EXPECT_FALSE(row(LayerKind::FusedPointwise, "vec").runs(l.info({{4}, {4}}), nullptr));
