@@ -76,7 +76,7 @@ TEST(EngineCuda, ConvGraphTunedEngineIsStoredAndReused) {
   EXPECT_EQ(cuda::conv_stats().tuned, s0.tuned + 1);
   ConvPlanData d;
   std::string why;
-  ASSERT_TRUE(cuda::decode_conv_plan_data(data, 15, 0, &d, &why)) << why;
+  ASSERT_TRUE(cuda::decode_conv_plan_data(data, 16, 1, &d, &why)) << why;
   EXPECT_EQ(d.layout, 2);
   EXPECT_EQ(d.input, t->info.inputs[0].opt);
   std::printf("cudnn_graph: tuned engine configuration rank %lld\n", static_cast<long long>(d.algo));

@@ -223,7 +223,7 @@ class GraphConvKernel : public Kernel {
   void use_stored(const LayerInfo& info) {
     std::string why;
     ConvPlanData d;
-    if (!decode_conv_plan_data(*info.plan_data, kMaxRank, 0, &d, &why)) {
+    if (!decode_conv_plan_data(*info.plan_data, kMaxRank + 1, 1, &d, &why)) {
       why = "malformed: " + why;
     } else if (d.dtype != tuned_.dtype || d.layout != kGraphLayout || d.tf32 != 0 ||
                d.input != info.inputs[0].opt) {
