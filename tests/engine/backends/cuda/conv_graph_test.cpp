@@ -7,7 +7,8 @@
 //     kernel created from it computes bit-identical outputs; foreign or corrupt data falls back to the
 //     heuristic's first;
 //   - a NaN in the input stays NaN through ReLU, fused (fp16) or in the post-op pass (bf16), as torch.relu;
-//   - dynamic batch: one plan per input shape, each against the cpu backend.
+//   - dynamic batch: one plan per input shape, each against the cpu backend;
+//   - the plan made at creation serves the first context at the opt dims (no plan made at its first call).
 // Tolerances: as nhwc_test.cpp (max |cuda - cpu| <= 1e-2 of max |cpu| in fp16: inputs and weights rounded to
 // fp16, 2^-11 relative each, over reductions of up to 144 products; heuristic vs tuned engines 1e-2
 // likewise).
@@ -104,6 +105,35 @@ TEST(EngineCuda, ConvGraphTunedEngineIsStoredAndReused) {
                        "heuristic vs tuned");
   }
   EXPECT_EQ(cuda::conv_stats().rejected, s0.rejected + 3);
+}
+
+// The plan made at creation for the opt dims serves the first context that runs them: finalizing a
+// runtime-fusion engine compiles a kernel (hundreds of milliseconds), which the build or the plan's loading
+// pays, not the first call. Other dims, and a second context, make their own.
+TEST(EngineCuda, ConvGraphFirstCallAtTheOptDimsMakesNoPlan) {
+  KILN_REQUIRE_GPU();
+  if (!row(LayerKind::Convolution, "cudnn_graph")) GTEST_SKIP() << "built without cuDNN";
+  const Backend& b = *shared_backend("cuda");
+  std::mt19937 rng(94);
+  const DType dt = DType::Float16;
+  const TensorFormat f = TensorFormat::ChannelsLast;
+  ConvolutionParams p = pad1();
+  p.post_ops = {sum_op(), relu_op()};
+  auto t = conv_layer(dt, p, 1, f, true);
+  HostTensor x = random_tensor(dt, t->info.inputs[0].opt, rng),
+             r = random_tensor(dt, t->info.inputs[1].opt, rng);
+  std::vector<HostTensor> in = {to_format(x, f), to_format(r, f)};
+  std::vector<TensorView> views = {TensorView{nullptr, dt, x.sizes(), f},
+                                   TensorView{nullptr, dt, r.sizes(), f}};
+  TensorView out{nullptr, dt, t->info.outputs[0].opt, f};
+  const int64_t before = cuda::conv_stats().graph_plans;
+  std::unique_ptr<Kernel> k = b.create_kernel(t->info, "cudnn_graph");  // untimed: the heuristic's first
+  EXPECT_EQ(cuda::conv_stats().graph_plans, before + 1);
+  HostTensor first = run_kernel(*k, views, in, out);  // a new state: takes the creation's plan
+  EXPECT_EQ(cuda::conv_stats().graph_plans, before + 1);
+  HostTensor second = run_kernel(*k, views, in, out);  // another state: its own plan, the same bits
+  EXPECT_EQ(cuda::conv_stats().graph_plans, before + 2);
+  EXPECT_TRUE(same_bytes(first, second));
 }
 
 TEST(EngineCuda, ConvGraphFusedReluPropagatesNan) {

@@ -22,6 +22,7 @@
 #ifdef KILN_HAVE_CUDNN
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include "engine/backends/cuda/graph_timer.h"
 #include "engine/backends/cuda/linalg/conv_common.h"
@@ -71,25 +72,30 @@ class GraphConvKernel : public Kernel {
     const Dims& xd = info.inputs[0].opt;
     const Dims& yd = info.outputs[0].opt;
     const bool concrete = numel(xd) > 0 && numel(yd) > 0;
-    const int want = info.tune ? kTuneCandidates : 1;
+    // A plan's stored engine configuration (its rank) is only a preference: decoded first so that the probe
+    // below finalizes just that configuration.
+    if (info.plan_data) use_stored(info);
+    const bool tune_now = info.tune && !info.plan_data;
+    const int want = tune_now ? kTuneCandidates : 1;
+    const int rank = has_tuned_ ? static_cast<int>(tuned_.algo) : -1;
     // The graph takes the bias and the chain's prefix [Sum]? [ReLU]? (see the file comment); when cuDNN has
     // no engine for that graph at the opt shape, the convolution alone.
     std::vector<std::unique_ptr<ConvGraphPlan>> cands;
     for (bool epilogue : {true, false}) {
       fuse(epilogue, has_bias, residual_like_output(info));
       if (!concrete) break;
-      cands = ConvGraphPlan::candidates(cudnn_handle(), spec_for(xd, yd), kWorkspace, want);
+      cands = ConvGraphPlan::candidates(cudnn_handle(), spec_for(xd, yd), kWorkspace, want, rank);
       if (!cands.empty()) break;
     }
     if (!concrete) return;
     // cuDNN must have an engine for the graph, or the builder takes another tactic.
     KILN_CHECK(!cands.empty(), Unsupported, "convolution '", l.name,
                "': cuDNN's graph API has no engine for it");
-    if (info.plan_data) {
-      use_stored(info);
-    } else if (info.tune) {
-      tune(info, cands);
-    }
+    const size_t pick = tune_now ? tune(info, cands) : 0;
+    // The opt shape's plan is kept for the first context that runs that shape: finalizing a runtime-fusion
+    // engine compiles its kernel, which the build (or the plan's loading) pays instead of the first call.
+    ready_ = std::move(cands[pick]);
+    ready_dims_ = xd;
   }
 
   size_t workspace_size() const override { return kWorkspace; }
@@ -148,29 +154,29 @@ class GraphConvKernel : public Kernel {
     return s;
   }
 
-  /// The plan for input dims `xd`: the tuned engine configuration at the tuned dims, else the heuristic's
-  /// first.
+  /// The plan for input dims `xd`: the one made at creation for the opt dims (once), else the tuned engine
+  /// configuration at the tuned dims or the heuristic's first.
   std::unique_ptr<ConvGraphPlan> make_plan(const Dims& xd, const Dims& yd) const {
-    const bool tuned = has_tuned_ && xd == tuned_.input;
-    const int want = tuned ? static_cast<int>(tuned_.algo) : 0;
-    auto cands = ConvGraphPlan::candidates(cudnn_handle(), spec_for(xd, yd), kWorkspace,
-                                           tuned ? static_cast<int>(kMaxRank) + 1 : 1);
+    {
+      std::lock_guard<std::mutex> lock(ready_mutex_);
+      if (ready_ && xd == ready_dims_) return std::move(ready_);
+    }
+    const int rank = has_tuned_ && xd == tuned_.input ? static_cast<int>(tuned_.algo) : -1;
+    auto cands = ConvGraphPlan::candidates(cudnn_handle(), spec_for(xd, yd), kWorkspace, 1, rank);
     KILN_CHECK(!cands.empty(), Unsupported, "cuDNN's graph API has no engine for a convolution of input ",
                dims_str(xd));
-    for (auto& c : cands) {
-      if (c->rank() == want) return std::move(c);
-    }
     return std::move(cands.front());
   }
 
-  /// Times the candidates at the opt shape in device time and keeps the fastest (see the file comment).
-  void tune(const LayerInfo& info, std::vector<std::unique_ptr<ConvGraphPlan>>& cands) {
+  /// Times the candidates at the opt shape in device time, records the fastest (see the file comment) and
+  /// returns its index.
+  size_t tune(const LayerInfo& info, std::vector<std::unique_ptr<ConvGraphPlan>>& cands) {
     const Dims& xd = info.inputs[0].opt;
     const Dims& yd = info.outputs[0].opt;
     const std::string& name = info.layer->name;
     if (cands.size() == 1) {
       record(xd, cands[0]->rank());
-      return;
+      return 0;
     }
     try {
       size_t es = dtype_size(dtype_);
@@ -197,17 +203,19 @@ class GraphConvKernel : public Kernel {
       for (size_t c = 1; c < cands.size(); ++c) {
         if (ms[c] >= 0 && (ms[best] < 0 || ms[c] < ms[best])) best = c;
       }
-      if (ms[best] < 0) return;  // none ran: the heuristic's first at run time
+      if (ms[best] < 0) return 0;  // none ran: the heuristic's first
       if (ms[0] >= 0 && ms[best] > (1.0f - kTuneMargin) * ms[0]) best = 0;
       record(xd, cands[best]->rank());
       KILN_INFO("engine: convolution '", name, "': ", cands.size(),
                 " cuDNN graph engine configurations timed, chose #", cands[best]->rank(), " (", ms[best],
                 " ms; heuristic's first ", ms[0], " ms)");
+      return best;
     } catch (const Error& e) {
       (void)cudaGetLastError();
       cudnnSetStream(cudnn_handle(), nullptr);
       KILN_DEBUG("engine: convolution '", name, "': timing cuDNN graph engines failed (", e.message(),
-                 "); heuristic at run time");
+                 "); the heuristic's first");
+      return 0;
     }
   }
 
@@ -245,6 +253,10 @@ class GraphConvKernel : public Kernel {
   DeviceBuffer weight_, bias_;
   ConvGraphSpec spec_;  // without x and y dims
   PostOpPass post_;     // what the graph does not take
+  // The opt dims' plan made at creation, until a context takes it (make_plan).
+  mutable std::mutex ready_mutex_;
+  mutable std::unique_ptr<ConvGraphPlan> ready_;
+  Dims ready_dims_;
   ConvPlanData tuned_;  // dtype and layout; the tuned or stored rank and dims when has_tuned_
   bool has_tuned_ = false;
 };

@@ -3,6 +3,7 @@
 #ifdef KILN_HAVE_CUDNN
 #include <algorithm>
 
+#include "engine/backends/cuda/linalg/conv_plan_data.h"
 #include "kiln/support/error.h"
 
 namespace kiln::engine::cuda {
@@ -134,7 +135,8 @@ ConvGraphPlan::~ConvGraphPlan() {
 
 std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandle_t handle,
                                                                       const ConvGraphSpec& s,
-                                                                      size_t workspace_limit, int max) {
+                                                                      size_t workspace_limit, int max,
+                                                                      int rank) {
   KILN_CHECK(s.padding.size() == 2 && s.stride.size() == 2 && s.dilation.size() == 2, Internal,
              "cuDNN graph convolution: needs 2 spatial dims");
   const cudnnDataType_t io = io_type(s.dtype), f32 = CUDNN_DATA_FLOAT;
@@ -210,25 +212,38 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
                                kConfigs, &found, raw.data()) != CUDNN_STATUS_SUCCESS) {
     return out;
   }
-  for (int64_t i = 0; i < std::min<int64_t>(found, kConfigs) && static_cast<int>(out.size()) < max; ++i) {
-    if (!numerics_allowed(raw[static_cast<size_t>(i)])) continue;
+  // One plan of configuration i, when it qualifies.
+  auto make_plan = [&](int64_t i) -> std::unique_ptr<ConvGraphPlan> {
+    if (!numerics_allowed(raw[static_cast<size_t>(i)])) return nullptr;
     Desc plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
     plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &handle)
         .set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
              &raw[static_cast<size_t>(i)]);
-    if (cudnnBackendFinalize(plan.get()) != CUDNN_STATUS_SUCCESS) continue;
+    if (cudnnBackendFinalize(plan.get()) != CUDNN_STATUS_SUCCESS) return nullptr;
+    count_conv_event(ConvEvent::GraphPlan);
     int64_t bytes = 0, n = 0;
     if (cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
                                  &n, &bytes) != CUDNN_STATUS_SUCCESS ||
         bytes < 0 || static_cast<size_t>(bytes) > workspace_limit) {
-      continue;
+      return nullptr;
     }
     std::unique_ptr<ConvGraphPlan> p(new ConvGraphPlan());
     p->plan_ = plan.release();
     p->uids_ = uids;
     p->workspace_ = static_cast<size_t>(bytes);
     p->rank_ = static_cast<int>(i);
-    out.push_back(std::move(p));
+    return p;
+  };
+  const int64_t usable = std::min<int64_t>(found, kConfigs);
+  if (rank >= 0 && rank < usable) {
+    if (auto p = make_plan(rank)) {
+      out.push_back(std::move(p));
+      return out;
+    }
+    max = 1;
+  }
+  for (int64_t i = 0; i < usable && static_cast<int>(out.size()) < max; ++i) {
+    if (auto p = make_plan(i)) out.push_back(std::move(p));
   }
   return out;
 }

@@ -42,11 +42,14 @@ class ConvGraphPlan {
 
   /// The plans of the first `max` engine configurations of cuDNN's heuristic for `spec` that finalize,
   /// compute as the file comment says and need at most `workspace_limit` bytes, in the heuristic's order.
-  /// Each plan's rank() is its position among the heuristic's configurations. Empty when there is none
-  /// (cuDNN has no engine for the graph); throws kiln::Error on a malformed spec.
+  /// Each plan's rank() is its position among the heuristic's configurations. With `rank` >= 0, only that
+  /// configuration's plan when it qualifies (else the first that does): finalizing a runtime-fusion engine
+  /// compiles its kernel, a few hundred milliseconds each. Empty when there is none (cuDNN has no engine for
+  /// the graph); throws kiln::Error on a malformed spec.
   static std::vector<std::unique_ptr<ConvGraphPlan>> candidates(cudnnHandle_t handle,
                                                                 const ConvGraphSpec& spec,
-                                                                size_t workspace_limit, int max);
+                                                                size_t workspace_limit, int max,
+                                                                int rank = -1);
 
   /// The position of this plan's configuration in the heuristic's list.
   int rank() const { return rank_; }

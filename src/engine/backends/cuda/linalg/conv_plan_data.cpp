@@ -13,7 +13,7 @@ constexpr size_t kMaxRank = 5;
 constexpr size_t kFields = 6 + kMaxRank;  // dtype, layout, tf32, algo, math, rank, dims
 constexpr size_t kBlobBytes = 8 + 8 * kFields;
 
-std::atomic<int64_t> g_events[6];
+std::atomic<int64_t> g_events[7];
 
 }  // namespace
 
@@ -84,6 +84,7 @@ ConvStats conv_stats() {
   s.fused_plans = g_events[3].load();
   s.unfused_plans = g_events[4].load();
   s.fused_refused = g_events[5].load();
+  s.graph_plans = g_events[6].load();
   return s;
 }
 

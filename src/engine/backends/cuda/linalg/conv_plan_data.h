@@ -5,14 +5,14 @@
 // unit-tested without a GPU.
 //
 // Plan data (Kernel::plan_data, a fixed-size little-endian blob, version kConvPlanDataVersion): magic "KCNV",
-// u32 version, then int64 fields: the kernel's configuration (dtype code, layout 0 = NCHW / 1 = NHWC / 2 = NHWC
-// through the graph API, tf32 0/1), the algorithm (cudnnConvolutionFwdAlgo_t; for layout 2 the rank of the
-// engine configuration in cuDNN's heuristic list) and math type (cudnnMathType_t; 0 for layout 2) that ran
-// fastest, and the
-// input dims at the layer's opt shape (rank, then 5 dims, unused ones 0). A loaded kernel takes the algorithm
-// when the configuration and opt dims are its own and cuDNN accepts it within the workspace; it runs it for
-// inputs of exactly those dims, cuDNN's heuristic first choice for any other dims. Anything else (malformed,
-// foreign, refused) falls back to the heuristic: a plan never fails to load over it.
+// u32 version, then int64 fields: the kernel's configuration (dtype code, layout 0 = NCHW / 1 = NHWC / 2 =
+// NHWC through the graph API, tf32 0/1), the algorithm (cudnnConvolutionFwdAlgo_t; for layout 2 the rank of
+// the engine configuration in cuDNN's heuristic list) and math type (cudnnMathType_t; 0 for layout 2) that
+// ran fastest, and the input dims at the layer's opt shape (rank, then 5 dims, unused ones 0). A loaded
+// kernel takes the algorithm when the configuration and opt dims are its own and cuDNN accepts it within the
+// workspace; it runs it for inputs of exactly those dims, cuDNN's heuristic first choice for any other dims.
+// Anything else (malformed, foreign, refused) falls back to the heuristic: a plan never fails to load over
+// it.
 
 #include <cstdint>
 #include <string>
@@ -27,12 +27,13 @@ constexpr uint32_t kConvPlanDataVersion = 1;
 
 /// The algorithm a convolution kernel tuned at build, with what it was tuned for.
 struct ConvPlanData {
-  int64_t dtype = 0;   // DType code of x, w, y
-  int64_t layout = 0;  // 0: NCHW tensors and KCRS weights; 1: NHWC tensors and KRSC weights; 2: as 1, graph API
-  int64_t tf32 = 0;    // 1: the TF32 tactic (tensor-op math allowed for fp32)
-  int64_t algo = 0;    // cudnnConvolutionFwdAlgo_t
-  int64_t math = 0;    // cudnnMathType_t the algorithm runs with
-  Dims input;          // x's dims at the opt shape (rank 3 to 5)
+  int64_t dtype = 0;  // DType code of x, w, y
+  int64_t layout =
+      0;             // 0: NCHW tensors and KCRS weights; 1: NHWC tensors and KRSC weights; 2: as 1, graph API
+  int64_t tf32 = 0;  // 1: the TF32 tactic (tensor-op math allowed for fp32)
+  int64_t algo = 0;  // cudnnConvolutionFwdAlgo_t
+  int64_t math = 0;  // cudnnMathType_t the algorithm runs with
+  Dims input;        // x's dims at the opt shape (rank 3 to 5)
   bool operator==(const ConvPlanData&) const = default;
 };
 
@@ -50,9 +51,11 @@ struct ConvStats {
   int64_t fused_plans = 0;    // per-context shape plans that run one cudnnConvolutionBiasActivationForward
   int64_t unfused_plans = 0;  // per-context shape plans of NHWC kernels with a fusable chain that do not
   int64_t fused_refused = 0;  // fused calls cuDNN refused (the plan falls back to convolution + post-op pass)
+  int64_t graph_plans =
+      0;  // cuDNN graph API execution plans finalized (cudnn_graph; each may compile a kernel)
 };
 ConvStats conv_stats();
-enum class ConvEvent { Tuned, Stored, Rejected, FusedPlan, UnfusedPlan, FusedRefused };
+enum class ConvEvent { Tuned, Stored, Rejected, FusedPlan, UnfusedPlan, FusedRefused, GraphPlan };
 /// Counts one event in conv_stats().
 void count_conv_event(ConvEvent event);
 
