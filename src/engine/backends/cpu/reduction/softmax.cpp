@@ -48,9 +48,17 @@ float exp_sum(const float* x, float* y, int64_t n, float m) {
       y[i + j] = e;
       acc[j] += e;
     }
+  if (i < n) {  // the tail as one more vector, padded with -inf (exp gives 0): scalar exps cost 2-3x per value
+    float t[vec::kLanes], e[vec::kLanes];
+    for (int j = 0; j < vec::kLanes; ++j) t[j] = i + j < n ? x[i + j] : -std::numeric_limits<float>::infinity();
+    for (int j = 0; j < vec::kLanes; ++j) {
+      e[j] = vec::exp(t[j] - m);
+      acc[j] += e[j];
+    }
+    for (int64_t j = 0; i + j < n; ++j) y[i + j] = e[j];
+  }
   float s = 0;
   for (int j = 0; j < vec::kLanes; ++j) s += acc[j];
-  for (; i < n; ++i) s += (y[i] = vec::exp(x[i] - m));
   return s;
 }
 

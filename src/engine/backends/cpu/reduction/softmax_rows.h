@@ -9,8 +9,9 @@ namespace kiln::engine::cpu::fast {
 /// The largest of x[0, n) (-inf for n = 0), as `m > x ? m : x` from -inf in 16 lanes.
 float row_max(const float* x, int64_t n);
 
-/// y[i] = exp(x[i] - m) for i in [0, n); returns their sum (16 partial sums). Give it separate x and y: GCC
-/// versions the loop for overlap, and in place it runs the scalar version (3x slower).
+/// y[i] = exp(x[i] - m) for i in [0, n); returns their sum (16 partial sums; a tail of n % 16 values runs as
+/// one padded vector). Give it separate x and y: GCC versions the loop for overlap, and in place it runs the
+/// scalar version (3x slower).
 float exp_sum(const float* x, float* y, int64_t n, float m);
 
 /// y[i] *= f.
