@@ -39,6 +39,10 @@ double run_time_ms(double wall_ms, double thread_cpu_ms, bool one_thread_on_host
   return one_thread_on_host && thread_cpu_ms >= 0.0 ? std::min(wall_ms, thread_cpu_ms) : wall_ms;
 }
 
+double device_run_ms(double device_ms, double host_enqueue_ms, bool runs_plainly) {
+  return runs_plainly ? std::max(device_ms, host_enqueue_ms) : device_ms;
+}
+
 bool out_of_the_running(const CandidateFigures& figures, double fastest_ms, bool loaded) {
   const size_t runs =
       figures.rounds_ms.size() + (figures.warm_up_ms.empty() ? 0 : figures.warm_up_ms.size() - 1);

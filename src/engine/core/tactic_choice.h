@@ -133,11 +133,18 @@ bool gets_second_warm_up(double first_ms, double best_first_ms);
 double best_so_far(const CandidateFigures& figures);
 
 /// The time of one timed run: its wall time, or, for a kernel that ran on the timing thread alone on the host
-/// (a one-thread pool), the thread's CPU time when less. The scheduler's time slices for other processes are no
-/// cost of the kernel: under two CPU burners on the 2-core machine, mobilenet_v3_large's stem convolution's
-/// blocked tactic measured 12.8 ms of wall time in every run of one contest (0.25 ms in the contests around it)
-/// and lost to a plain one that runs 1.8 ms.
+/// (a one-thread pool), the thread's CPU time when less. The scheduler's time slices for other processes are
+/// no cost of the kernel: under two CPU burners on the 2-core machine, mobilenet_v3_large's stem
+/// convolution's blocked tactic measured 12.8 ms of wall time in every run of one contest (0.25 ms in the
+/// contests around it) and lost to a plain one that runs 1.8 ms.
 double run_time_ms(double wall_ms, double thread_cpu_ms, bool one_thread_on_host);
+
+/// The time of one run on a backend that records device work: the device time of a recorded run, or, in an
+/// engine that runs without CUDA graphs (`runs_plainly`: dynamic input dims), at least the host's time to
+/// enqueue the run, which then bounds it: a legacy cuDNN grouped convolution of regnet_y_1_6gf at batch 1
+/// took 0.02 ms of device time and 0.37 ms of the host's per call, and won on device time against a graph API
+/// one that takes 0.01 ms to enqueue (the engine ran 14.4 ms plainly against 2.9 ms replayed).
+double device_run_ms(double device_ms, double host_enqueue_ms, bool runs_plainly);
 
 /// Whether a candidate is out of the running, with `fastest_ms` the smallest best_so_far of the layer's
 /// candidates: it has at least two runs after its first (one stall does not decide; four when the rounds so

@@ -182,6 +182,7 @@ struct Candidate {
   bool timed = true;                   // still in the rounds
   bool int8 = false;                   // Tactic::int8
   std::unique_ptr<DeviceGraph> graph;  // kGraphRepeats runs recorded, on a backend that records work
+  double host_ms = 0.0;                // the host's time to enqueue one run (measured for plain engines)
   const std::string& name() const { return figures.tactic; }
   void run(void* stream) {
     for (auto& r : reformats) {
@@ -211,7 +212,7 @@ class LayerTiming {
   /// see select_tactics).
   LayerTiming(const Plan::Impl& g, const BuilderConfig& config, int64_t layer, const LayerInfo& info,
               const ConcreteShapes& opt, const std::vector<TensorFormat>& produced,
-              const ContestBudget& budget, ThreadPool* pool)
+              const ContestBudget& budget, ThreadPool* pool, bool runs_plainly)
       : g_(g),
         config_(config),
         layer_(layer),
@@ -219,7 +220,8 @@ class LayerTiming {
         opt_(opt),
         produced_(produced),
         budget_(budget),
-        pool_(pool) {
+        pool_(pool),
+        runs_plainly_(runs_plainly) {
     conditions_.cut_short = budget.cut_short;
   }
 
@@ -275,6 +277,7 @@ class LayerTiming {
     std::stable_partition(cands_.begin(), cands_.end(),
                           [&](const Candidate& c) { return c.name() == first; });
     warm_up();
+    if (runs_plainly_ && g_.backend->graph_recorder()) measure_enqueue();
     record_timing_graphs(g_, cands_, l.name);
     rounds();
   }
@@ -311,7 +314,8 @@ class LayerTiming {
       c.run(nullptr);
     }
     g_.backend->synchronize(nullptr);  // device backends run asynchronously
-    const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const double cpu = thread_cpu_ms() - cpu0;
     const bool host = g_.backend->host_accessible();
     if (rounds && host) {
@@ -319,7 +323,31 @@ class LayerTiming {
       conditions_.cpu_ms += cpu;
     }
     const double ms = run_time_ms(wall, cpu, host && (pool_ == nullptr || pool_->size() == 1));
-    return c.graph ? ms / kGraphRepeats : ms;
+    return c.graph ? device_run_ms(ms / kGraphRepeats, c.host_ms, runs_plainly_) : ms;
+  }
+
+  /// Each candidate's host time to enqueue one run (kEnqueueCalls calls back to back, then one wait): what a
+  /// run costs an engine that runs without CUDA graphs where the GPU would be faster (device_run_ms).
+  void measure_enqueue() {
+    constexpr int kEnqueueCalls = 8;
+    for (Candidate& c : cands_) {
+      if (!c.timed) continue;
+      try {
+        g_.backend->synchronize(nullptr);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int r = 0; r < kEnqueueCalls; ++r) c.run(nullptr);
+        c.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                    kEnqueueCalls;
+        g_.backend->synchronize(nullptr);
+        KILN_DEBUG("engine: layer '", g_.layers[layer_].layer.name, "': tactic '", c.name(), "' enqueues in ",
+                   c.host_ms, " ms");
+      } catch (const std::exception& e) {
+        c.figures.failed = true;
+        c.timed = false;
+        KILN_DEBUG("engine: layer '", g_.layers[layer_].layer.name, "': tactic '", c.name(),
+                   "' failed while timed: ", error_text(e));
+      }
+    }
   }
 
   /// Runs `c` once more, recording its time in `into`; a throw marks it failed.
@@ -428,6 +456,8 @@ class LayerTiming {
   std::vector<Candidate> cands_;
   ContestBudget budget_;
   ThreadPool* pool_;
+  bool runs_plainly_ =
+      false;  // the engine runs without CUDA graphs: host enqueue costs count (device_run_ms)
   TimingConditions conditions_;
 };
 
@@ -509,6 +539,14 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   // candidate that wants another format for an input is timed together with the reformat it will need.
   std::vector<TensorFormat> produced(g.tensors.size(), TensorFormat::Plain);
   const std::vector<bool> int8_allowed = int8_allowed_layers(g, config);
+  // An engine with dynamic input dims runs without CUDA graphs (the runtime's default, and what
+  // record_timing_graphs leaves out: each run then pays the host's enqueue costs): on a backend that records
+  // device work its contests count them (device_run_ms), and its timing-cache keys say so.
+  const bool runs_plainly =
+      g.backend->graph_recorder() != nullptr &&
+      std::any_of(g.tensors.begin(), g.tensors.end(), [](const PlanTensor& t) {
+        return t.is_input && std::find(t.dims.begin(), t.dims.end(), -1) != t.dims.end();
+      });
   double contests_ms = 0.0;  // wall time of this build's contests so far (contest_budget)
   // Timing-cache keys this build wrote, with the layer timed for each: a later layer of the same signature
   // (and input formats) finds that fresh entry in the cache, which is a reuse within this build, not a choice
@@ -575,7 +613,8 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
                         std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats +
                                         (config.allow_reduced_precision_tactics ? "|reduced" : "") +
                                         (tf32 ? "|tf32" : "") + (int8 ? "|int8" : "") +
-                                        (int8_only ? "-only" : "") + kTimingMethod;
+                                        (int8_only ? "-only" : "") + (runs_plainly ? "|plain" : "") +
+                                        kTimingMethod;
                         return fnv1a64(s.data(), s.size());
                       }());
     std::optional<TimingEntry> previous;
@@ -617,7 +656,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         const ContestBudget budget = contest_budget(contests_ms);
         const auto contest_start = std::chrono::steady_clock::now();
         timing.emplace(g, config, static_cast<int64_t>(i), info, opt_shapes(), produced, budget,
-                       loaded_machine ? &one_thread : g.backend->thread_pool());
+                       loaded_machine ? &one_thread : g.backend->thread_pool(), runs_plainly);
         timing->time(optimized, calm ? previous->tactic : std::string(), report);
         contests_ms +=
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - contest_start)
