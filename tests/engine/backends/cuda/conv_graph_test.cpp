@@ -57,21 +57,11 @@ TEST(EngineCuda, ConvGraphTunedEngineIsStoredAndReused) {
   if (!row(LayerKind::Convolution, "cudnn_graph")) GTEST_SKIP() << "built without cuDNN";
   const Backend& b = *shared_backend("cuda");
   std::mt19937 rng(91);
-  const DType dt = DType::Float16;
-  const TensorFormat f = TensorFormat::ChannelsLast;
-  ConvolutionParams p = pad1();
-  p.post_ops = {sum_op(), relu_op()};
-  auto t = conv_layer(dt, p, 1, f, true);
-  HostTensor x = random_tensor(dt, t->info.inputs[0].opt, rng),
-             r = random_tensor(dt, t->info.inputs[1].opt, rng);
-  std::vector<HostTensor> in = {to_format(x, f), to_format(r, f)};
-  std::vector<TensorView> views = {TensorView{nullptr, dt, x.sizes(), f},
-                                   TensorView{nullptr, dt, r.sizes(), f}};
-  TensorView out{nullptr, dt, t->info.outputs[0].opt, f};
+  ResidualConvCase rc(DType::Float16, TensorFormat::ChannelsLast, rng);
 
   cuda::ConvStats s0 = cuda::conv_stats();
-  t->info.tune = true;
-  std::unique_ptr<Kernel> tuned = b.create_kernel(t->info, "cudnn_graph");
+  rc.t->info.tune = true;
+  std::unique_ptr<Kernel> tuned = b.create_kernel(rc.t->info, "cudnn_graph");
   std::vector<uint8_t> data = tuned->plan_data();
   ASSERT_FALSE(data.empty()) << "no engine configuration recorded";
   EXPECT_EQ(cuda::conv_stats().tuned, s0.tuned + 1);
@@ -79,15 +69,16 @@ TEST(EngineCuda, ConvGraphTunedEngineIsStoredAndReused) {
   std::string why;
   ASSERT_TRUE(cuda::decode_conv_plan_data(data, 16, 1, &d, &why)) << why;
   EXPECT_EQ(d.layout, 2);
-  EXPECT_EQ(d.input, t->info.inputs[0].opt);
+  EXPECT_EQ(d.input, rc.t->info.inputs[0].opt);
   std::printf("cudnn_graph: tuned engine configuration rank %lld\n", static_cast<long long>(d.algo));
 
-  t->info.tune = false;
-  t->info.plan_data = &data;
-  std::unique_ptr<Kernel> stored = b.create_kernel(t->info, "cudnn_graph");
+  rc.t->info.tune = false;
+  rc.t->info.plan_data = &data;
+  std::unique_ptr<Kernel> stored = b.create_kernel(rc.t->info, "cudnn_graph");
   EXPECT_EQ(cuda::conv_stats().stored, s0.stored + 1);
   EXPECT_EQ(stored->plan_data(), data);
-  HostTensor a = run_kernel(*tuned, views, in, out), c = run_kernel(*stored, views, in, out);
+  HostTensor a = run_kernel(*tuned, rc.views, rc.in, rc.out),
+             c = run_kernel(*stored, rc.views, rc.in, rc.out);
   EXPECT_TRUE(same_bytes(a, c)) << "the stored engine computes other bits than the tuned one";
 
   // Foreign (other opt dims, the legacy kernels' layout) and corrupt data: the heuristic's first.
@@ -98,11 +89,11 @@ TEST(EngineCuda, ConvGraphTunedEngineIsStoredAndReused) {
                        nhwc = cuda::encode_conv_plan_data(legacy), corrupt = data;
   corrupt[0] ^= 0xff;
   for (const auto* bad : {&foreign, &nhwc, &corrupt}) {
-    t->info.plan_data = bad;
-    std::unique_ptr<Kernel> k = b.create_kernel(t->info, "cudnn_graph");
+    rc.t->info.plan_data = bad;
+    std::unique_ptr<Kernel> k = b.create_kernel(rc.t->info, "cudnn_graph");
     EXPECT_TRUE(k->plan_data().empty());
-    expect_near_scaled(from_format(run_kernel(*k, views, in, out), f), from_format(a, f), 1e-2,
-                       "heuristic vs tuned");
+    expect_near_scaled(from_format(run_kernel(*k, rc.views, rc.in, rc.out), TensorFormat::ChannelsLast),
+                       from_format(a, TensorFormat::ChannelsLast), 1e-2, "heuristic vs tuned");
   }
   EXPECT_EQ(cuda::conv_stats().rejected, s0.rejected + 3);
 }
@@ -115,23 +106,13 @@ TEST(EngineCuda, ConvGraphFirstCallAtTheOptDimsMakesNoPlan) {
   if (!row(LayerKind::Convolution, "cudnn_graph")) GTEST_SKIP() << "built without cuDNN";
   const Backend& b = *shared_backend("cuda");
   std::mt19937 rng(94);
-  const DType dt = DType::Float16;
-  const TensorFormat f = TensorFormat::ChannelsLast;
-  ConvolutionParams p = pad1();
-  p.post_ops = {sum_op(), relu_op()};
-  auto t = conv_layer(dt, p, 1, f, true);
-  HostTensor x = random_tensor(dt, t->info.inputs[0].opt, rng),
-             r = random_tensor(dt, t->info.inputs[1].opt, rng);
-  std::vector<HostTensor> in = {to_format(x, f), to_format(r, f)};
-  std::vector<TensorView> views = {TensorView{nullptr, dt, x.sizes(), f},
-                                   TensorView{nullptr, dt, r.sizes(), f}};
-  TensorView out{nullptr, dt, t->info.outputs[0].opt, f};
+  ResidualConvCase rc(DType::Float16, TensorFormat::ChannelsLast, rng);
   const int64_t before = cuda::conv_stats().graph_plans;
-  std::unique_ptr<Kernel> k = b.create_kernel(t->info, "cudnn_graph");  // untimed: the heuristic's first
+  std::unique_ptr<Kernel> k = b.create_kernel(rc.t->info, "cudnn_graph");  // untimed: the heuristic's first
   EXPECT_EQ(cuda::conv_stats().graph_plans, before + 1);
-  HostTensor first = run_kernel(*k, views, in, out);  // a new state: takes the creation's plan
+  HostTensor first = run_kernel(*k, rc.views, rc.in, rc.out);  // a new state: takes the creation's plan
   EXPECT_EQ(cuda::conv_stats().graph_plans, before + 1);
-  HostTensor second = run_kernel(*k, views, in, out);  // another state: its own plan, the same bits
+  HostTensor second = run_kernel(*k, rc.views, rc.in, rc.out);  // another state: its own plan, the same bits
   EXPECT_EQ(cuda::conv_stats().graph_plans, before + 2);
   EXPECT_TRUE(same_bytes(first, second));
 }

@@ -154,6 +154,25 @@ inline void expect_near_scaled(const HostTensor& got, const HostTensor& want, do
 
 inline double tolerance(DType dt) { return dt == DType::Float32 ? 1e-4 : dt == DType::Float16 ? 1e-2 : 2e-2; }
 
+/// A residual convolution layer (conv_layer with [Sum, ReLU], a bias, one residual) with random x and r
+/// stored in `f`, ready for run_kernel.
+struct ResidualConvCase {
+  std::unique_ptr<TestLayer> t;
+  std::vector<HostTensor> in;     // x and r, stored in the format
+  std::vector<TensorView> views;  // their views (no data)
+  TensorView out;                 // the output's view (no data)
+  ResidualConvCase(DType dt, TensorFormat f, std::mt19937& rng) {
+    ConvolutionParams p = pad1();
+    p.post_ops = {sum_op(), relu_op()};
+    t = conv_layer(dt, p, 1, f, true);
+    HostTensor x = random_tensor(dt, t->info.inputs[0].opt, rng),
+               r = random_tensor(dt, t->info.inputs[1].opt, rng);
+    in = {to_format(x, f), to_format(r, f)};
+    views = {TensorView{nullptr, dt, x.sizes(), f}, TensorView{nullptr, dt, r.sizes(), f}};
+    out = TensorView{nullptr, dt, t->info.outputs[0].opt, f};
+  }
+};
+
 inline BuilderConfig config_for(const std::string& backend, DType dt, bool timed) {
   BuilderConfig c;
   c.backend = backend;

@@ -402,15 +402,11 @@ TEST(EngineCuda, NhwcConvolutionTunedAlgorithmIsStoredAndReused) {
     for (DType dt : {DType::Float16, DType::Float32}) {
       SCOPED_TRACE(tactic + " " + dtype_name(dt));
       TensorFormat f = tactic == "cudnn_nhwc" ? TensorFormat::ChannelsLast : TensorFormat::Plain;
-      ConvolutionParams p = pad1();
-      p.post_ops = {sum_op(), relu_op()};
-      auto t = conv_layer(dt, p, 1, f, true);
-      HostTensor x = random_tensor(dt, t->info.inputs[0].opt, rng),
-                 r = random_tensor(dt, t->info.inputs[1].opt, rng);
-      std::vector<HostTensor> in = {to_format(x, f), to_format(r, f)};
-      std::vector<TensorView> views = {TensorView{nullptr, dt, x.sizes(), f},
-                                       TensorView{nullptr, dt, r.sizes(), f}};
-      TensorView out{nullptr, dt, t->info.outputs[0].opt, f};
+      ResidualConvCase rc(dt, f, rng);
+      auto& t = rc.t;
+      const auto& in = rc.in;
+      const auto& views = rc.views;
+      const TensorView& out = rc.out;
 
       cuda::ConvStats s0 = cuda::conv_stats();
       t->info.tune = true;
