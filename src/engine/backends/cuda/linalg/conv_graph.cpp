@@ -14,8 +14,10 @@
 // the fastest (the heuristic's first unless another is kTuneMargin faster); the plan data records its rank in
 // the heuristic's list (conv_plan_data.h, layout 2). Other shapes, untimed builds and a rank the loaded
 // cuDNN no longer offers take the heuristic's first. Kernel creation fails (the builder then takes the next
-// tactic) when cuDNN has no engine even for the convolution alone at the opt shape. Per context and input
-// shape the plan is made by the first execute of that shape (before any CUDA-graph recording).
+// tactic) when cuDNN has no engine even for the convolution alone at the opt shape. The opt shape's plan is
+// made at creation (finalizing a runtime-fusion engine compiles its kernel: the build, or the plan's loading,
+// pays it) and serves the first context on the creating thread; other contexts and shapes make their plan at
+// their first execute of that shape (before any CUDA-graph recording).
 
 #include "engine/backends/cuda/cuda_util.h"
 
@@ -96,6 +98,7 @@ class GraphConvKernel : public Kernel {
     // engine compiles its kernel, which the build (or the plan's loading) pays instead of the first call.
     ready_ = std::move(cands[pick]);
     ready_dims_ = xd;
+    ready_handle_ = cudnn_handle();
   }
 
   size_t workspace_size() const override { return kWorkspace; }
@@ -154,12 +157,13 @@ class GraphConvKernel : public Kernel {
     return s;
   }
 
-  /// The plan for input dims `xd`: the one made at creation for the opt dims (once), else the tuned engine
-  /// configuration at the tuned dims or the heuristic's first.
+  /// The plan for input dims `xd`: the one made at creation for the opt dims (once, for a context on the
+  /// creating thread: a plan is finalized with a thread's cuDNN handle), else the tuned engine configuration
+  /// at the tuned dims or the heuristic's first.
   std::unique_ptr<ConvGraphPlan> make_plan(const Dims& xd, const Dims& yd) const {
     {
       std::lock_guard<std::mutex> lock(ready_mutex_);
-      if (ready_ && xd == ready_dims_) return std::move(ready_);
+      if (ready_ && xd == ready_dims_ && cudnn_handle() == ready_handle_) return std::move(ready_);
     }
     const int rank = has_tuned_ && xd == tuned_.input ? static_cast<int>(tuned_.algo) : -1;
     auto cands = ConvGraphPlan::candidates(cudnn_handle(), spec_for(xd, yd), kWorkspace, 1, rank);
@@ -257,6 +261,8 @@ class GraphConvKernel : public Kernel {
   mutable std::mutex ready_mutex_;
   mutable std::unique_ptr<ConvGraphPlan> ready_;
   Dims ready_dims_;
+  cudnnHandle_t ready_handle_ =
+      nullptr;          // the handle it was finalized with (a context on this thread takes it)
   ConvPlanData tuned_;  // dtype and layout; the tuned or stored rank and dims when has_tuned_
   bool has_tuned_ = false;
 };
