@@ -16,6 +16,7 @@
 #include "kiln/settings/cache_key.h"
 #include "kiln/settings/settings_json.h"
 #include "kiln/support/error.h"
+#include "runtime/engine_threads.h"
 
 namespace kiln::compiler {
 namespace {
@@ -204,20 +205,16 @@ TEST(Compile, ThreadsSettingSizesTheEnginesAndTheirArchive) {
   CompilationSettings settings;
   settings.min_block_size = 1;
   settings.threads = 1;
-  auto threads_of = [](const runtime::CompiledModule& module) {
-    const std::string device = module.engines().at(0).plan->running_device();
-    return device.substr(device.rfind(' ') + 1);
-  };
   auto one = compile(program, settings);
   ASSERT_NE(one, nullptr);
   ASSERT_GT(one->summary().engine_segments, 0u);
-  EXPECT_EQ(threads_of(*one), "1t");
+  EXPECT_EQ(kiln::testing::first_engine_threads(*one), "1t");
   EXPECT_EQ(one->engines().at(0).plan->device().substr(one->engines().at(0).plan->device().rfind(' ') + 1), "1t");
   auto loaded = runtime::load_from_bytes(runtime::save_to_bytes(*one), "one");
-  EXPECT_EQ(threads_of(*loaded), "1t");
+  EXPECT_EQ(kiln::testing::first_engine_threads(*loaded), "1t");
   expect_matches_io(*loaded, fixture("tiny_mlp", "io_0.npz"));
   settings.threads = 3;
-  EXPECT_EQ(threads_of(*compile(program, settings)), "3t");
+  EXPECT_EQ(kiln::testing::first_engine_threads(*compile(program, settings)), "3t");
   EXPECT_NE(settings::engine_invariant_key(settings), settings::engine_invariant_key(CompilationSettings{}));
   settings.threads = -2;
   try {

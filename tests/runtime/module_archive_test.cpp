@@ -21,6 +21,7 @@
 #include "kiln/support/file.h"
 #include "kiln/support/npz.h"
 #include "kiln/support/zip.h"
+#include "runtime/engine_threads.h"
 
 namespace kiln {
 namespace {
@@ -207,15 +208,14 @@ TEST(ModuleArchiveFormat, SettingsThreadsSizeTheEnginesWhenLoaded) {
   auto with_threads = [](const nlohmann::json& threads) {
     return edited(read_file_bytes(kV1), [&](nlohmann::json& meta) { meta["settings"] = {{"threads", threads}}; });
   };
-  auto threads_of = [](const runtime::CompiledModule& module) {
-    const std::string device = module.engines().at(0).plan->running_device();
-    return device.substr(device.rfind(' ') + 1);
-  };
-  EXPECT_EQ(threads_of(*runtime::load_from_bytes(with_threads(1), "m.kiln")), "1t");
-  EXPECT_EQ(threads_of(*runtime::load_from_bytes(with_threads(3), "m.kiln")), "3t");
+  EXPECT_EQ(kiln::testing::first_engine_threads(*runtime::load_from_bytes(with_threads(1), "m.kiln")),
+            "1t");
+  EXPECT_EQ(kiln::testing::first_engine_threads(*runtime::load_from_bytes(with_threads(3), "m.kiln")),
+            "3t");
   const std::string all = std::to_string(std::max(1u, std::thread::hardware_concurrency())) + "t";
-  EXPECT_EQ(threads_of(*runtime::load(kV1)), all);
-  EXPECT_EQ(threads_of(*runtime::load_from_bytes(with_threads(0), "m.kiln")), all);
+  EXPECT_EQ(kiln::testing::first_engine_threads(*runtime::load(kV1)), all);
+  EXPECT_EQ(kiln::testing::first_engine_threads(*runtime::load_from_bytes(with_threads(0), "m.kiln")),
+            all);
   for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json(1025), nlohmann::json("2"),
                                     nlohmann::json(1.5), nlohmann::json(nullptr), nlohmann::json(1ULL << 63)}) {
     const std::string message = error_of(with_threads(bad));
