@@ -20,8 +20,9 @@ namespace kiln::engine::cpu::vec {
 /// Lanes of the partial sums in the hand-split reductions below (one AVX-512 register of floats).
 inline constexpr int kLanes = 16;
 
-/// exp(x) for float: 2^n * p(r) with r = x - n*ln2 in [-ln2/2, ln2/2] and a degree-6 polynomial;
-/// clamps to [0, +inf] outside [-87.3, 88.7]. NaN propagates.
+/// exp(x) for float: 2^n * p(r) with r = x - n*ln2 in [-ln2/2, ln2/2] and a degree-6 polynomial (relative
+/// error below 3e-7); 0 below -87.34 (where exp's result becomes subnormal), +inf above 88.7228 (FLT_MAX's
+/// log). NaN propagates.
 inline float exp(float x) {
   const float lo = -87.33654f, hi = 88.72283f;
   float xc = x < lo ? lo : (x > hi ? hi : x);
@@ -36,10 +37,13 @@ inline float exp(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  // 2^n for n up to 128: float's largest exponent is 127, and x in [88.38, 88.72] rounds to n = 128 with
+  // exp(x) still finite (up to FLT_MAX), so 2^128 is taken as 2^127 * 2.
+  float n_low = n < 127.0f ? n : 127.0f;
+  int32_t bits = (static_cast<int32_t>(n_low) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, 4);
-  float out = p * scale;
+  float out = p * scale * (1.0f + (n - n_low));
   out = x < lo ? 0.0f : out;
   out = x > hi ? INFINITY : out;
   return x != x ? x : out;
