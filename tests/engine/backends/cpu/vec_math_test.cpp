@@ -1,7 +1,7 @@
-// vec::exp (engine/backends/cpu/vec_math.h), the exp behind the cpu backend's vectorized softmax, sigmoid, SiLU,
-// tanh and erf, against std::exp in double.
-// Tolerance: relative 3e-7. The degree-6 polynomial's truncation error on |r| <= ln2/2 is r^7/7! ~ 1.2e-7, plus
-// the rounding of a few float operations; the worst measured over the range is 2.45e-7.
+// vec::exp (engine/backends/cpu/vec_math.h), the exp behind the cpu backend's vectorized softmax, sigmoid,
+// SiLU, tanh and erf, against std::exp in double. Tolerance: relative 3e-7. The degree-6 polynomial's
+// truncation error on |r| <= ln2/2 is r^7/7! ~ 1.2e-7, plus the rounding of a few float operations; the worst
+// measured over the range is 2.45e-7.
 
 #include <gtest/gtest.h>
 
