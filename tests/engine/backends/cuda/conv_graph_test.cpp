@@ -8,7 +8,8 @@
 //     heuristic's first;
 //   - a NaN in the input stays NaN through ReLU, fused (fp16) or in the post-op pass (bf16), as torch.relu;
 //   - dynamic batch: one plan per input shape, each against the cpu backend;
-//   - the plan made at creation serves the first context at the opt dims (no plan made at its first call).
+//   - the plan made at creation serves the first context at the opt dims (no plan made at its first call);
+//   - pointers at an element offset (views) run with a plan made for element alignment.
 // Tolerances: as nhwc_test.cpp (max |cuda - cpu| <= 1e-2 of max |cpu| in fp16: inputs and weights rounded to
 // fp16, 2^-11 relative each, over reductions of up to 144 products; heuristic vs tuned engines 1e-2
 // likewise).
@@ -115,6 +116,23 @@ TEST(EngineCuda, ConvGraphFirstCallAtTheOptDimsMakesNoPlan) {
   HostTensor second = run_kernel(*k, rc.views, rc.in, rc.out);  // another state: its own plan, the same bits
   EXPECT_EQ(cuda::conv_stats().graph_plans, before + 2);
   EXPECT_TRUE(same_bytes(first, second));
+}
+
+// A view at an element offset (2 bytes past a 256-byte aligned start) gets a plan made for element alignment:
+// the plans made for the kernel's own buffers declare 16-byte aligned pointers, which cuDNN's engines may
+// load as vectors.
+TEST(EngineCuda, ConvGraphRunsOnViewsAtElementOffsets) {
+  KILN_REQUIRE_GPU();
+  if (!row(LayerKind::Convolution, "cudnn_graph")) GTEST_SKIP() << "built without cuDNN";
+  const Backend& b = *shared_backend("cuda");
+  std::mt19937 rng(95);
+  ResidualConvCase rc(DType::Float16, TensorFormat::ChannelsLast, rng);
+  std::unique_ptr<Kernel> k = b.create_kernel(rc.t->info, "cudnn_graph");
+  HostTensor aligned = run_kernel(*k, rc.views, rc.in, rc.out);
+  HostTensor offset = run_kernel(*k, rc.views, rc.in, rc.out, 2);
+  expect_near_scaled(from_format(offset, TensorFormat::ChannelsLast),
+                     from_format(aligned, TensorFormat::ChannelsLast), 1e-2,
+                     "view at a 2-byte offset vs aligned");
 }
 
 TEST(EngineCuda, ConvGraphFusedReluPropagatesNan) {

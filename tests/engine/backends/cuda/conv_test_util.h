@@ -111,19 +111,21 @@ inline bool same_bytes(const HostTensor& a, const HostTensor& b) {
 }
 
 /// Runs a kernel once on host tensors already stored in their views' formats; returns the output bytes.
+/// `offset`: bytes every input and the output start past their buffer's (cudaMalloc'd, 256-byte aligned)
+/// start, as a view into a larger tensor would.
 inline HostTensor run_kernel(const Kernel& k, const std::vector<TensorView>& in_views,
-                             const std::vector<HostTensor>& in, TensorView out_view) {
+                             const std::vector<HostTensor>& in, TensorView out_view, size_t offset = 0) {
   const Backend& b = *shared_backend("cuda");
   DeviceBuffers dev{&b, {}};
   KernelArgs args;
   for (size_t i = 0; i < in.size(); ++i) {
     TensorView v = in_views[i];
-    v.data = dev.add(in[i].nbytes());
+    v.data = static_cast<char*>(dev.add(in[i].nbytes() + offset)) + offset;
     b.copy(v.data, in[i].data(), in[i].nbytes(), CopyKind::HostToDevice, nullptr);
     args.inputs.push_back(v);
     args.input_values.push_back(nullptr);
   }
-  out_view.data = dev.add(out_view.nbytes());
+  out_view.data = static_cast<char*>(dev.add(out_view.nbytes() + offset)) + offset;
   args.outputs.push_back(out_view);
   args.workspace = dev.add(k.workspace_size());
   args.workspace_size = k.workspace_size();

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "engine/backends/cuda/graph_timer.h"
 #include "engine/backends/cuda/linalg/conv_common.h"
@@ -46,8 +47,17 @@ constexpr int64_t kMaxRank = 15;
 /// ConvPlanData::layout of this tactic.
 constexpr int64_t kGraphLayout = 2;
 
+/// Whether every pointer is aligned to 16 bytes (what plans made for the kernel's own buffers assume).
+bool aligned16(std::initializer_list<const void*> pointers) {
+  for (const void* p : pointers) {
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+  }
+  return true;
+}
+
 struct GraphConvState : KernelState {
-  std::map<Dims, std::unique_ptr<ConvGraphPlan>> plans;
+  // Per input dims and pointer alignment (16-byte aligned, or a view at any element offset).
+  std::map<std::pair<Dims, bool>, std::unique_ptr<ConvGraphPlan>> plans;
 };
 
 class GraphConvKernel : public Kernel {
@@ -111,11 +121,12 @@ class GraphConvKernel : public Kernel {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];
     if (y.numel() == 0) return;
     auto* state = static_cast<GraphConvState*>(args.state);
-    auto& plan = state->plans[x.dims];
-    if (!plan) plan = make_plan(x.dims, y.dims);
+    const void* z = spec_.residual ? args.inputs[1].data : nullptr;
+    const bool aligned = aligned16({x.data, y.data, z, args.workspace});
+    auto& plan = state->plans[{x.dims, aligned}];
+    if (!plan) plan = make_plan(x.dims, y.dims, aligned);
     cudnnHandle_t h = cudnn_handle();
     KILN_CUDNN_CHECK(cudnnSetStream(h, stream_of(args)));
-    const void* z = spec_.residual ? args.inputs[1].data : nullptr;
     KILN_CUDNN_CHECK(plan->execute(h, x.data, weight_.data(), y.data, bias_.data(), z, args.workspace));
     if (!post_.empty()) post_.run(args, "convolution post-ops");
   }
@@ -160,13 +171,15 @@ class GraphConvKernel : public Kernel {
   /// The plan for input dims `xd`: the one made at creation for the opt dims (once, for a context on the
   /// creating thread: a plan is finalized with a thread's cuDNN handle), else the tuned engine configuration
   /// at the tuned dims or the heuristic's first.
-  std::unique_ptr<ConvGraphPlan> make_plan(const Dims& xd, const Dims& yd) const {
-    {
+  std::unique_ptr<ConvGraphPlan> make_plan(const Dims& xd, const Dims& yd, bool aligned) const {
+    if (aligned) {
       std::lock_guard<std::mutex> lock(ready_mutex_);
       if (ready_ && xd == ready_dims_ && cudnn_handle() == ready_handle_) return std::move(ready_);
     }
-    const int rank = has_tuned_ && xd == tuned_.input ? static_cast<int>(tuned_.algo) : -1;
-    auto cands = ConvGraphPlan::candidates(cudnn_handle(), spec_for(xd, yd), kWorkspace, 1, rank);
+    const int rank = aligned && has_tuned_ && xd == tuned_.input ? static_cast<int>(tuned_.algo) : -1;
+    ConvGraphSpec spec = spec_for(xd, yd);
+    if (!aligned) spec.alignment = static_cast<int64_t>(dtype_size(dtype_));
+    auto cands = ConvGraphPlan::candidates(cudnn_handle(), spec, kWorkspace, 1, rank);
     KILN_CHECK(!cands.empty(), Unsupported, "cuDNN's graph API has no engine for a convolution of input ",
                dims_str(xd));
     return std::move(cands.front());

@@ -31,6 +31,9 @@ struct ConvGraphSpec {
   bool residual = false;                           // + alpha2 * z, z like y
   float alpha2 = 1.0f;
   bool relu = false;  // then ReLU
+  /// The byte alignment every data pointer has (cuDNN's engines may use vector loads up to it): 16 for
+  /// buffers of their own (arena, bindings, weights); 2 (the element) for views at any offset.
+  int64_t alignment = 16;
 };
 
 /// One finalized execution plan of a ConvGraphSpec (one engine configuration), with its variant pack.
