@@ -247,6 +247,8 @@ struct Offsets {
   /// [N, C, H, W]: copying its C values per period and block cost more than the multiply, 0.39 ns per
   /// element for efficientnet_b0's first one, C = 32).
   int64_t block = kBlock;
+  /// The tiled copies of the constant operands that tile (empty for the others).
+  std::vector<std::vector<float>> tiled_weights;
 };
 
 constexpr int64_t kMaxTiledPeriod = 4096;
@@ -266,10 +268,18 @@ int64_t block_for(const Offsets& o) {
 }
 
 /// `src`'s period of `step` values repeated over `n` elements.
-std::vector<float> tile(const float* src, int64_t step, int64_t n) {
-  std::vector<float> t(static_cast<size_t>(n));
+void tile_into(const float* src, int64_t step, int64_t n, std::vector<float>& t) {
+  t.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; i += step) std::copy(src, src + std::min(step, n - i), t.begin() + i);
-  return t;
+}
+
+/// This thread's scratch of at least `n` floats (a chunk's temps and gather buffers), kept between calls: per
+/// chunk allocations were a quarter of the samples of tiny_convnet's calls (malloc, free and consolidation of
+/// buffers of steps x block floats).
+float* thread_scratch(size_t n) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
 }
 
 /// `d` left-padded with unit dims to rank `rank`.
@@ -295,7 +305,24 @@ Dims channels_last_order(const Dims& d, size_t rank) {
 
 struct PointwiseState : KernelState {
   std::map<std::vector<Dims>, Offsets> by_shape;
+  const std::vector<Dims>* last_key = nullptr;  // the entry of the previous call (shapes rarely change)
+  Offsets* last = nullptr;
+  std::vector<std::vector<float>> tiled_inputs;  // per input: its tiled copy (refilled each call)
 };
+
+/// Whether an operand repeating with a period that divides `block` is read from one tiled copy.
+bool tiles(const Broadcast& b, int64_t block) {
+  return b.kind == Broadcast::kCycle && b.step < block && block % b.step == 0;
+}
+
+/// Whether `key` holds the dims of args' inputs and then of its output.
+bool same_shapes(const std::vector<Dims>& key, const KernelArgs& args) {
+  if (key.size() != args.inputs.size() + 1) return false;
+  for (size_t i = 0; i < args.inputs.size(); ++i) {
+    if (key[i] != args.inputs[i].dims) return false;
+  }
+  return key.back() == args.outputs[0].dims;
+}
 
 class PointwiseKernel : public Kernel {
  public:
@@ -310,44 +337,30 @@ class PointwiseKernel : public Kernel {
 
   void execute(KernelArgs& args) const override {
     const TensorView& y = args.outputs[0];
-    std::vector<Dims> key;
-    for (const auto& in : args.inputs) key.push_back(in.dims);
-    key.push_back(y.dims);
     auto* state = static_cast<PointwiseState*>(args.state);
-    auto it = state->by_shape.find(key);
-    if (it == state->by_shape.end()) {
-      Offsets o;
-      // In ChannelsLast every operand is addressed in its storage order, [N, spatial..., C] (operands in
-      // Plain are ones that lie the same in both orders: see formats()).
-      const bool cl = y.format == TensorFormat::ChannelsLast;
-      const size_t r = y.dims.size();
-      const auto order = [&](const Dims& d, TensorFormat f) {
-        KILN_CHECK(f == TensorFormat::Plain ? (!cl || same_in_channels_last(d, r)) : (cl && f == y.format),
-                   Internal, "pointwise: an operand in ", tensor_format_name(f), " of an output in ",
-                   tensor_format_name(y.format));
-        return cl ? channels_last_order(d, r) : d;
-      };
-      const Dims out = cl ? channels_last_order(y.dims, r) : y.dims;
-      for (const auto& in : args.inputs) o.inputs.push_back(broadcast_of(order(in.dims, in.format), out));
-      for (const auto& wd : weight_dims_)
-        o.weights.push_back(broadcast_of(order(wd, TensorFormat::Plain), out));
-      o.block = block_for(o);
-      it = state->by_shape.emplace(key, std::move(o)).first;
+    if (!state->last || !same_shapes(*state->last_key, args)) {
+      std::vector<Dims> key;
+      for (const auto& in : args.inputs) key.push_back(in.dims);
+      key.push_back(y.dims);
+      auto it = state->by_shape.find(key);
+      if (it == state->by_shape.end()) it = state->by_shape.emplace(key, offsets_for(args)).first;
+      state->last_key = &it->first;
+      state->last = &it->second;
     }
-    const Offsets& off = it->second;
+    const Offsets& off = *state->last;
     const int64_t block = off.block;
-    // The periodic operands whose period divides the block, tiled over one block: every block starts on a
-    // period, so they read the same values in every block.
-    const auto tiles = [&](const Broadcast& b) {
-      return b.kind == Broadcast::kCycle && b.step < block && block % b.step == 0;
-    };
-    std::vector<std::vector<float>> tiled_inputs(args.inputs.size()), tiled_weights(weights_.size());
+    // The periodic inputs whose period divides the block, tiled over one block: every block starts on a
+    // period, so they read the same values in every block (the constant ones were tiled with the offsets).
+    state->tiled_inputs.resize(args.inputs.size());
     for (size_t k = 0; k < args.inputs.size(); ++k) {
-      if (tiles(off.inputs[k])) tiled_inputs[k] = tile(args.inputs[k].as<float>(), off.inputs[k].step, block);
+      if (tiles(off.inputs[k], block)) {
+        tile_into(args.inputs[k].as<float>(), off.inputs[k].step, block, state->tiled_inputs[k]);
+      } else {
+        state->tiled_inputs[k].clear();
+      }
     }
-    for (size_t w = 0; w < weights_.size(); ++w) {
-      if (tiles(off.weights[w])) tiled_weights[w] = tile(weights_[w].data(), off.weights[w].step, block);
-    }
+    const std::vector<std::vector<float>>& tiled_inputs = state->tiled_inputs;
+    const std::vector<std::vector<float>>& tiled_weights = off.tiled_weights;
     float* out = y.as<float>();
     size_t steps = program_.size();
     // Tasks of about 20 us: a squeeze-excite multiply of 225K elements took 33 us on one thread, so smaller
@@ -357,7 +370,8 @@ class PointwiseKernel : public Kernel {
     const int64_t grain = std::max<int64_t>(1, grain_elements / block);
     ops::parallel(args.pool, (y.numel() + block - 1) / block, grain, [&](int64_t b, int64_t e) {
       // Temps per instruction plus gather buffers per operand slot.
-      std::vector<float> temps(steps * block), gathered(2 * steps * block);
+      float* temps = thread_scratch(3 * steps * static_cast<size_t>(block));
+      float* gathered = temps + steps * static_cast<size_t>(block);
       for (int64_t blk = b; blk < e; ++blk) {
         int64_t start = blk * block, n = std::min<int64_t>(block, y.numel() - start);
         for (size_t s = 0; s < steps; ++s) {
@@ -408,6 +422,34 @@ class PointwiseKernel : public Kernel {
   }
 
  private:
+  /// Each operand's broadcast into the output for args' shapes and formats, the block, and the tiled copies
+  /// of the constant operands that tile.
+  Offsets offsets_for(const KernelArgs& args) const {
+    const TensorView& y = args.outputs[0];
+    Offsets o;
+    // In ChannelsLast every operand is addressed in its storage order, [N, spatial..., C] (operands in
+    // Plain are ones that lie the same in both orders: see formats()).
+    const bool cl = y.format == TensorFormat::ChannelsLast;
+    const size_t r = y.dims.size();
+    const auto order = [&](const Dims& d, TensorFormat f) {
+      KILN_CHECK(f == TensorFormat::Plain ? (!cl || same_in_channels_last(d, r)) : (cl && f == y.format),
+                 Internal, "pointwise: an operand in ", tensor_format_name(f), " of an output in ",
+                 tensor_format_name(y.format));
+      return cl ? channels_last_order(d, r) : d;
+    };
+    const Dims out = cl ? channels_last_order(y.dims, r) : y.dims;
+    for (const auto& in : args.inputs) o.inputs.push_back(broadcast_of(order(in.dims, in.format), out));
+    for (const auto& wd : weight_dims_)
+      o.weights.push_back(broadcast_of(order(wd, TensorFormat::Plain), out));
+    o.block = block_for(o);
+    o.tiled_weights.resize(weights_.size());
+    for (size_t w = 0; w < weights_.size(); ++w) {
+      if (tiles(o.weights[w], o.block))
+        tile_into(weights_[w].data(), o.weights[w].step, o.block, o.tiled_weights[w]);
+    }
+    return o;
+  }
+
   std::vector<PointwiseInstr> program_;
   std::vector<Dims> weight_dims_;
   std::vector<std::vector<float>> weights_;
