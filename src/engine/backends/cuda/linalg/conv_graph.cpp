@@ -56,8 +56,8 @@ bool aligned16(std::initializer_list<const void*> pointers) {
 }
 
 struct GraphConvState : KernelState {
-  // Per input dims and pointer alignment (16-byte aligned, or a view at any element offset).
-  std::map<std::pair<Dims, bool>, std::unique_ptr<ConvGraphPlan>> plans;
+  // Per pointer alignment ([1]: 16-byte aligned; [0]: a view at an element offset), per input dims.
+  std::map<Dims, std::unique_ptr<ConvGraphPlan>> plans[2];
 };
 
 class GraphConvKernel : public Kernel {
@@ -123,7 +123,7 @@ class GraphConvKernel : public Kernel {
     auto* state = static_cast<GraphConvState*>(args.state);
     const void* z = spec_.residual ? args.inputs[1].data : nullptr;
     const bool aligned = aligned16({x.data, y.data, z, args.workspace});
-    auto& plan = state->plans[{x.dims, aligned}];
+    auto& plan = state->plans[aligned ? 1 : 0][x.dims];
     if (!plan) plan = make_plan(x.dims, y.dims, aligned);
     cudnnHandle_t h = cudnn_handle();
     KILN_CUDNN_CHECK(cudnnSetStream(h, stream_of(args)));

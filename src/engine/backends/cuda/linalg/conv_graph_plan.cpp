@@ -2,6 +2,7 @@
 
 #ifdef KILN_HAVE_CUDNN
 #include <algorithm>
+#include <array>
 
 #include "engine/backends/cuda/linalg/conv_plan_data.h"
 #include "kiln/support/error.h"
@@ -250,16 +251,17 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
 
 cudnnStatus_t ConvGraphPlan::execute(cudnnHandle_t handle, const void* x, const void* w, void* y,
                                      const void* bias, const void* z, void* workspace) {
-  std::vector<const void*> pointers = {x, w, y};
-  for (size_t i = 3; i < uids_.size(); ++i) pointers.push_back(uids_[i] == kBias ? bias : z);
-  pointers.push_back(workspace);
+  // Unused slots (no bias or residual in the graph) stay null; no allocation unless the pointers changed.
+  const std::array<const void*, 6> pointers = {x, w, y, bias, z, workspace};
   if (!pack_ || pointers != pack_pointers_) {
     if (pack_) cudnnBackendDestroyDescriptor(pack_);
     pack_ = nullptr;
-    pack_pointers_.clear();
     Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    std::vector<void*> data;
-    for (size_t i = 0; i + 1 < pointers.size(); ++i) data.push_back(const_cast<void*>(pointers[i]));
+    std::vector<void*> data;  // in uids_ order
+    for (int64_t uid : uids_) {
+      const void* p = uid == kX ? x : uid == kW ? w : uid == kY ? y : uid == kBias ? bias : z;
+      data.push_back(const_cast<void*>(p));
+    }
     void* ws = workspace;
     pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids_.data(),
              static_cast<int64_t>(uids_.size()))

@@ -12,6 +12,7 @@
 #ifdef KILN_HAVE_CUDNN
 #include <cudnn.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -67,7 +68,7 @@ class ConvGraphPlan {
   cudnnBackendDescriptor_t plan_ = nullptr;
   cudnnBackendDescriptor_t pack_ = nullptr;
   std::vector<int64_t> uids_;
-  std::vector<const void*> pack_pointers_;  // what pack_ was made for
+  std::array<const void*, 6> pack_pointers_{};  // what pack_ was made for: x, w, y, bias, z, workspace
   size_t workspace_ = 0;
   int rank_ = 0;
 };
