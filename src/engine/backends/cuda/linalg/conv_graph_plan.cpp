@@ -141,7 +141,9 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
              "cuDNN graph convolution: needs 2 spatial dims");
   const cudnnDataType_t io = io_type(s.dtype), f32 = CUDNN_DATA_FLOAT;
   const bool epilogue = s.bias || s.residual || s.relu;
-  Desc x = tensor(kX, s.x, io, false, s.alignment), w = tensor(kW, s.w, io, false, s.alignment),
+  // Weights, bias and virtual tensors are the kernel's own (16-byte aligned); x, y and z may be views.
+  constexpr int64_t kOwn = 16;
+  Desc x = tensor(kX, s.x, io, false, s.alignment), w = tensor(kW, s.w, io, false, kOwn),
        y = tensor(kY, s.y, io, false, s.alignment);
   Desc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
   const int64_t spatial = 2;
@@ -157,7 +159,7 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
   // The chain: conv -> [+ bias] -> [+ alpha2 z] -> [relu] -> y; intermediate values virtual, in fp32.
   std::vector<Desc> tensors;  // virtual tensors and the bias / residual, alive until the graph is final
   tensors.reserve(6);
-  const Desc* last = epilogue ? &tensors.emplace_back(tensor(kConvOut, s.y, f32, true, s.alignment)) : &y;
+  const Desc* last = epilogue ? &tensors.emplace_back(tensor(kConvOut, s.y, f32, true, kOwn)) : &y;
   const Desc* conv_out = last;
   const float alpha = 1.0f, beta = 0.0f;
   Desc conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
@@ -173,12 +175,12 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
   std::vector<int64_t> uids = {kX, kW, kY};
   // Each pointwise step writes y when it is the last, else a new virtual tensor.
   auto step = [&](cudnnPointwiseMode_t m, const Desc* b, bool is_last, int64_t uid, float a2 = 1.0f) {
-    const Desc* out = is_last ? &y : &tensors.emplace_back(tensor(uid, s.y, f32, true, s.alignment));
+    const Desc* out = is_last ? &y : &tensors.emplace_back(tensor(uid, s.y, f32, true, kOwn));
     ops.push_back(pointwise(m, *last, b, *out, a2));
     last = out;
   };
   if (s.bias) {
-    const Desc& b = tensors.emplace_back(tensor(kBias, {1, s.y[1], 1, 1}, io, false, s.alignment));
+    const Desc& b = tensors.emplace_back(tensor(kBias, {1, s.y[1], 1, 1}, io, false, kOwn));
     step(CUDNN_POINTWISE_ADD, &b, !s.residual && !s.relu, kBiased);
     uids.push_back(kBias);
   }
