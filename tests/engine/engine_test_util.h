@@ -19,7 +19,8 @@
 namespace kiln::engine::testing {
 
 /// Uniform random values in [lo, hi) (integers rounded) of any dtype.
-inline HostTensor random_tensor(DType dtype, Dims dims, std::mt19937& rng, double lo = -1.0, double hi = 1.0) {
+inline HostTensor random_tensor(DType dtype, Dims dims, std::mt19937& rng, double lo = -1.0,
+                                double hi = 1.0) {
   HostTensor t(dtype, dims);
   std::uniform_real_distribution<double> dist(lo, hi);
   for (int64_t i = 0; i < t.numel(); ++i) {
@@ -43,6 +44,16 @@ inline HostTensor random_grid_tensor(DType dtype, Dims dims, std::mt19937& rng, 
 }
 
 /// Values as doubles.
+/// One instruction of a FusedPointwise program: `op` of `kind` over `operands` (PointwiseInstr::kInput + k,
+/// ...).
+inline PointwiseInstr pointwise_instr(LayerKind kind, int64_t op, std::vector<int64_t> operands) {
+  PointwiseInstr p;
+  p.kind = kind;
+  p.op = op;
+  p.operands = std::move(operands);
+  return p;
+}
+
 inline std::vector<double> values(const HostTensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get_as_double(i);
@@ -50,8 +61,8 @@ inline std::vector<double> values(const HostTensor& t) {
 }
 
 /// Naive 3x3 stride-1 pad-1 convolution over one NCHW image (c x h x w) with bias, in double precision.
-inline std::vector<double> conv3x3(const std::vector<double>& x, int64_t c, int64_t h, int64_t w, const HostTensor& k,
-                                   const HostTensor& b) {
+inline std::vector<double> conv3x3(const std::vector<double>& x, int64_t c, int64_t h, int64_t w,
+                                   const HostTensor& k, const HostTensor& b) {
   int64_t o = k.sizes()[0];
   std::vector<double> y(static_cast<size_t>(o * h * w));
   for (int64_t oc = 0; oc < o; ++oc)
@@ -101,8 +112,8 @@ inline const Backend* shared_backend(const std::string& name, std::string* why =
 }
 
 /// Skips the current test, with the reason, when the cuda backend cannot be created here (no GPU).
-#define KILN_REQUIRE_GPU()  \
-  std::string why_no_gpu;   \
+#define KILN_REQUIRE_GPU() \
+  std::string why_no_gpu;  \
   if (!::kiln::engine::testing::shared_backend("cuda", &why_no_gpu)) GTEST_SKIP() << why_no_gpu
 
 /// Device buffers of a test run on a backend whose memory is not host memory.
@@ -120,8 +131,8 @@ struct DeviceBuffers {
 
 /// Runs a plan with named inputs; returns the outputs in binding order. On a device backend the inputs are
 /// copied to device buffers and the outputs back (after waiting for the stream).
-inline std::vector<HostTensor> run(const std::shared_ptr<const Plan>& plan, const std::map<std::string, HostTensor>& inputs,
-                                   int profile = 0) {
+inline std::vector<HostTensor> run(const std::shared_ptr<const Plan>& plan,
+                                   const std::map<std::string, HostTensor>& inputs, int profile = 0) {
   ExecutionContext ctx(plan, profile);
   const Backend* device = plan->backend_name() == "cpu" ? nullptr : shared_backend(plan->backend_name());
   if (device && device->host_accessible()) device = nullptr;
@@ -174,7 +185,8 @@ inline void expect_close(const HostTensor& got, const std::vector<double>& want,
     if (std::isnan(want[i]) && std::isnan(g)) continue;
     if (std::isinf(want[i]) && g == want[i]) continue;
     if (!(std::fabs(g - want[i]) <= atol + rtol * std::fabs(want[i]))) {
-      if (++bad <= 5) first += " [" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(want[i]);
+      if (++bad <= 5)
+        first += " [" + std::to_string(i) + "] got " + std::to_string(g) + " want " + std::to_string(want[i]);
     }
   }
   if (bad) ADD_FAILURE() << what << ": " << bad << " of " << want.size() << " elements differ:" << first;
@@ -196,8 +208,9 @@ enum class TestPrecision { FP32, FP16, BF16 };
 /// `dynamic` get all dims -1 with a profile min = dims/2..max = dims*2 around them), runs it, and compares
 /// output 0 with `ref_fn(inputs)`. fp32: rtol 1e-4, atol 1e-5 (float accumulation order differs from
 /// the double reference).
-inline void check_layer(const std::string& what, const std::vector<HostTensor>& inputs, const BuildFn& build_fn,
-                        const RefFn& ref_fn, std::vector<TestPrecision> precisions = {TestPrecision::FP32},
+inline void check_layer(const std::string& what, const std::vector<HostTensor>& inputs,
+                        const BuildFn& build_fn, const RefFn& ref_fn,
+                        std::vector<TestPrecision> precisions = {TestPrecision::FP32},
                         std::vector<int> dynamic = {}) {
   std::vector<double> want = ref_fn(inputs);
   std::string backend = test_backend(), unavailable;
@@ -246,7 +259,8 @@ inline void check_layer(const std::string& what, const std::vector<HostTensor>& 
   }
 }
 
-inline const std::vector<TestPrecision> kAllPrecisions = {TestPrecision::FP32, TestPrecision::FP16, TestPrecision::BF16};
+inline const std::vector<TestPrecision> kAllPrecisions = {TestPrecision::FP32, TestPrecision::FP16,
+                                                          TestPrecision::BF16};
 
 /// Row-major strides.
 inline std::vector<int64_t> strides(const Dims& d) {
@@ -265,7 +279,8 @@ inline std::vector<int64_t> unravel(int64_t i, const Dims& d) {
   return idx;
 }
 
-/// Flat index of a multi-index into dims `d`, broadcasting (dims of size 1 read index 0; leading dims dropped).
+/// Flat index of a multi-index into dims `d`, broadcasting (dims of size 1 read index 0; leading dims
+/// dropped).
 inline int64_t ravel_broadcast(const std::vector<int64_t>& idx, const Dims& d) {
   int64_t off = 0, s = 1;
   for (int64_t k = static_cast<int64_t>(d.size()) - 1; k >= 0; --k) {

@@ -1,7 +1,8 @@
 #pragma once
-// What the cuda convolution tests share (nhwc_test.cpp, conv_graph_test.cpp): post-ops, a single test layer
-// and its LayerInfo, kernel rows, host tensors in a format, running one kernel, the scaled comparison and its
-// tolerances (nhwc_test.cpp's file comment says why), build configurations and a plan's description.
+// What the cuda convolution and channels-last tests share (nhwc_test.cpp, conv_graph_test.cpp,
+// follow_channels_last_test.cpp): post-ops, a single test layer and its LayerInfo, kernel rows, host tensors
+// in a format, running one kernel, the scaled comparison and its tolerances (nhwc_test.cpp's file comment
+// says why), build configurations and a plan's description.
 
 #if KILN_HAVE_CUDA
 

@@ -419,7 +419,9 @@ TEST(EngineCuda, NhwcConvolutionTunedAlgorithmIsStoredAndReused) {
       ASSERT_TRUE(cuda::decode_conv_plan_data(data, 8, 4, &d, &why)) << why;
       EXPECT_EQ(d.input, t->info.inputs[0].opt);
       EXPECT_EQ(d.layout, f == TensorFormat::ChannelsLast ? 1 : 0);
-      if (dt == DType::Float32) EXPECT_EQ(d.math, 3);  // CUDNN_FMA_MATH: strict fp32, no TF32
+      if (dt == DType::Float32) {
+        EXPECT_EQ(d.math, 3);  // CUDNN_FMA_MATH: strict fp32, no TF32
+      }
 
       t->info.tune = false;
       t->info.plan_data = &data;
@@ -481,7 +483,9 @@ TEST(EngineCuda, ConvolutionSearchTakesTileTransformsOnlyWhenReducedPrecisionIsA
         std::string why;
         ASSERT_TRUE(cuda::decode_conv_plan_data(data, 8, 4, &d, &why)) << why;
         const bool tile = d.algo >= 4 && d.algo <= 7;
-        if (!allowed || dt != DType::Float32) EXPECT_FALSE(tile) << "algorithm " << d.algo;
+        if (!allowed || dt != DType::Float32) {
+          EXPECT_FALSE(tile) << "algorithm " << d.algo;
+        }
         tiles_when_allowed += allowed && tile ? 1 : 0;
       }
     }

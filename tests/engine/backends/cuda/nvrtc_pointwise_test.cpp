@@ -43,11 +43,7 @@ struct TestLayer {
 };
 
 PointwiseInstr pw(LayerKind kind, int64_t op, std::vector<int64_t> operands) {
-  PointwiseInstr p;
-  p.kind = kind;
-  p.op = op;
-  p.operands = std::move(operands);
-  return p;
+  return pointwise_instr(kind, op, std::move(operands));
 }
 int64_t in(int k) { return PointwiseInstr::kInput + k; }
 int64_t wt(int k) { return PointwiseInstr::kWeight + k; }
@@ -76,7 +72,16 @@ TEST(EngineNvrtcSource, IndexPatterns) {
   EXPECT_EQ(mode({}, {2, 3, 4}), PwIndexMode::Scalar);
   EXPECT_EQ(mode({2, 1, 1}, {2, 3, 4}), PwIndexMode::Outer);
   EXPECT_EQ(mode({3, 1}, {2, 3, 4}), PwIndexMode::Channel);
-  EXPECT_EQ(mode({2, 1, 4}, {2, 3, 4}), PwIndexMode::General);
+  EXPECT_EQ(mode({2, 1, 4, 1}, {2, 3, 4, 5}), PwIndexMode::General);
+  EXPECT_EQ(mode({1, 5, 1, 8}, {2, 5, 7, 8}), PwIndexMode::General);        // a leading broadcast
+  EXPECT_EQ(mode({2, 1, 7, 1, 8}, {2, 5, 7, 3, 8}), PwIndexMode::General);  // three kept runs
+  // Leading and trailing dims kept around a broadcast run: a channels-last [N, 1, 1, C] scale.
+  EXPECT_EQ(mode({2, 1, 4}, {2, 3, 4}), PwIndexMode::OuterInner);
+  cuda::PwIndex oi = cuda::pw_index({2, 1, 1, 8}, {2, 5, 7, 8});
+  EXPECT_EQ(oi.mode, PwIndexMode::OuterInner);
+  EXPECT_EQ(oi.div, 5 * 7 * 8);
+  EXPECT_EQ(oi.len, 8);
+  EXPECT_EQ(mode({2, 1, 1, 8}, {2, 5, 1, 8}), PwIndexMode::OuterInner);
   EXPECT_EQ(mode({1, 3, 4}, {1, 3, 4}), PwIndexMode::Full);
   cuda::PwIndex c = cuda::pw_index({3, 1}, {2, 3, 4});
   EXPECT_EQ(c.div, 4);
@@ -134,7 +139,8 @@ TEST(EngineNvrtcSource, IntegerProgramsComputeInDouble) {
   TestLayer t(LayerKind::Elementwise, ElementwiseParams{ElementwiseOp::FloorDiv},
               {tensor(DType::Int32, {3, 4}), tensor(DType::Int32, {4})}, tensor(DType::Int32, {3, 4}));
   std::string src = cuda::nvrtc_pointwise_source(cuda::nvrtc_pointwise_spec(t.info));
-  for (const char* want : {"typedef double T;", "e_floordiv_int(s0, s1)", "#define KM(name) name\n", "\"+d\"", "k_int(v)"}) {
+  for (const char* want :
+       {"typedef double T;", "e_floordiv_int(s0, s1)", "#define KM(name) name\n", "\"+d\"", "k_int(v)"}) {
     EXPECT_NE(src.find(want), std::string::npos) << want << " in\n" << src;
   }
 }
@@ -171,40 +177,44 @@ std::vector<std::unique_ptr<TestLayer>> coverage_layers() {
                                               std::vector<TensorInfo>{tensor(dt, d), tensor(dt, {5, 1})},
                                               tensor(odt, d)));
     if (!is_logical(e)) {
-      out.push_back(std::make_unique<TestLayer>(LayerKind::Elementwise, ElementwiseParams{e},
-                                                std::vector<TensorInfo>{tensor(DType::Int64, d), tensor(DType::Int64, {3, 1, 8})},
-                                                tensor(is_comparison(e) ? DType::Bool : DType::Int64, d)));
+      out.push_back(std::make_unique<TestLayer>(
+          LayerKind::Elementwise, ElementwiseParams{e},
+          std::vector<TensorInfo>{tensor(DType::Int64, d), tensor(DType::Int64, {3, 1, 8})},
+          tensor(is_comparison(e) ? DType::Bool : DType::Int64, d)));
     }
   }
   for (int k = 0; k <= static_cast<int>(ActivationKind::Mish); ++k) {
     ActivationParams a;
     a.kind = static_cast<ActivationKind>(k);
-    out.push_back(std::make_unique<TestLayer>(LayerKind::Activation, a, std::vector<TensorInfo>{tensor(DType::Float16, d)},
+    out.push_back(std::make_unique<TestLayer>(LayerKind::Activation, a,
+                                              std::vector<TensorInfo>{tensor(DType::Float16, d)},
                                               tensor(DType::Float16, d)));
   }
   for (int u = 0; u <= static_cast<int>(UnaryOp::IsInf); ++u) {
     auto op = static_cast<UnaryOp>(u);
     DType dt = op == UnaryOp::Not ? DType::Bool : DType::Float32;
     DType odt = op == UnaryOp::IsNan || op == UnaryOp::IsInf ? DType::Bool : dt;
-    out.push_back(std::make_unique<TestLayer>(LayerKind::Unary, UnaryParams{op}, std::vector<TensorInfo>{tensor(dt, d)},
-                                              tensor(odt, d)));
+    out.push_back(std::make_unique<TestLayer>(LayerKind::Unary, UnaryParams{op},
+                                              std::vector<TensorInfo>{tensor(dt, d)}, tensor(odt, d)));
   }
   for (auto [from, to] : std::vector<std::pair<DType, DType>>{{DType::Float32, DType::Int8},
                                                               {DType::UInt8, DType::BFloat16},
                                                               {DType::Int16, DType::Float64},
                                                               {DType::Int32, DType::Bool}}) {
-    out.push_back(std::make_unique<TestLayer>(LayerKind::Cast, CastParams{to}, std::vector<TensorInfo>{tensor(from, d)},
-                                              tensor(to, d)));
+    out.push_back(std::make_unique<TestLayer>(LayerKind::Cast, CastParams{to},
+                                              std::vector<TensorInfo>{tensor(from, d)}, tensor(to, d)));
   }
   out.push_back(std::make_unique<TestLayer>(
       LayerKind::Select, SelectParams{},
-      std::vector<TensorInfo>{tensor(DType::Bool, {3, 1, 8}), tensor(DType::Float16, d), tensor(DType::Float16, {8})},
+      std::vector<TensorInfo>{tensor(DType::Bool, {3, 1, 8}), tensor(DType::Float16, d),
+                              tensor(DType::Float16, {8})},
       tensor(DType::Float16, d)));
   std::vector<Weights> w = {Weights("scale", random_tensor(DType::Float32, {5, 1}, rng)),
                             Weights("shift", random_tensor(DType::Float32, {1}, rng))};
-  out.push_back(std::make_unique<TestLayer>(LayerKind::FusedPointwise, epilogue_program(),
-                                            std::vector<TensorInfo>{tensor(DType::Float32, d), tensor(DType::Float32, d)},
-                                            tensor(DType::Float32, d), w));
+  out.push_back(std::make_unique<TestLayer>(
+      LayerKind::FusedPointwise, epilogue_program(),
+      std::vector<TensorInfo>{tensor(DType::Float32, d), tensor(DType::Float32, d)},
+      tensor(DType::Float32, d), w));
   return out;
 }
 
@@ -238,8 +248,9 @@ TEST(EngineNvrtcSource, CompileErrorsCarryTheNvrtcLog) {
 
 // ---- On the GPU: "nvrtc" equals "generic" ----
 
-std::vector<uint8_t> run_kernel(const LayerInfo& info, const std::string& tactic, const std::vector<HostTensor>& inputs,
-                                const Dims& out_dims, size_t out_offset_elems = 0) {
+std::vector<uint8_t> run_kernel(const LayerInfo& info, const std::string& tactic,
+                                const std::vector<HostTensor>& inputs, const Dims& out_dims,
+                                size_t out_offset_elems = 0) {
   const Backend& b = *shared_backend("cuda");
   std::unique_ptr<Kernel> k = b.create_kernel(info, tactic);
   DeviceBuffers dev{&b, {}};
@@ -289,13 +300,16 @@ void expect_same(const LayerInfo& info, const std::vector<HostTensor>& inputs, c
   for (int64_t i = 0; i < gt.numel(); ++i) {
     double a = gt.get_as_double(i), b = nt.get_as_double(i);
     if ((std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 8) == 0) continue;
-    if (gt.dtype() == DType::Float32 && ulps_apart(static_cast<float>(a), static_cast<float>(b)) <= max_ulps) continue;
-    if (++bad <= 5) first += " [" + std::to_string(i) + "] generic " + std::to_string(a) + " nvrtc " + std::to_string(b);
+    if (gt.dtype() == DType::Float32 && ulps_apart(static_cast<float>(a), static_cast<float>(b)) <= max_ulps)
+      continue;
+    if (++bad <= 5)
+      first += " [" + std::to_string(i) + "] generic " + std::to_string(a) + " nvrtc " + std::to_string(b);
   }
   if (bad) ADD_FAILURE() << what << ": " << bad << " of " << gt.numel() << " elements differ:" << first;
 }
 
-/// The fp32 difference allowed on chains with tanh-GELU, 64 ulp = relative 7.6e-6 (see NvrtcEqualsGenericOnFusedChains).
+/// The fp32 difference allowed on chains with tanh-GELU, 64 ulp = relative 7.6e-6 (see
+/// NvrtcEqualsGenericOnFusedChains).
 constexpr int64_t kGeluUlps = 64;
 
 HostTensor random_of(DType dt, const Dims& d, std::mt19937& rng, double lo = -3, double hi = 3) {
@@ -306,7 +320,8 @@ TEST(EngineCuda, NvrtcEqualsGenericOnElementwiseBroadcasts) {
   KILN_REQUIRE_GPU();
   std::mt19937 rng(311);
   Dims d = {3, 5, 8};
-  const std::vector<Dims> others = {{3, 5, 8}, {8}, {3, 1, 1}, {5, 1}, {1}, {3, 1, 8}};
+  const std::vector<Dims> others = {{3, 5, 8}, {8}, {3, 1, 1}, {5, 1}, {1}, {3, 1, 8} /* outer_inner */,
+                                    {1, 5, 1}};
   for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
     for (int op = 0; op < static_cast<int>(ElementwiseOp::And); ++op) {
       auto e = static_cast<ElementwiseOp>(op);
@@ -314,14 +329,14 @@ TEST(EngineCuda, NvrtcEqualsGenericOnElementwiseBroadcasts) {
         TestLayer t(LayerKind::Elementwise, ElementwiseParams{e}, {tensor(dt, d), tensor(dt, o)},
                     tensor(is_comparison(e) ? DType::Bool : dt, d));
         expect_same(t.info, {random_of(dt, d, rng), random_of(dt, o, rng)},
-                    std::string(elementwise_op_name(e)) + " " + dtype_name(dt) + " rhs rank " + std::to_string(o.size()) +
-                        " [" + std::to_string(o[0]) + "]");
+                    std::string(elementwise_op_name(e)) + " " + dtype_name(dt) + " rhs rank " +
+                        std::to_string(o.size()) + " [" + std::to_string(o[0]) + "]");
       }
     }
   }
   for (ElementwiseOp e : {ElementwiseOp::And, ElementwiseOp::Or, ElementwiseOp::Xor}) {
-    TestLayer t(LayerKind::Elementwise, ElementwiseParams{e}, {tensor(DType::Bool, d), tensor(DType::Bool, {5, 1})},
-                tensor(DType::Bool, d));
+    TestLayer t(LayerKind::Elementwise, ElementwiseParams{e},
+                {tensor(DType::Bool, d), tensor(DType::Bool, {5, 1})}, tensor(DType::Bool, d));
     expect_same(t.info, {random_of(DType::Bool, d, rng, 0, 2), random_of(DType::Bool, {5, 1}, rng, 0, 2)},
                 elementwise_op_name(e));
   }
@@ -343,11 +358,12 @@ TEST(EngineCuda, NvrtcEqualsGenericOnIntegerPrograms) {
   }
   // An integer fused chain: (a // b) % w0 * a.
   FusedPointwiseParams f;
-  f.program.push_back(pw(LayerKind::Elementwise, static_cast<int64_t>(ElementwiseOp::FloorDiv), {in(0), in(1)}));
+  f.program.push_back(
+      pw(LayerKind::Elementwise, static_cast<int64_t>(ElementwiseOp::FloorDiv), {in(0), in(1)}));
   f.program.push_back(pw(LayerKind::Elementwise, static_cast<int64_t>(ElementwiseOp::Mod), {tmp(0), wt(0)}));
   f.program.push_back(pw(LayerKind::Elementwise, static_cast<int64_t>(ElementwiseOp::Mul), {tmp(1), in(0)}));
-  TestLayer t(LayerKind::FusedPointwise, f, {tensor(DType::Int32, d), tensor(DType::Int32, d)}, tensor(DType::Int32, d),
-              {Weights("m", random_of(DType::Int32, {4, 1}, rng, 1, 7))});
+  TestLayer t(LayerKind::FusedPointwise, f, {tensor(DType::Int32, d), tensor(DType::Int32, d)},
+              tensor(DType::Int32, d), {Weights("m", random_of(DType::Int32, {4, 1}, rng, 1, 7))});
   expect_same(t.info, {random_of(DType::Int32, d, rng, -50, 50), random_of(DType::Int32, d, rng, -5, 5)},
               "fused integer chain");
 }
@@ -363,7 +379,8 @@ TEST(EngineCuda, NvrtcEqualsGenericOnActivationsUnaryCastSelect) {
       a.alpha = a.kind == ActivationKind::Clip ? -0.5 : a.kind == ActivationKind::HardSigmoid ? 0.2 : 0.1;
       a.beta = a.kind == ActivationKind::Clip ? 0.75 : a.kind == ActivationKind::Softplus ? 2.0 : 0.5;
       TestLayer t(LayerKind::Activation, a, {tensor(dt, d)}, tensor(dt, d));
-      expect_same(t.info, {random_of(dt, d, rng, -5, 5)}, std::string(activation_kind_name(a.kind)) + " " + dtype_name(dt));
+      expect_same(t.info, {random_of(dt, d, rng, -5, 5)},
+                  std::string(activation_kind_name(a.kind)) + " " + dtype_name(dt));
     }
     for (int u = 0; u <= static_cast<int>(UnaryOp::IsInf); ++u) {
       auto op = static_cast<UnaryOp>(u);
@@ -388,8 +405,10 @@ TEST(EngineCuda, NvrtcEqualsGenericOnActivationsUnaryCastSelect) {
   for (DType dt : {DType::Float32, DType::Float16}) {
     TestLayer t(LayerKind::Select, SelectParams{},
                 {tensor(DType::Bool, {2, 1, 41}), tensor(dt, d), tensor(dt, {41})}, tensor(dt, d));
-    expect_same(t.info, {random_of(DType::Bool, {2, 1, 41}, rng, 0, 2), random_of(dt, d, rng), random_of(dt, {41}, rng)},
-                std::string("select ") + dtype_name(dt));
+    expect_same(
+        t.info,
+        {random_of(DType::Bool, {2, 1, 41}, rng, 0, 2), random_of(dt, d, rng), random_of(dt, {41}, rng)},
+        std::string("select ") + dtype_name(dt));
   }
 }
 
@@ -398,19 +417,25 @@ TEST(EngineCuda, NvrtcEqualsGenericOnFusedChains) {
   std::mt19937 rng(314);
   Dims d = {2, 4, 5, 7};
   for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
-    std::vector<Weights> w = {Weights("scale", random_of(dt, {4, 1, 1}, rng)), Weights("shift", random_of(dt, {4, 1, 1}, rng))};
-    TestLayer t(LayerKind::FusedPointwise, epilogue_program(), {tensor(dt, d), tensor(dt, d)}, tensor(dt, d), w);
-    // tanh-GELU: nvcc (generic) and NVRTC evaluate tanhf and contract the formula's multiply-adds differently,
-    // so fp32 results differ in the last bits (measured on an H100: up to ~8 ulp, relative 1e-6); fp16/bf16 exact.
-    expect_same(t.info, {random_of(dt, d, rng), random_of(dt, d, rng)}, std::string("epilogue ") + dtype_name(dt), {},
-                0, kGeluUlps);
+    std::vector<Weights> w = {Weights("scale", random_of(dt, {4, 1, 1}, rng)),
+                              Weights("shift", random_of(dt, {4, 1, 1}, rng))};
+    TestLayer t(LayerKind::FusedPointwise, epilogue_program(), {tensor(dt, d), tensor(dt, d)}, tensor(dt, d),
+                w);
+    // tanh-GELU: nvcc (generic) and NVRTC evaluate tanhf and contract the formula's multiply-adds
+    // differently, so fp32 results differ in the last bits (measured on an H100: up to ~8 ulp, relative
+    // 1e-6); fp16/bf16 exact.
+    expect_same(t.info, {random_of(dt, d, rng), random_of(dt, d, rng)},
+                std::string("epilogue ") + dtype_name(dt), {}, 0, kGeluUlps);
     // Flat weights (4-wide kernel), output misaligned (fast kernel) and an odd element count (tail).
-    std::vector<Weights> flat = {Weights("scale", random_of(dt, {1}, rng)), Weights("shift", random_of(dt, {7}, rng))};
+    std::vector<Weights> flat = {Weights("scale", random_of(dt, {1}, rng)),
+                                 Weights("shift", random_of(dt, {7}, rng))};
     Dims odd = {3, 5, 7};
-    TestLayer v(LayerKind::FusedPointwise, epilogue_program(), {tensor(dt, odd), tensor(dt, odd)}, tensor(dt, odd), flat);
+    TestLayer v(LayerKind::FusedPointwise, epilogue_program(), {tensor(dt, odd), tensor(dt, odd)},
+                tensor(dt, odd), flat);
     std::vector<HostTensor> x = {random_of(dt, odd, rng), random_of(dt, odd, rng)};
     expect_same(v.info, x, std::string("flat epilogue ") + dtype_name(dt), {}, 0, kGeluUlps);
-    expect_same(v.info, x, std::string("flat epilogue, misaligned output ") + dtype_name(dt), {}, 1, kGeluUlps);
+    expect_same(v.info, x, std::string("flat epilogue, misaligned output ") + dtype_name(dt), {}, 1,
+                kGeluUlps);
   }
 }
 
@@ -420,8 +445,8 @@ TEST(EngineCuda, NvrtcEqualsGenericOnDynamicShapes) {
   TensorInfo a{"a", DType::Float16, {1, 16}, {4, 16}, {8, 16}}, b = a;
   TestLayer t(LayerKind::Elementwise, ElementwiseParams{ElementwiseOp::Mul}, {a, b}, a);
   // Flat at the opt shape (4-wide kernel); other sizes; a broadcast only seen at run time (general kernel).
-  for (auto [da, db] : std::vector<std::pair<Dims, Dims>>{{{4, 16}, {4, 16}}, {{7, 16}, {7, 16}}, {{5, 16}, {1, 16}},
-                                                          {{1, 16}, {8, 16}}}) {
+  for (auto [da, db] : std::vector<std::pair<Dims, Dims>>{
+           {{4, 16}, {4, 16}}, {{7, 16}, {7, 16}}, {{5, 16}, {1, 16}}, {{1, 16}, {8, 16}}}) {
     Dims od = {std::max(da[0], db[0]), 16};
     expect_same(t.info, {random_of(DType::Float16, da, rng), random_of(DType::Float16, db, rng)},
                 "dynamic " + std::to_string(da[0]) + "x" + std::to_string(db[0]), od);
@@ -430,7 +455,8 @@ TEST(EngineCuda, NvrtcEqualsGenericOnDynamicShapes) {
 
 TEST(EngineCuda, NvrtcStoredCodeForAnotherArchIsAClearError) {
   KILN_REQUIRE_GPU();
-  TestLayer t(LayerKind::Activation, ActivationParams{}, {tensor(DType::Float32, {64})}, tensor(DType::Float32, {64}));
+  TestLayer t(LayerKind::Activation, ActivationParams{}, {tensor(DType::Float32, {64})},
+              tensor(DType::Float32, {64}));
   auto k = shared_backend("cuda")->create_kernel(t.info, "nvrtc");
   cuda::NvrtcPlanData d = cuda::decode_nvrtc_plan_data(k->plan_data(), "x");
   EXPECT_EQ(d.arch, cuda::current_compute_capability());
@@ -448,10 +474,12 @@ TEST(EngineCuda, NvrtcStoredCodeForAnotherArchIsAClearError) {
 TEST(EngineCuda, NvrtcPlanRunsAfterLoadingWithoutCompiling) {
   KILN_REQUIRE_GPU();
   std::mt19937 rng(316);
-  HostTensor scale = random_tensor(DType::Float32, {6, 1}, rng), shift = random_tensor(DType::Float32, {6, 1}, rng);
+  HostTensor scale = random_tensor(DType::Float32, {6, 1}, rng),
+             shift = random_tensor(DType::Float32, {6, 1}, rng);
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {-1, 6, 10});
-  Tensor* y = net.add_elementwise("mul", x, net.add_constant("scale", Weights("scale", scale)), ElementwiseOp::Mul);
+  Tensor* y =
+      net.add_elementwise("mul", x, net.add_constant("scale", Weights("scale", scale)), ElementwiseOp::Mul);
   y = net.add_elementwise("add", y, net.add_constant("shift", Weights("shift", shift)), ElementwiseOp::Add);
   y = net.add_activation("gelu", y, ActivationKind::GeluTanh);
   y = net.add_elementwise("res", y, x, ElementwiseOp::Add);

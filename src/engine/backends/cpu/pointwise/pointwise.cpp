@@ -15,6 +15,7 @@
 
 #include "engine/backends/cpu/fast_kernels.h"
 #include "engine/backends/cpu/vec_math.h"
+#include "engine/backends/follow_channels_last.h"
 #include "engine/ops/common.h"
 #include "kiln/support/error.h"
 #include "kiln/support/host_tensor.h"
@@ -28,19 +29,33 @@ bool activation_ok(ActivationKind) { return true; }
 
 bool unary_ok(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Sqrt: case UnaryOp::Rsqrt: case UnaryOp::Abs:
-    case UnaryOp::Neg: case UnaryOp::Recip: case UnaryOp::Erf: case UnaryOp::Floor: case UnaryOp::Ceil:
-    case UnaryOp::Expm1: case UnaryOp::Log1p: case UnaryOp::Sin: case UnaryOp::Cos:
-      return true;
+    case UnaryOp::Exp:
+    case UnaryOp::Log:
+    case UnaryOp::Sqrt:
+    case UnaryOp::Rsqrt:
+    case UnaryOp::Abs:
+    case UnaryOp::Neg:
+    case UnaryOp::Recip:
+    case UnaryOp::Erf:
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Expm1:
+    case UnaryOp::Log1p:
+    case UnaryOp::Sin:
+    case UnaryOp::Cos: return true;
     default: return false;
   }
 }
 
 bool elementwise_ok(ElementwiseOp op) {
   switch (op) {
-    case ElementwiseOp::Add: case ElementwiseOp::Sub: case ElementwiseOp::Mul: case ElementwiseOp::Div:
-    case ElementwiseOp::Pow: case ElementwiseOp::Max: case ElementwiseOp::Min:
-      return true;
+    case ElementwiseOp::Add:
+    case ElementwiseOp::Sub:
+    case ElementwiseOp::Mul:
+    case ElementwiseOp::Div:
+    case ElementwiseOp::Pow:
+    case ElementwiseOp::Max:
+    case ElementwiseOp::Min: return true;
     default: return false;
   }
 }
@@ -113,20 +128,48 @@ void run_activation(const ActivationParams& p, const float* x, float* y, int64_t
 KILN_SIMD_CLONES
 void run_unary(UnaryOp op, const float* x, float* y, int64_t n) {
   switch (op) {
-    case UnaryOp::Exp: for (int64_t i = 0; i < n; ++i) y[i] = vec::exp(x[i]); return;
-    case UnaryOp::Sqrt: for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]); return;
-    case UnaryOp::Rsqrt: for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / std::sqrt(x[i]); return;
-    case UnaryOp::Abs: for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]); return;
-    case UnaryOp::Neg: for (int64_t i = 0; i < n; ++i) y[i] = -x[i]; return;
-    case UnaryOp::Recip: for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / x[i]; return;
-    case UnaryOp::Erf: for (int64_t i = 0; i < n; ++i) y[i] = vec::erf(x[i]); return;
-    case UnaryOp::Floor: for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]); return;
-    case UnaryOp::Ceil: for (int64_t i = 0; i < n; ++i) y[i] = std::ceil(x[i]); return;
-    case UnaryOp::Log: for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]); return;
-    case UnaryOp::Expm1: for (int64_t i = 0; i < n; ++i) y[i] = std::expm1(x[i]); return;
-    case UnaryOp::Log1p: for (int64_t i = 0; i < n; ++i) y[i] = std::log1p(x[i]); return;
-    case UnaryOp::Sin: for (int64_t i = 0; i < n; ++i) y[i] = std::sin(x[i]); return;
-    case UnaryOp::Cos: for (int64_t i = 0; i < n; ++i) y[i] = std::cos(x[i]); return;
+    case UnaryOp::Exp:
+      for (int64_t i = 0; i < n; ++i) y[i] = vec::exp(x[i]);
+      return;
+    case UnaryOp::Sqrt:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
+      return;
+    case UnaryOp::Rsqrt:
+      for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / std::sqrt(x[i]);
+      return;
+    case UnaryOp::Abs:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]);
+      return;
+    case UnaryOp::Neg:
+      for (int64_t i = 0; i < n; ++i) y[i] = -x[i];
+      return;
+    case UnaryOp::Recip:
+      for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / x[i];
+      return;
+    case UnaryOp::Erf:
+      for (int64_t i = 0; i < n; ++i) y[i] = vec::erf(x[i]);
+      return;
+    case UnaryOp::Floor:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]);
+      return;
+    case UnaryOp::Ceil:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::ceil(x[i]);
+      return;
+    case UnaryOp::Log:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
+      return;
+    case UnaryOp::Expm1:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::expm1(x[i]);
+      return;
+    case UnaryOp::Log1p:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::log1p(x[i]);
+      return;
+    case UnaryOp::Sin:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::sin(x[i]);
+      return;
+    case UnaryOp::Cos:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::cos(x[i]);
+      return;
     default: return;
   }
 }
@@ -134,16 +177,28 @@ void run_unary(UnaryOp op, const float* x, float* y, int64_t n) {
 KILN_SIMD_CLONES
 void run_binary(ElementwiseOp op, const float* a, const float* b, float* y, int64_t n) {
   switch (op) {
-    case ElementwiseOp::Add: for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i]; return;
-    case ElementwiseOp::Sub: for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i]; return;
-    case ElementwiseOp::Mul: for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i]; return;
-    case ElementwiseOp::Div: for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i]; return;
-    case ElementwiseOp::Pow: for (int64_t i = 0; i < n; ++i) y[i] = std::pow(a[i], b[i]); return;
+    case ElementwiseOp::Add:
+      for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+      return;
+    case ElementwiseOp::Sub:
+      for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i];
+      return;
+    case ElementwiseOp::Mul:
+      for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+      return;
+    case ElementwiseOp::Div:
+      for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i];
+      return;
+    case ElementwiseOp::Pow:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::pow(a[i], b[i]);
+      return;
     case ElementwiseOp::Max:
-      for (int64_t i = 0; i < n; ++i) y[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (a[i] > b[i] ? a[i] : b[i]);
+      for (int64_t i = 0; i < n; ++i)
+        y[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (a[i] > b[i] ? a[i] : b[i]);
       return;
     case ElementwiseOp::Min:
-      for (int64_t i = 0; i < n; ++i) y[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (a[i] < b[i] ? a[i] : b[i]);
+      for (int64_t i = 0; i < n; ++i)
+        y[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (a[i] < b[i] ? a[i] : b[i]);
       return;
     default: return;
   }
@@ -282,27 +337,6 @@ float* thread_scratch(size_t n) {
   return buffer.data();
 }
 
-/// `d` left-padded with unit dims to rank `rank`.
-Dims padded(const Dims& d, size_t rank) {
-  Dims p(rank - std::min(rank, d.size()), 1);
-  p.insert(p.end(), d.begin(), d.end());
-  return p;
-}
-
-/// Whether a tensor of dims `d`, broadcast to rank `rank`, lies in memory the same in Plain and ChannelsLast
-/// order (one channel, or no spatial extent: a [N, C, 1, 1] squeeze-excite scale, a bias, a scalar).
-bool same_in_channels_last(const Dims& d, size_t rank) {
-  Dims p = padded(d, rank);
-  return p[1] == 1 || std::all_of(p.begin() + 2, p.end(), [](int64_t v) { return v == 1; });
-}
-
-/// The dims of a tensor as ChannelsLast stores them ([N, spatial..., C]) after padding to `rank`.
-Dims channels_last_order(const Dims& d, size_t rank) {
-  Dims p = padded(d, rank);
-  std::rotate(p.begin() + 1, p.begin() + 2, p.end());
-  return p;
-}
-
 struct PointwiseState : KernelState {
   std::map<std::vector<Dims>, Offsets> by_shape;
   const std::vector<Dims>* last_key = nullptr;  // the entry of the previous call (shapes rarely change)
@@ -407,7 +441,9 @@ class PointwiseKernel : public Kernel {
           const auto op = static_cast<ElementwiseOp>(in.op);
           switch (in.kind) {
             case LayerKind::Elementwise:
-              if (op == ElementwiseOp::Pow && scalar[1] != nullptr && run_pow_scalar(ops[0], *scalar[1], dst, n)) break;
+              if (op == ElementwiseOp::Pow && scalar[1] != nullptr &&
+                  run_pow_scalar(ops[0], *scalar[1], dst, n))
+                break;
               run_binary(op, ops[0], ops[1], dst, n);
               break;
             case LayerKind::Activation: run_activation(in.activation, ops[0], dst, n); break;
@@ -428,16 +464,12 @@ class PointwiseKernel : public Kernel {
     const TensorView& y = args.outputs[0];
     Offsets o;
     // In ChannelsLast every operand is addressed in its storage order, [N, spatial..., C] (operands in
-    // Plain are ones that lie the same in both orders: see formats()).
-    const bool cl = y.format == TensorFormat::ChannelsLast;
+    // Plain are ones that lie the same in both orders: follow_channels_last.h).
     const size_t r = y.dims.size();
     const auto order = [&](const Dims& d, TensorFormat f) {
-      KILN_CHECK(f == TensorFormat::Plain ? (!cl || same_in_channels_last(d, r)) : (cl && f == y.format),
-                 Internal, "pointwise: an operand in ", tensor_format_name(f), " of an output in ",
-                 tensor_format_name(y.format));
-      return cl ? channels_last_order(d, r) : d;
+      return pointwise_operand_dims(d, f, y.format, r);
     };
-    const Dims out = cl ? channels_last_order(y.dims, r) : y.dims;
+    const Dims out = order(y.dims, y.format);
     for (const auto& in : args.inputs) o.inputs.push_back(broadcast_of(order(in.dims, in.format), out));
     for (const auto& wd : weight_dims_)
       o.weights.push_back(broadcast_of(order(wd, TensorFormat::Plain), out));
@@ -518,39 +550,6 @@ bool applies(const LayerInfo& info, std::string* why) {
   return all_fp32(info, why) && program_ok(program_of(*info.layer), why);
 }
 
-/// Follows a ChannelsLast input (a convolution's output) so that squeeze-excite and activation chains between
-/// channels-last convolutions need no reformats: when an input of the output's rank (3-5) comes in
-/// ChannelsLast, the output is written in ChannelsLast, inputs that lie the same in both orders are read as
-/// they are and the other inputs of that rank in ChannelsLast. Plain otherwise (and where a lower-rank input
-/// or a weight would lie differently).
-TacticFormats formats(const LayerInfo& info) {
-  constexpr TensorFormat kCl = TensorFormat::ChannelsLast;
-  TacticFormats plain{std::vector<TensorFormat>(info.inputs.size(), TensorFormat::Plain),
-                      {TensorFormat::Plain}};
-  const size_t r = info.outputs[0].opt.size();
-  const auto same = [&](const TensorInfo& t) {
-    return same_in_channels_last(t.min, r) && same_in_channels_last(t.max, r);
-  };
-  bool follow = format_applies(kCl, r) &&
-                std::any_of(info.inputs.begin(), info.inputs.end(),
-                            [&](const TensorInfo& t) { return t.format == kCl && t.opt.size() == r; });
-  if (!follow) return plain;
-  TacticFormats f = plain;
-  for (size_t k = 0; k < info.inputs.size(); ++k) {
-    const TensorInfo& t = info.inputs[k];
-    if (t.format == kCl || (!same(t) && t.opt.size() == r)) {
-      f.inputs[k] = kCl;
-    } else if (!same(t)) {
-      return plain;
-    }
-  }
-  for (const auto& w : info.layer->weights) {
-    if (!same_in_channels_last(w.value.sizes(), r)) return plain;
-  }
-  f.outputs[0] = kCl;
-  return f;
-}
-
 std::unique_ptr<Kernel> create(const LayerInfo& info) {
   const TensorFormat out = info.outputs[0].format;
   const bool ok = (out == TensorFormat::Plain || out == TensorFormat::ChannelsLast) &&
@@ -565,8 +564,9 @@ std::unique_ptr<Kernel> create(const LayerInfo& info) {
 }  // namespace
 
 void register_pointwise(KernelTable& registry) {
-  for (LayerKind k : {LayerKind::FusedPointwise, LayerKind::Activation, LayerKind::Elementwise, LayerKind::Unary}) {
-    registry.add(KernelRow{"vec", k, applies, create, formats});
+  for (LayerKind k :
+       {LayerKind::FusedPointwise, LayerKind::Activation, LayerKind::Elementwise, LayerKind::Unary}) {
+    registry.add(KernelRow{"vec", k, applies, create, pointwise_formats});
   }
 }
 

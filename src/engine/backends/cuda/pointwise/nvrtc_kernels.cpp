@@ -2,6 +2,7 @@
 // for the layer (nvrtc_source.h), compiled with NVRTC when the kernel is first created at build time, and
 // stored in the plan as device code for the GPU's architecture (Kernel::plan_data), so that a loaded plan
 // loads the module without compiling. Modules are loaded when the kernel is created, never in execute().
+// Formats: pointwise_formats (a layer follows a ChannelsLast input).
 
 #include <algorithm>
 
@@ -9,6 +10,7 @@
 #include "engine/backends/cuda/pointwise/nvrtc_module.h"
 #include "engine/backends/cuda/pointwise/nvrtc_source.h"
 #include "engine/backends/cuda/pointwise/pointwise_launch.h"
+#include "engine/backends/follow_channels_last.h"
 #include "kiln/support/logging.h"
 
 namespace kiln::engine::cuda {
@@ -56,7 +58,14 @@ class NvrtcPointwiseKernel : public Kernel {
   }
 
   void execute(KernelArgs& args) const override {
-    const Dims& od = args.outputs[0].dims;
+    // Dims in the output's storage order, as the spec (a ChannelsLast layer runs over [N, spatial..., C]).
+    const TensorView& y = args.outputs[0];
+    const bool cl = y.format != TensorFormat::Plain;
+    const size_t rank = y.dims.size();
+    const auto order = [&](const Dims& d, TensorFormat f) {
+      return pointwise_operand_dims(d, f, y.format, rank);
+    };
+    const Dims od = cl ? order(y.dims, y.format) : y.dims;
     int64_t n = numel(od);
     if (n == 0) return;
     KILN_CHECK(spec_.index64 || n <= (int64_t{1} << 31), Internal, "nvrtc pointwise: ", n,
@@ -80,8 +89,10 @@ class NvrtcPointwiseKernel : public Kernel {
       }
       ++s;
     };
-    for (const auto& in : args.inputs) add(in.data, in.dims);
-    for (size_t w = 0; w < weights_.size(); ++w) add(weights_[w].data(), weight_dims_[w]);
+    for (const auto& in : args.inputs) add(in.data, cl ? order(in.dims, in.format) : in.dims);
+    for (size_t w = 0; w < weights_.size(); ++w) {
+      add(weights_[w].data(), cl ? order(weight_dims_[w], TensorFormat::Plain) : weight_dims_[w]);
+    }
     vec = vec && fast && aligned(a.out, 4 * dtype_size(spec_.program.out_dtype));
     const char* entry = vec ? "kiln_pw_vec" : fast ? "kiln_pw_fast" : "kiln_pw_general";
     int64_t work = vec ? (n + 3) / 4 : n;
@@ -112,7 +123,7 @@ std::unique_ptr<Kernel> create(const LayerInfo& layer) {
 void register_nvrtc_pointwise(KernelTable& rows) {
   for (LayerKind k : {LayerKind::Elementwise, LayerKind::Activation, LayerKind::Unary, LayerKind::Cast,
                       LayerKind::Select, LayerKind::FusedPointwise}) {
-    rows.add({"nvrtc", k, &applies, &create});
+    rows.add({"nvrtc", k, &applies, &create, &pointwise_formats});
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/pointwise/pointwise_launch.h"
+#include "engine/backends/follow_channels_last.h"
 
 namespace kiln::engine::cuda {
 namespace {
@@ -244,6 +245,7 @@ const char* pw_index_mode_name(PwIndexMode mode) {
     case PwIndexMode::Inner: return "inner";
     case PwIndexMode::Outer: return "outer";
     case PwIndexMode::Channel: return "channel";
+    case PwIndexMode::OuterInner: return "outer_inner";
     default: return "general";
   }
 }
@@ -281,7 +283,25 @@ PwIndex pw_index(const Dims& src, const Dims& out) {
     return r;
   }
   for (int k = first; k <= last; ++k) {
-    if (kind[k] == 2) return r;  // kept dims not one contiguous run
+    if (kind[k] != 2) continue;
+    // Kept dims in two runs: OuterInner when they are the output's leading and trailing dims (no broadcast
+    // before the first run or after the second) around one broadcast run.
+    int k1 = k, k2 = k;  // the broadcast run [k1, k2)
+    while (k2 <= last && kind[k2] != 1) ++k2;
+    for (int j = 0; j < first; ++j) {
+      if (kind[j] == 2) return r;
+    }
+    for (int j = k2; j <= last; ++j) {
+      if (kind[j] == 2) return r;
+    }
+    for (size_t j = last + 1; j < rank; ++j) {
+      if (kind[j] == 2) return r;
+    }
+    r.div = r.len = 1;
+    for (size_t j = k1; j < rank; ++j) r.div *= out[j];
+    for (size_t j = k2; j < rank; ++j) r.len *= out[j];
+    r.mode = PwIndexMode::OuterInner;
+    return r;
   }
   int64_t before = 1;
   r.div = 1;
@@ -297,24 +317,31 @@ NvrtcPwSpec nvrtc_pointwise_spec(const LayerInfo& info) {
   NvrtcPwSpec s;
   s.program = pointwise_program(info);
   const TensorInfo& out = info.outputs[0];
-  s.rank = static_cast<int>(out.max.size());
+  // Every dim in the order the output's format stores it (follow_channels_last.h): a ChannelsLast layer is
+  // the same program over [N, spatial..., C].
+  const size_t rank = out.max.size();
+  const auto order = [&](const Dims& d, TensorFormat f) {
+    return pointwise_operand_dims(d, f, out.format, rank);
+  };
+  const Dims out_max = order(out.max, out.format), out_opt = order(out.opt, out.format);
+  s.rank = static_cast<int>(rank);
   s.index64 = numel(out.max) > (int64_t{1} << 31);
-  if (all_static(out.min, out.max)) s.static_out = out.max;
+  if (all_static(out.min, out.max)) s.static_out = out_max;
   std::vector<Dims> opt;
   for (const auto& t : info.inputs) {
-    s.static_src.push_back(all_static(t.min, t.max) ? t.max : Dims{});
-    opt.push_back(t.opt);
+    s.static_src.push_back(all_static(t.min, t.max) ? order(t.max, t.format) : Dims{});
+    opt.push_back(order(t.opt, t.format));
   }
   if (info.kind() == LayerKind::FusedPointwise) {
     for (const auto& w : info.layer->weights) {
-      s.static_src.push_back(w.value.sizes());
-      opt.push_back(w.value.sizes());
+      s.static_src.push_back(order(w.value.sizes(), TensorFormat::Plain));
+      opt.push_back(order(w.value.sizes(), TensorFormat::Plain));
     }
   }
   s.fast = true;
   s.vec = true;
   for (const Dims& d : opt) {
-    PwIndex p = pw_index(d, out.opt);
+    PwIndex p = pw_index(d, out_opt);
     s.fast_index.push_back(p);
     s.fast = s.fast && p.mode != PwIndexMode::General;
     s.vec = s.vec && (p.mode == PwIndexMode::Full || p.mode == PwIndexMode::Scalar);
@@ -422,6 +449,7 @@ std::string nvrtc_pointwise_source(const NvrtcPwSpec& spec) {
         case PwIndexMode::Full: return i;
         case PwIndexMode::Inner: return i + " % " + len;
         case PwIndexMode::Outer: return i + " / " + div;
+        case PwIndexMode::OuterInner: return "(" + i + " / " + div + ") * " + len + " + " + i + " % " + len;
         default: return "(" + i + " / " + div + ") % " + len;
       }
     };

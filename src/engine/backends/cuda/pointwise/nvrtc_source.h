@@ -7,7 +7,8 @@
 // programs, with exactly the generic kernel's formulas, so both tactics give the same bits):
 //   kiln_pw_general  any broadcast: per-dim index math over the output's rank (fixed for the plan)
 //   kiln_pw_fast     each source indexed by a cheap pattern chosen at build from the opt shape (PwIndexMode):
-//                    the flat index, a scalar, or a contiguous run of dims (per row / per channel)
+//                    the flat index, a scalar, a contiguous run of dims (per row / per channel), or the
+//                    leading and trailing dims around a broadcast run (a channels-last squeeze-excite scale)
 //   kiln_pw_vec      like fast when every source is flat or scalar: 4 elements per thread, 4-wide loads and
 //                    stores (used when the buffers are aligned)
 // At run time the kernel checks that the actual shapes still fit the fast patterns, else runs the general
@@ -26,12 +27,14 @@ namespace kiln::engine::cuda {
 
 /// How a source is indexed from the flat output index i in the fast kernel.
 enum class PwIndexMode : uint8_t {
-  Full,     // same elements as the output: i
-  Scalar,   // one element: 0
-  Inner,    // the output's trailing dims: i % len
-  Outer,    // the output's leading dims: i / div
-  Channel,  // a run of middle dims: (i / div) % len
-  General,  // anything else (only the general kernel)
+  Full,        // same elements as the output: i
+  Scalar,      // one element: 0
+  Inner,       // the output's trailing dims: i % len
+  Outer,       // the output's leading dims: i / div
+  Channel,     // a run of middle dims: (i / div) % len
+  OuterInner,  // the output's leading and trailing dims, broadcast between (a channels-last [N, 1, 1, C]
+               // scale over [N, H, W, C]): (i / div) * len + i % len
+  General,     // anything else (only the general kernel)
 };
 const char* pw_index_mode_name(PwIndexMode mode);
 

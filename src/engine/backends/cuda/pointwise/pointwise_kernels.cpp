@@ -1,10 +1,12 @@
 // Host side of the generic pointwise kernel (pointwise.cu): Elementwise, Activation, Unary, Cast, Select and
 // FusedPointwise layers become a small program over broadcast sources (pointwise_program.h), interpreted per
-// element. Tactic "generic"; the NVRTC-compiled tactic "nvrtc" (nvrtc_kernels.cpp) registers here too.
+// element. Tactic "generic"; the NVRTC-compiled tactic "nvrtc" (nvrtc_kernels.cpp) registers here too. Both
+// follow a ChannelsLast input (follow_channels_last.h) and then address every operand in storage order.
 
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/pointwise/pointwise_launch.h"
 #include "engine/backends/cuda/pointwise/pointwise_program.h"
+#include "engine/backends/follow_channels_last.h"
 
 namespace kiln::engine::cuda {
 
@@ -32,18 +34,24 @@ class PointwiseKernel : public Kernel {
 
   void execute(KernelArgs& args) const override {
     PwProgram p = program_;
-    const Dims& od = args.outputs[0].dims;
+    // Dims in the output's storage order (a ChannelsLast layer runs over [N, spatial..., C]).
+    const TensorView& y = args.outputs[0];
+    const size_t rank = y.dims.size();
+    const auto order = [&](const Dims& d, TensorFormat f) {
+      return pointwise_operand_dims(d, f, y.format, rank);
+    };
+    const Dims od = order(y.dims, y.format);
     int n = 0;
     for (const auto& in : args.inputs) {
       p.src[n].data = in.data;
       p.src[n].dtype = dcode(in.dtype);
-      broadcast_strides(in.dims, od, p.src[n].st);
+      broadcast_strides(order(in.dims, in.format), od, p.src[n].st);
       ++n;
     }
     for (size_t w = 0; w < weights_.size(); ++w) {
       p.src[n].data = weights_[w].data();
       p.src[n].dtype = dcode(weight_dtypes_[w]);
-      broadcast_strides(weight_dims_[w], od, p.src[n].st);
+      broadcast_strides(order(weight_dims_[w], TensorFormat::Plain), od, p.src[n].st);
       ++n;
     }
     p.n_sources = n;
@@ -69,7 +77,7 @@ void register_pointwise(KernelTable& rows) {
   register_nvrtc_pointwise(rows);
   for (LayerKind k : {LayerKind::Elementwise, LayerKind::Activation, LayerKind::Unary, LayerKind::Cast,
                       LayerKind::Select, LayerKind::FusedPointwise}) {
-    rows.add({"generic", k, &pointwise_applies, &create});
+    rows.add({"generic", k, &pointwise_applies, &create, &pointwise_formats});
   }
 }
 

@@ -1,5 +1,6 @@
 // Reduction kernels of our own: reduce (every ReduceOp), softmax / log-softmax, layer / group norm. One
-// block per output element or row, a shared-memory tree within the block. Softmax over the last dim and layer
+// block per output element or row, a shared-memory tree within the block; a reduction over the middle of
+// [outer, mid, inner] has a kernel of its own that reads along inner. Softmax over the last dim and layer
 // norm take the fast paths of norm_softmax.cu first; these generic kernels cover the rest (softmax over
 // another dim, group / instance norm, rows too long for the fast paths).
 
@@ -107,6 +108,33 @@ __global__ void reduce_kernel(const void* in, int in_dtype, Shape kept, Strides 
   }
 }
 
+/// Reduce over the middle of [outer, mid, inner] (inner > 1): a block of kMidCols x kMidRows threads per
+/// kMidCols inner elements of one outer index; each thread combines every kMidRows-th middle element, so a warp
+/// reads kMidCols consecutive elements (a channels-last [N, H*W, C] spatial mean reads coalesced), then the
+/// rows are combined in shared memory.
+constexpr int kMidCols = 32, kMidRows = 16;
+__global__ void reduce_middle_kernel(const void* in, int in_dtype, int64_t outer, int64_t mid, int64_t inner,
+                                     void* out, int out_dtype, int op) {
+  __shared__ double part[kMidRows][kMidCols + 1];
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * kMidCols + threadIdx.x;
+  for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
+    double acc = identity(op);
+    if (c < inner) {
+      for (int64_t m = threadIdx.y; m < mid; m += kMidRows)
+        acc = combine(op, acc, load_as<double>(in, in_dtype, (o * mid + m) * inner + c));
+    }
+    part[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < inner) {
+      double v = part[0][threadIdx.x];
+      for (int r = 1; r < kMidRows; ++r) v = combine(op, v, part[r][threadIdx.x]);
+      if (op == rMean) v /= static_cast<double>(mid);
+      store_as<double>(out, out_dtype, o * inner + c, v);
+    }
+    __syncthreads();
+  }
+}
+
 __global__ void softmax_kernel(const void* in, void* out, int dtype, int64_t outer, int64_t n, int64_t inner,
                                bool log) {
   __shared__ float scratch[kThreads];
@@ -166,6 +194,15 @@ void launch_reduce(const void* in, int in_dtype, const Shape& kept, const int64_
   for (int k = 0; k < red.rank; ++k) b.v[k] = red_st[k];
   reduce_kernel<<<blocks_for(n_out), kThreads, 0, stream>>>(in, in_dtype, kept, a, red, b, out, out_dtype, op,
                                                             n_out, n_red);
+}
+
+void launch_reduce_middle(const void* in, int in_dtype, int64_t outer, int64_t mid, int64_t inner, void* out,
+                          int out_dtype, int op, Stream stream) {
+  if (outer == 0 || inner == 0) return;
+  const int64_t col_blocks = (inner + kMidCols - 1) / kMidCols;
+  dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(outer < 65535 ? outer : 65535));
+  reduce_middle_kernel<<<grid, dim3(kMidCols, kMidRows), 0, stream>>>(in, in_dtype, outer, mid, inner, out,
+                                                                      out_dtype, op);
 }
 
 void launch_softmax(const void* in, void* out, int dtype, int64_t outer, int64_t n, int64_t inner, bool log,

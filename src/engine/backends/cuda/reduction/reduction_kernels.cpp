@@ -1,17 +1,69 @@
 // Host side of the reduction kernels (reduction.cu): Reduce, Softmax, Normalization. Tactic "generic".
 
+#include <algorithm>
+
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/reduction/reduction_launch.h"
+#include "engine/backends/follow_channels_last.h"
 
 namespace kiln::engine::cuda {
 namespace {
 
+/// A reduction over the middle of [outer, mid, inner] in memory: the reduced dims (of more than one element)
+/// one run in the input's storage order, the kept ones in their logical order around it, inner > 1.
+struct MiddleRun {
+  int64_t outer = 1, mid = 1, inner = 1;
+};
+
+bool middle_run(const TensorView& x, const std::vector<int64_t>& axes, MiddleRun& m) {
+  int phase = 0;  // 0: outer kept dims, 1: reduced run, 2: inner kept dims
+  int64_t last_kept = -1;
+  for (size_t k : format_order(x.format, x.dims.size())) {
+    const int64_t d = x.dims[k];
+    if (d <= 0) return false;
+    if (d == 1) continue;
+    const bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(k)) != axes.end();
+    if (reduced) {
+      if (phase == 2) return false;
+      phase = 1;
+      m.mid *= d;
+    } else {
+      if (static_cast<int64_t>(k) < last_kept) return false;  // the output is written in logical order
+      last_kept = static_cast<int64_t>(k);
+      (phase == 0 ? m.outer : m.inner) *= d;
+      if (phase == 1) phase = 2;
+    }
+  }
+  return phase == 2 && m.inner > 1;
+}
+
+/// Reduce. Follows a ChannelsLast input (a squeeze-excite or classifier spatial mean after a channels-last
+/// convolution reads it where it is); the output is written in its logical order, so it is ChannelsLast only
+/// where that lies the same ([N, C, 1, 1]).
 class ReduceKernel : public Kernel {
  public:
-  explicit ReduceKernel(const LayerInfo& info) : p_(info.params<ReduceParams>()) {}
+  explicit ReduceKernel(const LayerInfo& info) : p_(info.params<ReduceParams>()) {
+    const TensorFormat in = info.inputs[0].format, out = info.outputs[0].format;
+    const TensorInfo& y = info.outputs[0];
+    const size_t r = y.opt.size();
+    KILN_CHECK((in == TensorFormat::Plain || in == TensorFormat::ChannelsLast) &&
+                   (out == TensorFormat::Plain ||
+                    (out == TensorFormat::ChannelsLast && same_in_channels_last(y.min, r) &&
+                     same_in_channels_last(y.max, r))),
+               Unsupported, "reduce '", info.layer->name, "': ", tensor_format_name(in), " -> ",
+               tensor_format_name(out));
+  }
   void execute(KernelArgs& args) const override {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];
-    auto st = row_strides(x.dims);
+    const bool arg = p_.op == ReduceOp::ArgMax || p_.op == ReduceOp::ArgMin;
+    MiddleRun m;
+    if (!arg && middle_run(x, p_.axes, m)) {
+      launch_reduce_middle(x.data, dcode(x.dtype), m.outer, m.mid, m.inner, y.data, dcode(y.dtype),
+                           static_cast<int>(p_.op), stream_of(args));
+      check_launch("reduce");
+      return;
+    }
+    auto st = format_strides(x.format, x.dims);
     Dims kept, red;
     std::vector<int64_t> kst, rst;
     for (size_t k = 0; k < x.dims.size(); ++k) {
@@ -27,6 +79,19 @@ class ReduceKernel : public Kernel {
  private:
   ReduceParams p_;
 };
+
+TacticFormats reduce_formats(const LayerInfo& info) {
+  constexpr TensorFormat kCl = TensorFormat::ChannelsLast;
+  TacticFormats f{{TensorFormat::Plain}, {TensorFormat::Plain}};
+  const TensorInfo &x = info.inputs[0], &y = info.outputs[0];
+  if (x.format != kCl || !format_applies(kCl, x.opt.size())) return f;
+  f.inputs[0] = kCl;
+  const size_t r = y.opt.size();
+  if (format_applies(kCl, r) && same_in_channels_last(y.min, r) && same_in_channels_last(y.max, r)) {
+    f.outputs[0] = kCl;
+  }
+  return f;
+}
 
 class SoftmaxKernel : public Kernel {
  public:
@@ -101,7 +166,7 @@ std::unique_ptr<Kernel> make(const LayerInfo& layer) {
 }  // namespace
 
 void register_reduction(KernelTable& rows) {
-  rows.add({"generic", LayerKind::Reduce, &reduce_applies, &make<ReduceKernel>});
+  rows.add({"generic", LayerKind::Reduce, &reduce_applies, &make<ReduceKernel>, &reduce_formats});
   rows.add({"generic", LayerKind::Softmax, &float_only, &make<SoftmaxKernel>});
   rows.add({"generic", LayerKind::Normalization, &float_only, &make<NormKernel>});
 }

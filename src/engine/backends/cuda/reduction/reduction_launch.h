@@ -15,6 +15,11 @@ namespace kiln::engine::cuda {
 void launch_reduce(const void* in, int in_dtype, const Shape& kept, const int64_t* kept_st, const Shape& red,
                    const int64_t* red_st, void* out, int out_dtype, int op, Stream stream);
 
+/// Reduce (op = ReduceOp, not the arg ops) over the middle dim of `in` viewed as [outer, mid, inner], inner
+/// > 1; out is [outer, inner]. Accumulates in double, as launch_reduce.
+void launch_reduce_middle(const void* in, int in_dtype, int64_t outer, int64_t mid, int64_t inner, void* out,
+                          int out_dtype, int op, Stream stream);
+
 /// Softmax over rows: input viewed as [outer, n, inner], one row per (outer, inner).
 void launch_softmax(const void* in, void* out, int dtype, int64_t outer, int64_t n, int64_t inner, bool log,
                     Stream stream);
