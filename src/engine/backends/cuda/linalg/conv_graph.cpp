@@ -14,10 +14,17 @@
 // the fastest (the heuristic's first unless another is kTuneMargin faster); the plan data records its rank in
 // the heuristic's list (conv_plan_data.h, layout 2). Other shapes, untimed builds and a rank the loaded
 // cuDNN no longer offers take the heuristic's first. Kernel creation fails (the builder then takes the next
-// tactic) when cuDNN has no engine even for the convolution alone at the opt shape. The opt shape's plan is
-// made at creation (finalizing a runtime-fusion engine compiles its kernel: the build, or the plan's loading,
-// pays it) and serves the first context on the creating thread; other contexts and shapes make their plan at
-// their first execute of that shape (before any CUDA-graph recording).
+// tactic) when cuDNN has no engine even for the convolution alone at the opt shape.
+//
+// Plans: a plan is finalized for one cuDNN handle (one per thread), and finalizing a runtime-fusion engine
+// compiles its kernel (tens to hundreds of ms), so the kernel keeps its plans per (handle, input dims),
+// shared by every context that runs on that thread: the opt shape's plan is made at creation (the build, or
+// the plan's loading, pays it), other threads and shapes make theirs at their first execute (before any
+// CUDA-graph recording), and a second context on a thread (kiln bench's graph and profile runs, a module
+// called again) makes none. Pointers must be 16-byte aligned, as plans declare them (every buffer of a plan
+// is: the arena, bindings through their reformats); a call with others (a view at an element offset) is an
+// error, because cuDNN's engines gave wrong results for plans declaring element alignment (an H100,
+// cuDNN 9.19).
 
 #include "engine/backends/cuda/cuda_util.h"
 
@@ -47,7 +54,7 @@ constexpr int64_t kMaxRank = 15;
 /// ConvPlanData::layout of this tactic.
 constexpr int64_t kGraphLayout = 2;
 
-/// Whether every pointer is aligned to 16 bytes (what plans made for the kernel's own buffers assume).
+/// Whether every pointer is aligned to 16 bytes (what plans declare).
 bool aligned16(std::initializer_list<const void*> pointers) {
   for (const void* p : pointers) {
     if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
@@ -55,9 +62,14 @@ bool aligned16(std::initializer_list<const void*> pointers) {
   return true;
 }
 
+/// A context's plans per input dims (taken from the kernel's, see the file comment), with the handle they
+/// were finalized for: a context called from another thread looks its plan up again.
 struct GraphConvState : KernelState {
-  // Per pointer alignment ([1]: 16-byte aligned; [0]: a view at an element offset), per input dims.
-  std::map<Dims, std::unique_ptr<ConvGraphPlan>> plans[2];
+  struct Entry {
+    cudnnHandle_t handle = nullptr;
+    std::shared_ptr<ConvGraphPlan> plan;
+  };
+  std::map<Dims, Entry> plans;
 };
 
 class GraphConvKernel : public Kernel {
@@ -104,11 +116,8 @@ class GraphConvKernel : public Kernel {
     KILN_CHECK(!cands.empty(), Unsupported, "convolution '", l.name,
                "': cuDNN's graph API has no engine for it");
     const size_t pick = tune_now ? tune(info, cands) : 0;
-    // The opt shape's plan is kept for the first context that runs that shape: finalizing a runtime-fusion
-    // engine compiles its kernel, which the build (or the plan's loading) pays instead of the first call.
-    ready_ = std::move(cands[pick]);
-    ready_dims_ = xd;
-    ready_handle_ = cudnn_handle();
+    // The opt shape's plan serves every context on this thread (see the file comment).
+    plans_[{cudnn_handle(), xd}] = std::move(cands[pick]);
   }
 
   size_t workspace_size() const override { return kWorkspace; }
@@ -122,12 +131,15 @@ class GraphConvKernel : public Kernel {
     if (y.numel() == 0) return;
     auto* state = static_cast<GraphConvState*>(args.state);
     const void* z = spec_.residual ? args.inputs[1].data : nullptr;
-    const bool aligned = aligned16({x.data, y.data, z, args.workspace});
-    auto& plan = state->plans[aligned ? 1 : 0][x.dims];
-    if (!plan) plan = make_plan(x.dims, y.dims, aligned);
+    KILN_CHECK(
+        aligned16({x.data, y.data, z, args.workspace}), Unsupported, "convolution (cuda tactic ",
+        "'cudnn_graph'): a buffer not 16-byte aligned (a view at an element offset), which cuDNN's graph "
+        "engines do not run correctly");
     cudnnHandle_t h = cudnn_handle();
+    GraphConvState::Entry& e = state->plans[x.dims];
+    if (e.handle != h) e = {h, plan_for(h, x.dims, y.dims)};
     KILN_CUDNN_CHECK(cudnnSetStream(h, stream_of(args)));
-    KILN_CUDNN_CHECK(plan->execute(h, x.data, weight_.data(), y.data, bias_.data(), z, args.workspace));
+    KILN_CUDNN_CHECK(e.plan->execute(h, x.data, weight_.data(), y.data, bias_.data(), z, args.workspace));
     if (!post_.empty()) post_.run(args, "convolution post-ops");
   }
 
@@ -168,21 +180,18 @@ class GraphConvKernel : public Kernel {
     return s;
   }
 
-  /// The plan for input dims `xd`: the one made at creation for the opt dims (once, for a context on the
-  /// creating thread: a plan is finalized with a thread's cuDNN handle), else the tuned engine configuration
-  /// at the tuned dims or the heuristic's first.
-  std::unique_ptr<ConvGraphPlan> make_plan(const Dims& xd, const Dims& yd, bool aligned) const {
-    if (aligned) {
-      std::lock_guard<std::mutex> lock(ready_mutex_);
-      if (ready_ && xd == ready_dims_ && cudnn_handle() == ready_handle_) return std::move(ready_);
-    }
-    const int rank = aligned && has_tuned_ && xd == tuned_.input ? static_cast<int>(tuned_.algo) : -1;
-    ConvGraphSpec spec = spec_for(xd, yd);
-    if (!aligned) spec.alignment = static_cast<int64_t>(dtype_size(dtype_));
-    auto cands = ConvGraphPlan::candidates(cudnn_handle(), spec, kWorkspace, 1, rank);
+  /// The plan for handle `h` and input dims `xd`: the kernel's, else made now with the tuned engine
+  /// configuration at the tuned dims or the heuristic's first.
+  std::shared_ptr<ConvGraphPlan> plan_for(cudnnHandle_t h, const Dims& xd, const Dims& yd) const {
+    std::lock_guard<std::mutex> lock(plans_mutex_);
+    std::shared_ptr<ConvGraphPlan>& plan = plans_[{h, xd}];
+    if (plan) return plan;
+    const int rank = has_tuned_ && xd == tuned_.input ? static_cast<int>(tuned_.algo) : -1;
+    auto cands = ConvGraphPlan::candidates(h, spec_for(xd, yd), kWorkspace, 1, rank);
     KILN_CHECK(!cands.empty(), Unsupported, "cuDNN's graph API has no engine for a convolution of input ",
                dims_str(xd));
-    return std::move(cands.front());
+    plan = std::move(cands.front());
+    return plan;
   }
 
   /// Times the candidates at the opt shape in device time, records the fastest (see the file comment) and
@@ -270,12 +279,9 @@ class GraphConvKernel : public Kernel {
   DeviceBuffer weight_, bias_;
   ConvGraphSpec spec_;  // without x and y dims
   PostOpPass post_;     // what the graph does not take
-  // The opt dims' plan made at creation, until a context takes it (make_plan).
-  mutable std::mutex ready_mutex_;
-  mutable std::unique_ptr<ConvGraphPlan> ready_;
-  Dims ready_dims_;
-  cudnnHandle_t ready_handle_ =
-      nullptr;          // the handle it was finalized with (a context on this thread takes it)
+  // Plans per (cuDNN handle, input dims), shared by the contexts on the handle's thread (plan_for).
+  mutable std::mutex plans_mutex_;
+  mutable std::map<std::pair<cudnnHandle_t, Dims>, std::shared_ptr<ConvGraphPlan>> plans_;
   ConvPlanData tuned_;  // dtype and layout; the tuned or stored rank and dims when has_tuned_
   bool has_tuned_ = false;
 };

@@ -62,7 +62,9 @@ cudnnDataType_t io_type(DType dt) {
 enum Uid : int64_t { kX = 1, kW, kY, kBias, kZ, kConvOut = 100, kBiased, kSummed };
 
 /// A tensor of logical dims [n, c, h, w] stored channels-last (packed), `virt` for one inside the graph.
-Desc tensor(int64_t uid, const Dims& d, cudnnDataType_t type, bool virt, int64_t align) {
+/// Every pointer is declared 16-byte aligned (conv_graph.cpp checks x, y and z at each call).
+Desc tensor(int64_t uid, const Dims& d, cudnnDataType_t type, bool virt) {
+  const int64_t align = 16;
   KILN_CHECK(d.size() == 4, Internal, "cuDNN graph convolution: a tensor of rank ", d.size());
   const int64_t n = d[0], c = d[1], h = d[2], w = d[3];
   (void)n;
@@ -141,10 +143,7 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
              "cuDNN graph convolution: needs 2 spatial dims");
   const cudnnDataType_t io = io_type(s.dtype), f32 = CUDNN_DATA_FLOAT;
   const bool epilogue = s.bias || s.residual || s.relu;
-  // Weights, bias and virtual tensors are the kernel's own (16-byte aligned); x, y and z may be views.
-  constexpr int64_t kOwn = 16;
-  Desc x = tensor(kX, s.x, io, false, s.alignment), w = tensor(kW, s.w, io, false, kOwn),
-       y = tensor(kY, s.y, io, false, s.alignment);
+  Desc x = tensor(kX, s.x, io, false), w = tensor(kW, s.w, io, false), y = tensor(kY, s.y, io, false);
   Desc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
   const int64_t spatial = 2;
   const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
@@ -159,7 +158,7 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
   // The chain: conv -> [+ bias] -> [+ alpha2 z] -> [relu] -> y; intermediate values virtual, in fp32.
   std::vector<Desc> tensors;  // virtual tensors and the bias / residual, alive until the graph is final
   tensors.reserve(6);
-  const Desc* last = epilogue ? &tensors.emplace_back(tensor(kConvOut, s.y, f32, true, kOwn)) : &y;
+  const Desc* last = epilogue ? &tensors.emplace_back(tensor(kConvOut, s.y, f32, true)) : &y;
   const Desc* conv_out = last;
   const float alpha = 1.0f, beta = 0.0f;
   Desc conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
@@ -175,17 +174,17 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
   std::vector<int64_t> uids = {kX, kW, kY};
   // Each pointwise step writes y when it is the last, else a new virtual tensor.
   auto step = [&](cudnnPointwiseMode_t m, const Desc* b, bool is_last, int64_t uid, float a2 = 1.0f) {
-    const Desc* out = is_last ? &y : &tensors.emplace_back(tensor(uid, s.y, f32, true, kOwn));
+    const Desc* out = is_last ? &y : &tensors.emplace_back(tensor(uid, s.y, f32, true));
     ops.push_back(pointwise(m, *last, b, *out, a2));
     last = out;
   };
   if (s.bias) {
-    const Desc& b = tensors.emplace_back(tensor(kBias, {1, s.y[1], 1, 1}, io, false, kOwn));
+    const Desc& b = tensors.emplace_back(tensor(kBias, {1, s.y[1], 1, 1}, io, false));
     step(CUDNN_POINTWISE_ADD, &b, !s.residual && !s.relu, kBiased);
     uids.push_back(kBias);
   }
   if (s.residual) {
-    const Desc& z = tensors.emplace_back(tensor(kZ, s.y, io, false, s.alignment));
+    const Desc& z = tensors.emplace_back(tensor(kZ, s.y, io, false));
     step(CUDNN_POINTWISE_ADD, &z, !s.relu, kSummed, s.alpha2);
     uids.push_back(kZ);
   }

@@ -32,11 +32,6 @@ struct ConvGraphSpec {
   bool residual = false;                           // + alpha2 * z, z like y
   float alpha2 = 1.0f;
   bool relu = false;  // then ReLU
-  /// The byte alignment of the x, y and z pointers (cuDNN's engines may use vector loads up to it): 16 for
-  /// buffers of their own (arena, bindings); 2 (the element) for views at any offset. Weights, bias and
-  /// the graph's virtual tensors are always 16-byte aligned (a virtual fp32 tensor declared 2-byte aligned
-  /// is cuDNN's CUDNN_STATUS_BAD_PARAM).
-  int64_t alignment = 16;
 };
 
 /// One finalized execution plan of a ConvGraphSpec (one engine configuration), with its variant pack.
