@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kiln/support/error.h"
+#include "kiln/support/host_math.h"
 
 namespace kiln::engine::ops {
 
@@ -107,12 +108,9 @@ double apply_elementwise(ElementwiseOp op, double a, double b, DType dtype) {
 }
 
 double round_to(DType dtype, double v) {
-  switch (dtype) {
-    case DType::Float32: return static_cast<float>(v);
-    case DType::Float16: return half_to_float(float_to_half(static_cast<float>(v)));
-    case DType::BFloat16: return bfloat16_to_float(float_to_bfloat16(static_cast<float>(v)));
-    default: return v;
-  }
+  uint8_t element[8];
+  store_element(element, dtype, 0, v);
+  return load_element(element, dtype, 0);
 }
 
 }  // namespace kiln::engine::ops

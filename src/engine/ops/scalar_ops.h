@@ -13,7 +13,8 @@ double apply_unary(UnaryOp op, double x);
 /// a op b; integer dtypes use integer semantics (Div truncates, FloorDiv floors, Mod has the divisor's sign);
 /// comparisons and logical ops give 0/1. Throws kiln::Error on integer division by zero.
 double apply_elementwise(ElementwiseOp op, double a, double b, DType dtype);
-/// Rounds a double the way storing it into `dtype` does (for fused chains that stay in float).
+/// `v` as storing it into `dtype` and loading it back gives (a fused program's Cast: Bool gives 0 or 1, integers
+/// truncate and saturate).
 double round_to(DType dtype, double v);
 
 }  // namespace kiln::engine::ops

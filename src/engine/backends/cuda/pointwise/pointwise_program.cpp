@@ -54,8 +54,11 @@ PwLayerProgram pointwise_program(const LayerInfo& info) {
     case LayerKind::Select: prog.push_back(instr(kPwSelect, 0, 0, 1, 2)); break;
     default: {  // FusedPointwise: inputs first, then weights as sources
       int n_in = static_cast<int>(l.inputs.size());
+      // A temp of the program names the result of PointwiseInstr t: the instruction that ends it here.
+      std::vector<int> last_of;
       auto ref = [&](int64_t r) -> int {
-        if (r >= PointwiseInstr::kTemp) return kPwTemp + static_cast<int>(r - PointwiseInstr::kTemp);
+        if (r >= PointwiseInstr::kTemp)
+          return kPwTemp + last_of.at(static_cast<size_t>(r - PointwiseInstr::kTemp));
         if (r >= PointwiseInstr::kWeight) return n_in + static_cast<int>(r - PointwiseInstr::kWeight);
         return static_cast<int>(r);
       };
@@ -71,8 +74,19 @@ PwLayerProgram pointwise_program(const LayerInfo& info) {
             break;
           }
           case LayerKind::Unary: prog.push_back(instr(kPwUnary, pi.op, a)); break;
+          case LayerKind::Select: prog.push_back(instr(kPwSelect, 0, a, b, ref(pi.operands.at(2)))); break;
+          case LayerKind::Cast:
+            if (static_cast<DType>(pi.op) == DType::Bool) {  // not(not(x)): 0 or 1, as storing to Bool
+              prog.push_back(instr(kPwUnary, static_cast<int64_t>(UnaryOp::Not), a));
+              prog.push_back(instr(kPwUnary, static_cast<int64_t>(UnaryOp::Not),
+                                   kPwTemp + static_cast<int>(prog.size()) - 1));
+            } else {  // the builder fuses casts between Float32 and Bool only: a float target keeps the value
+              prog.push_back(instr(kPwCopy, 0, a));
+            }
+            break;
           default: prog.push_back(instr(kPwCopy, 0, a)); break;
         }
+        last_of.push_back(static_cast<int>(prog.size()) - 1);
       }
       integral = is_integral(out);  // as the reference: the output dtype decides integer semantics
       break;
@@ -100,9 +114,13 @@ bool pointwise_applies(const LayerInfo& layer, std::string* why) {
   if (!ranks_fit(layer, why)) return false;
   size_t sources = layer.inputs.size() + layer.layer->weights.size();
   if (sources > static_cast<size_t>(kMaxPwSources)) return refuse(why, "more than 8 inputs and weights");
-  if (layer.kind() == LayerKind::FusedPointwise &&
-      layer.params<FusedPointwiseParams>().program.size() > static_cast<size_t>(kMaxPwInstrs))
-    return refuse(why, "fused program longer than 32 instructions");
+  if (layer.kind() == LayerKind::FusedPointwise) {
+    size_t instrs = 0;  // a cast to Bool takes two
+    for (const auto& pi : layer.params<FusedPointwiseParams>().program)
+      instrs += pi.kind == LayerKind::Cast && static_cast<DType>(pi.op) == DType::Bool ? 2 : 1;
+    if (instrs > static_cast<size_t>(kMaxPwInstrs))
+      return refuse(why, "fused program longer than 32 instructions");
+  }
   return true;
 }
 
