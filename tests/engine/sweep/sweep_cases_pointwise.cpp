@@ -173,7 +173,7 @@ void add_fused(std::vector<SweepCase>& cases) {
   cases.push_back({"mul_sigmoid_exp_add_weight_max",
                    make_layer(LayerKind::FusedPointwise, p, {random_weights({5}, 77)}),
                    {in({3, 4, 5}), in({4, 1})}});
-  // An op the fast kernel does not take (Tan): only the reference row applies.
+  // Tan (libm's tanf in the fast kernel, double in the reference).
   FusedPointwiseParams q;
   q.program = {
       instr(LayerKind::Elementwise, static_cast<int64_t>(ElementwiseOp::Sub), {I + 0, I + 1}),
@@ -233,6 +233,36 @@ void add_fused(std::vector<SweepCase>& cases) {
   cases.push_back({"fused_channels_last",
                    make_layer(LayerKind::FusedPointwise, p, {random_weights({5, 1, 1}, 78)}),
                    {offered(in({2, 5, 4, 3}), TensorFormat::ChannelsLast), in({2, 5, 1, 1})}});
+  // Float32 and Bool in one program. GPT-2's attention mask as the builder fuses it: and(a constant causal
+  // mask, the padding mask), then where(mask, 0, -3.4e38).
+  HostTensor causal(DType::Bool, {1, 1, 6, 6});
+  for (int64_t i = 0; i < 36; ++i) causal.set_from_double(i, i % 6 <= i / 6 ? 1.0 : 0.0);
+  FusedPointwiseParams mask;
+  mask.program = {instr(LayerKind::Elementwise, ew(E::And), {W + 0, I + 0}),
+                  instr(LayerKind::Select, 0, {T + 0, W + 1, W + 2})};
+  cases.push_back({"causal_mask_and_where",
+                   make_layer(LayerKind::FusedPointwise, mask,
+                              {Weights(causal), scalar(0.0f), scalar(-3.4028234663852886e+38f)}),
+                   {bools({1, 1, 1, 6})}});
+  // where(x * y >= 0.5 or isnan(x), exp(x), -y) over NaN and infinities, and its Bool condition alone.
+  InputSpec x = in({4, 9}, F::Float32, -2, 2), y = in({9}, F::Float32, -2, 2);
+  x.nonfinite_every = 4;
+  y.nonfinite_every = 3;
+  FusedPointwiseParams pick;
+  pick.program = {
+      instr(LayerKind::Elementwise, ew(E::Mul), {I + 0, I + 1}),
+      instr(LayerKind::Elementwise, ew(E::GreaterEqual), {T + 0, W + 0}),
+      instr(LayerKind::Unary, static_cast<int64_t>(UnaryOp::IsNan), {I + 0}),
+      instr(LayerKind::Elementwise, ew(E::Or), {T + 1, T + 2}),
+      instr(LayerKind::Unary, static_cast<int64_t>(UnaryOp::Exp), {I + 0}),
+      instr(LayerKind::Unary, static_cast<int64_t>(UnaryOp::Neg), {I + 1}),
+      instr(LayerKind::Select, 0, {T + 3, T + 4, T + 5}),
+  };
+  cases.push_back(
+      {"compare_or_isnan_select", make_layer(LayerKind::FusedPointwise, pick, {scalar(0.5f)}), {x, y}});
+  FusedPointwiseParams cond = pick;
+  cond.program.resize(4);
+  cases.push_back({"compare_or_isnan", make_layer(LayerKind::FusedPointwise, cond, {scalar(0.5f)}), {x, y}});
   cases.push_back({"div_relu_f16",
                    make_layer(LayerKind::FusedPointwise, r),
                    {in({3, 8}, F::Float16), in({8}, F::Float16, 0.5, 2)}});

@@ -1,19 +1,21 @@
-// Vectorized fp32 pointwise kernels: FusedPointwise programs, and single Activation / Elementwise layers
-// run as one-instruction programs. The output is processed in blocks of about kBlock elements; each
-// instruction runs as one vectorizable loop over the block, so a chain of N operations reads its inputs once
-// and never writes intermediates to memory. A broadcast operand is filled per run of equal values
-// ([N, C, 1, 1] over [N, C, H, W], scalars), read tiled over a block or copied per period ([C] over [.., C],
-// a squeeze-excite scale of a channels-last tensor) or else gathered through offsets cached per output
-// shape; pow by a scalar 2, 3, 0.5, -1 or 1 runs as multiplies (GPT-2's tanh GELU cubes its input: std::pow
-// per element took half of GPT-2's time).
+// Vectorized pointwise kernels: FusedPointwise programs, and single Activation / Elementwise / Unary / Select
+// / Cast layers run as one-instruction programs, over Float32 and Bool tensors (a Bool held as 0.0f or 1.0f
+// in between, so masks, comparisons and selects fuse with the float math around them). The output is
+// processed in blocks of about kBlock elements; each instruction (instructions.h) runs as one vectorizable
+// loop over the block, so a chain of N operations reads its inputs once and never writes intermediates to
+// memory. A broadcast operand is filled per run of equal values ([N, C, 1, 1] over [N, C, H, W], scalars),
+// read tiled over a block or copied per period ([C] over [.., C], a squeeze-excite scale of a channels-last
+// tensor) or else gathered through offsets cached per output shape.
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "engine/backends/cpu/fast_kernels.h"
+#include "engine/backends/cpu/pointwise/instructions.h"
 #include "engine/backends/cpu/vec_math.h"
 #include "engine/backends/follow_channels_last.h"
 #include "engine/ops/common.h"
@@ -25,208 +27,26 @@ namespace {
 
 constexpr int64_t kBlock = 512;
 
-bool activation_ok(ActivationKind) { return true; }
+/// A Bool byte as the kernels hold it (0.0f or 1.0f); a float as it is.
+inline float value_of(float v) { return v; }
+inline float value_of(uint8_t b) { return b != 0 ? 1.0f : 0.0f; }
 
-bool unary_ok(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Exp:
-    case UnaryOp::Log:
-    case UnaryOp::Sqrt:
-    case UnaryOp::Rsqrt:
-    case UnaryOp::Abs:
-    case UnaryOp::Neg:
-    case UnaryOp::Recip:
-    case UnaryOp::Erf:
-    case UnaryOp::Floor:
-    case UnaryOp::Ceil:
-    case UnaryOp::Expm1:
-    case UnaryOp::Log1p:
-    case UnaryOp::Sin:
-    case UnaryOp::Cos: return true;
-    default: return false;
-  }
-}
-
-bool elementwise_ok(ElementwiseOp op) {
-  switch (op) {
-    case ElementwiseOp::Add:
-    case ElementwiseOp::Sub:
-    case ElementwiseOp::Mul:
-    case ElementwiseOp::Div:
-    case ElementwiseOp::Pow:
-    case ElementwiseOp::Max:
-    case ElementwiseOp::Min: return true;
-    default: return false;
-  }
-}
-
-KILN_SIMD_CLONES
-void run_activation(const ActivationParams& p, const float* x, float* y, int64_t n) {
-  float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
-  switch (p.kind) {
-    case ActivationKind::Relu:
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0 ? 0.0f : x[i];  // NaN propagates, as torch.relu
-      return;
-    case ActivationKind::Sigmoid:
-      for (int64_t i = 0; i < n; ++i) y[i] = vec::sigmoid(x[i]);
-      return;
-    case ActivationKind::Tanh:
-      for (int64_t i = 0; i < n; ++i) y[i] = vec::tanh(x[i]);
-      return;
-    case ActivationKind::GeluErf:
-      for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + vec::erf(x[i] * 0.70710678118654752f));
-      return;
-    case ActivationKind::GeluTanh:
-      for (int64_t i = 0; i < n; ++i) {
-        float v = x[i];
-        y[i] = 0.5f * v * (1.0f + vec::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
-      }
-      return;
-    case ActivationKind::Silu:
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] * vec::sigmoid(x[i]);
-      return;
-    case ActivationKind::HardSwish:
-      for (int64_t i = 0; i < n; ++i) {
-        float t = x[i] + 3.0f;
-        t = t < 0 ? 0.0f : (t > 6.0f ? 6.0f : t);
-        y[i] = x[i] * t / 6.0f;
-      }
-      return;
-    case ActivationKind::HardSigmoid:
-      for (int64_t i = 0; i < n; ++i) {
-        float t = alpha * x[i] + beta;
-        y[i] = t < 0 ? 0.0f : (t > 1.0f ? 1.0f : t);
-      }
-      return;
-    case ActivationKind::LeakyRelu:
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] >= 0 ? x[i] : alpha * x[i];
-      return;
-    case ActivationKind::Elu:
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : alpha * (vec::exp(x[i]) - 1.0f);
-      return;
-    case ActivationKind::Selu:
-      for (int64_t i = 0; i < n; ++i)
-        y[i] = 1.0507009873554805f * (x[i] > 0 ? x[i] : 1.6732632423543772f * (vec::exp(x[i]) - 1.0f));
-      return;
-    case ActivationKind::Clip:
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] < alpha ? alpha : (x[i] > beta ? beta : x[i]);
-      return;
-    case ActivationKind::Softsign:
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::fabs(x[i]));
-      return;
-    case ActivationKind::Softplus: {
-      float b = p.beta == 0 ? 1.0f : beta, th = p.alpha == 0 ? 20.0f : alpha;
-      for (int64_t i = 0; i < n; ++i) y[i] = b * x[i] > th ? x[i] : std::log1p(std::exp(b * x[i])) / b;
-      return;
-    }
-    case ActivationKind::Mish:
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] * std::tanh(std::log1p(std::exp(x[i])));
-      return;
-  }
-}
-
-KILN_SIMD_CLONES
-void run_unary(UnaryOp op, const float* x, float* y, int64_t n) {
-  switch (op) {
-    case UnaryOp::Exp:
-      for (int64_t i = 0; i < n; ++i) y[i] = vec::exp(x[i]);
-      return;
-    case UnaryOp::Sqrt:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
-      return;
-    case UnaryOp::Rsqrt:
-      for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / std::sqrt(x[i]);
-      return;
-    case UnaryOp::Abs:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]);
-      return;
-    case UnaryOp::Neg:
-      for (int64_t i = 0; i < n; ++i) y[i] = -x[i];
-      return;
-    case UnaryOp::Recip:
-      for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / x[i];
-      return;
-    case UnaryOp::Erf:
-      for (int64_t i = 0; i < n; ++i) y[i] = vec::erf(x[i]);
-      return;
-    case UnaryOp::Floor:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]);
-      return;
-    case UnaryOp::Ceil:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::ceil(x[i]);
-      return;
-    case UnaryOp::Log:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
-      return;
-    case UnaryOp::Expm1:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::expm1(x[i]);
-      return;
-    case UnaryOp::Log1p:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::log1p(x[i]);
-      return;
-    case UnaryOp::Sin:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::sin(x[i]);
-      return;
-    case UnaryOp::Cos:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::cos(x[i]);
-      return;
-    default: return;
-  }
-}
-
-KILN_SIMD_CLONES
-void run_binary(ElementwiseOp op, const float* a, const float* b, float* y, int64_t n) {
-  switch (op) {
-    case ElementwiseOp::Add:
-      for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
-      return;
-    case ElementwiseOp::Sub:
-      for (int64_t i = 0; i < n; ++i) y[i] = a[i] - b[i];
-      return;
-    case ElementwiseOp::Mul:
-      for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
-      return;
-    case ElementwiseOp::Div:
-      for (int64_t i = 0; i < n; ++i) y[i] = a[i] / b[i];
-      return;
-    case ElementwiseOp::Pow:
-      for (int64_t i = 0; i < n; ++i) y[i] = std::pow(a[i], b[i]);
-      return;
-    case ElementwiseOp::Max:
-      for (int64_t i = 0; i < n; ++i)
-        y[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (a[i] > b[i] ? a[i] : b[i]);
-      return;
-    case ElementwiseOp::Min:
-      for (int64_t i = 0; i < n; ++i)
-        y[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (a[i] < b[i] ? a[i] : b[i]);
-      return;
-    default: return;
-  }
-}
-
-/// y = a ** e for the exponents torch also computes without pow; false for any other e.
-KILN_SIMD_CLONES
-bool run_pow_scalar(const float* a, float e, float* y, int64_t n) {
-  if (e == 2.0f) {
-    for (int64_t i = 0; i < n; ++i) y[i] = a[i] * a[i];
-  } else if (e == 3.0f) {
-    for (int64_t i = 0; i < n; ++i) y[i] = a[i] * a[i] * a[i];
-  } else if (e == 0.5f) {
-    for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(a[i]);
-  } else if (e == -1.0f) {
-    for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / a[i];
-  } else if (e == 1.0f) {
-    for (int64_t i = 0; i < n; ++i) y[i] = a[i];
-  } else {
-    return false;
-  }
-  return true;
+/// n values of src as floats.
+template <class T>
+void convert(const T* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = value_of(src[i]);
 }
 
 /// Gathers n values at offsets.
+template <class T>
+inline void gather_values(const T* src, const int64_t* off, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = value_of(src[off[i]]);
+}
 KILN_SIMD_CLONES
-void gather(const float* src, const int64_t* off, float* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = src[off[i]];
+void gather(const float* src, const int64_t* off, float* dst, int64_t n) { gather_values(src, off, dst, n); }
+KILN_SIMD_CLONES
+void gather(const uint8_t* src, const int64_t* off, float* dst, int64_t n) {
+  gather_values(src, off, dst, n);
 }
 
 /// How one operand maps onto the output's elements (flat index f): the same index (kSame); f / step (kRuns:
@@ -265,26 +85,35 @@ Broadcast broadcast_of(const Dims& in, const Dims& out) {
   return b;
 }
 
-/// Output elements [start, start + n) of an operand `src` broadcast by `bc`: a pointer into src where they
-/// are contiguous there, `tiled` (the period repeated over a whole block, when blocks start on a period) for
-/// a period shorter than the block, else written to buf.
-const float* load_operand(const float* src, const Broadcast& bc, int64_t start, int64_t n, float* buf,
+/// Output elements [start, start + n) of an operand `src` (float, or Bool bytes) broadcast by `bc`, as
+/// floats: a pointer into a float src where they are contiguous there, `tiled` (the period repeated over a
+/// whole block, when blocks start on a period) for a period shorter than the block, else written to buf.
+template <class T>
+const float* load_operand(const T* src, const Broadcast& bc, int64_t start, int64_t n, float* buf,
                           const float* tiled) {
+  constexpr bool kFloat = std::is_same_v<T, float>;
   switch (bc.kind) {
-    case Broadcast::kSame: return src + start;
+    case Broadcast::kSame:
+      if constexpr (kFloat) return src + start;
+      convert(src + start, buf, n);
+      return buf;
     case Broadcast::kRuns:
       for (int64_t i = 0; i < n;) {
         const int64_t f = start + i, len = std::min(n - i, bc.step - f % bc.step);
-        std::fill(buf + i, buf + i + len, src[f / bc.step]);
+        std::fill(buf + i, buf + i + len, value_of(src[f / bc.step]));
         i += len;
       }
       return buf;
     case Broadcast::kCycle:
-      if (start % bc.step + n <= bc.step) return src + start % bc.step;
+      if (start % bc.step + n <= bc.step) {
+        if constexpr (kFloat) return src + start % bc.step;
+        convert(src + start % bc.step, buf, n);
+        return buf;
+      }
       if (tiled != nullptr) return tiled;
       for (int64_t i = 0; i < n;) {
         const int64_t f = (start + i) % bc.step, len = std::min(n - i, bc.step - f);
-        std::copy(src + f, src + f + len, buf + i);
+        convert(src + f, buf + i, len);
         i += len;
       }
       return buf;
@@ -322,10 +151,11 @@ int64_t block_for(const Offsets& o) {
   return period * std::max<int64_t>(1, kBlock / period);
 }
 
-/// `src`'s period of `step` values repeated over `n` elements.
-void tile_into(const float* src, int64_t step, int64_t n, std::vector<float>& t) {
+/// `src`'s period of `step` values repeated over `n` elements, as floats.
+template <class T>
+void tile_into(const T* src, int64_t step, int64_t n, std::vector<float>& t) {
   t.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; i += step) std::copy(src, src + std::min(step, n - i), t.begin() + i);
+  for (int64_t i = 0; i < n; i += step) convert(src, t.data() + i, std::min(step, n - i));
 }
 
 /// This thread's scratch of at least `n` floats (a chunk's temps and gather buffers), kept between calls: per
@@ -358,13 +188,20 @@ bool same_shapes(const std::vector<Dims>& key, const KernelArgs& args) {
   return key.back() == args.outputs[0].dims;
 }
 
+/// A Bool output's bytes from the held 0.0f / 1.0f values.
+KILN_SIMD_CLONES
+void store_bools(const float* x, uint8_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] != 0.0f ? 1 : 0;
+}
+
 class PointwiseKernel : public Kernel {
  public:
   PointwiseKernel(std::vector<PointwiseInstr> program, const Layer& layer) : program_(std::move(program)) {
     for (const auto& w : layer.weights) {
       weight_dims_.push_back(w.value.sizes());
-      weights_.push_back(ops::host_floats(w.value));
+      weights_.push_back(ops::host_floats(w.value));  // a Bool weight as 0.0f / 1.0f
     }
+    for (const auto& in : program_) logic_.push_back(is_logic(in));
   }
 
   std::unique_ptr<KernelState> create_state() const override { return std::make_unique<PointwiseState>(); }
@@ -387,72 +224,65 @@ class PointwiseKernel : public Kernel {
     // period, so they read the same values in every block (the constant ones were tiled with the offsets).
     state->tiled_inputs.resize(args.inputs.size());
     for (size_t k = 0; k < args.inputs.size(); ++k) {
-      if (tiles(off.inputs[k], block)) {
-        tile_into(args.inputs[k].as<float>(), off.inputs[k].step, block, state->tiled_inputs[k]);
-      } else {
+      const TensorView& t = args.inputs[k];
+      if (!tiles(off.inputs[k], block)) {
         state->tiled_inputs[k].clear();
+      } else if (t.dtype == DType::Bool) {
+        tile_into(t.as<uint8_t>(), off.inputs[k].step, block, state->tiled_inputs[k]);
+      } else {
+        tile_into(t.as<float>(), off.inputs[k].step, block, state->tiled_inputs[k]);
       }
     }
-    const std::vector<std::vector<float>>& tiled_inputs = state->tiled_inputs;
-    const std::vector<std::vector<float>>& tiled_weights = off.tiled_weights;
-    float* out = y.as<float>();
-    size_t steps = program_.size();
+    const size_t steps = program_.size();
+    const bool bool_out = y.dtype == DType::Bool;
     // Tasks of about 20 us: a squeeze-excite multiply of 225K elements took 33 us on one thread, so smaller
     // tasks pay more in waking threads than they save (onednn_common.h, threads_for_macs).
     const int64_t grain_elements =
         kBlock * std::max<int64_t>(4, 256 / static_cast<int64_t>(std::max<size_t>(steps, 1)));
     const int64_t grain = std::max<int64_t>(1, grain_elements / block);
     ops::parallel(args.pool, (y.numel() + block - 1) / block, grain, [&](int64_t b, int64_t e) {
-      // Temps per instruction plus gather buffers per operand slot.
-      float* temps = thread_scratch(3 * steps * static_cast<size_t>(block));
+      // Temps per instruction plus gather buffers per operand slot (3 per instruction: a select's).
+      float* temps = thread_scratch(4 * steps * static_cast<size_t>(block));
       float* gathered = temps + steps * static_cast<size_t>(block);
       for (int64_t blk = b; blk < e; ++blk) {
-        int64_t start = blk * block, n = std::min<int64_t>(block, y.numel() - start);
+        const int64_t start = blk * block, n = std::min<int64_t>(block, y.numel() - start);
         for (size_t s = 0; s < steps; ++s) {
           const PointwiseInstr& in = program_[s];
-          const float* ops[2] = {nullptr, nullptr};
-          const float* scalar[2] = {nullptr, nullptr};  // a one-element operand's value
-          for (size_t k = 0; k < in.operands.size() && k < 2; ++k) {
-            int64_t r = in.operands[k];
-            float* buf = &gathered[(2 * s + k) * block];
-            const float* src = nullptr;
-            const Broadcast* bc = nullptr;
+          const float* x[3] = {nullptr, nullptr, nullptr};
+          const float* scalar1 = nullptr;  // a one-element second operand's value
+          for (size_t k = 0; k < in.operands.size() && k < 3; ++k) {
+            const int64_t r = in.operands[k];
             if (r >= PointwiseInstr::kTemp) {
-              ops[k] = &temps[static_cast<size_t>(r - PointwiseInstr::kTemp) * block];
+              x[k] = &temps[static_cast<size_t>(r - PointwiseInstr::kTemp) * block];
               continue;
             }
-            const std::vector<float>* tiled = nullptr;
+            float* buf = &gathered[(3 * s + k) * block];
             if (r >= PointwiseInstr::kWeight) {
-              size_t w = static_cast<size_t>(r - PointwiseInstr::kWeight);
-              src = weights_[w].data();
-              bc = &off.weights[w];
-              tiled = &tiled_weights[w];
-              if (weights_[w].size() == 1) scalar[k] = src;
-            } else {
-              const TensorView& t = args.inputs[static_cast<size_t>(r)];
-              src = t.as<float>();
-              bc = &off.inputs[r];
-              tiled = &tiled_inputs[static_cast<size_t>(r)];
-              if (t.numel() == 1) scalar[k] = src;
+              const size_t w = static_cast<size_t>(r - PointwiseInstr::kWeight);
+              const std::vector<float>& tiled = off.tiled_weights[w];
+              x[k] = load_operand(weights_[w].data(), off.weights[w], start, n, buf,
+                                  tiled.empty() ? nullptr : tiled.data());
+              if (k == 1 && weights_[w].size() == 1) scalar1 = weights_[w].data();
+              continue;
             }
-            ops[k] = load_operand(src, *bc, start, n, buf, tiled->empty() ? nullptr : tiled->data());
+            const TensorView& t = args.inputs[static_cast<size_t>(r)];
+            const std::vector<float>& tiled = state->tiled_inputs[static_cast<size_t>(r)];
+            const float* tiled_data = tiled.empty() ? nullptr : tiled.data();
+            if (t.dtype == DType::Bool) {
+              x[k] = load_operand(t.as<uint8_t>(), off.inputs[r], start, n, buf, tiled_data);
+            } else {
+              x[k] = load_operand(t.as<float>(), off.inputs[r], start, n, buf, tiled_data);
+              if (k == 1 && t.numel() == 1) scalar1 = t.as<float>();
+            }
           }
-          float* dst = s + 1 == steps ? out + start : &temps[s * block];
-          const auto op = static_cast<ElementwiseOp>(in.op);
-          switch (in.kind) {
-            case LayerKind::Elementwise:
-              if (op == ElementwiseOp::Pow && scalar[1] != nullptr &&
-                  run_pow_scalar(ops[0], *scalar[1], dst, n))
-                break;
-              run_binary(op, ops[0], ops[1], dst, n);
-              break;
-            case LayerKind::Activation: run_activation(in.activation, ops[0], dst, n); break;
-            case LayerKind::Unary: run_unary(static_cast<UnaryOp>(in.op), ops[0], dst, n); break;
-            default:
-              if (dst != ops[0]) std::copy(ops[0], ops[0] + n, dst);
-              break;
+          float* dst = s + 1 == steps && !bool_out ? y.as<float>() + start : &temps[s * block];
+          if (logic_[s]) {
+            run_logic(in, x, dst, n);
+          } else {
+            run_arithmetic(in, x, scalar1, dst, n);
           }
         }
+        if (bool_out) store_bools(&temps[(steps - 1) * block], y.as<uint8_t>() + start, n);
       }
     });
   }
@@ -483,47 +313,31 @@ class PointwiseKernel : public Kernel {
   }
 
   std::vector<PointwiseInstr> program_;
+  std::vector<bool> logic_;  // per instruction: logic.cpp's, else arithmetic.cpp's
   std::vector<Dims> weight_dims_;
   std::vector<std::vector<float>> weights_;
 };
 
-bool all_fp32(const LayerInfo& info, std::string* why) {
+/// Whether `dtype` is one the kernels read and write: Float32, or Bool (held as 0.0f / 1.0f).
+bool dtype_ok(DType dtype, std::string* why) {
+  return dtype == DType::Float32 || dtype == DType::Bool ||
+         refuse(why, std::string(dtype_name(dtype)) + " (vec pointwise takes f32 and bool)");
+}
+
+bool dtypes_ok(const LayerInfo& info, std::string* why) {
   for (const auto& t : info.inputs)
-    if (!vec_dtype_ok(t.dtype, why)) return false;
+    if (!dtype_ok(t.dtype, why)) return false;
   for (const auto& w : info.layer->weights) {
     if (!w.defined()) return refuse(why, "an undefined weight");
-    if (!vec_dtype_ok(w.value.dtype(), why)) return false;
+    if (!dtype_ok(w.value.dtype(), why)) return false;
   }
-  return vec_dtype_ok(info.outputs[0].dtype, why);
+  return dtype_ok(info.outputs[0].dtype, why);
 }
 
 bool program_ok(const std::vector<PointwiseInstr>& program, std::string* why) {
   if (program.empty()) return refuse(why, "an empty program");
   for (const auto& in : program) {
-    switch (in.kind) {
-      case LayerKind::Elementwise:
-        if (!elementwise_ok(static_cast<ElementwiseOp>(in.op))) {
-          return refuse(why, std::string("elementwise ") + elementwise_op_name(ElementwiseOp(in.op)));
-        }
-        if (in.operands.size() != 2) return refuse(why, "an elementwise step without 2 operands");
-        break;
-      case LayerKind::Activation:
-        if (!activation_ok(in.activation.kind)) {
-          return refuse(why, std::string("activation ") + activation_kind_name(in.activation.kind));
-        }
-        if (in.operands.size() != 1) return refuse(why, "an activation step without 1 operand");
-        break;
-      case LayerKind::Unary:
-        if (!unary_ok(static_cast<UnaryOp>(in.op))) {
-          return refuse(why, std::string("unary ") + unary_op_name(static_cast<UnaryOp>(in.op)));
-        }
-        if (in.operands.size() != 1) return refuse(why, "a unary step without 1 operand");
-        break;
-      case LayerKind::Cast:
-        if (in.operands.size() != 1) return refuse(why, "a cast step without 1 operand");
-        break;
-      default: return refuse(why, std::string("a ") + layer_kind_name(in.kind) + " step");
-    }
+    if (!(is_logic(in) ? logic_ok(in, why) : arithmetic_ok(in, why))) return false;
   }
   return true;
 }
@@ -533,21 +347,23 @@ std::vector<PointwiseInstr> program_of(const Layer& layer) {
   if (layer.kind == LayerKind::FusedPointwise) return layer.get<FusedPointwiseParams>().program;
   PointwiseInstr in;
   in.kind = layer.kind;
-  if (layer.kind == LayerKind::Elementwise) {
-    in.op = static_cast<int64_t>(layer.get<ElementwiseParams>().op);
-    in.operands = {PointwiseInstr::kInput, PointwiseInstr::kInput + 1};
-  } else if (layer.kind == LayerKind::Activation) {
-    in.activation = layer.get<ActivationParams>();
-    in.operands = {PointwiseInstr::kInput};
-  } else {
-    in.op = static_cast<int64_t>(layer.get<UnaryParams>().op);
-    in.operands = {PointwiseInstr::kInput};
+  int64_t arity = 1;
+  switch (layer.kind) {
+    case LayerKind::Elementwise:
+      in.op = static_cast<int64_t>(layer.get<ElementwiseParams>().op);
+      arity = 2;
+      break;
+    case LayerKind::Activation: in.activation = layer.get<ActivationParams>(); break;
+    case LayerKind::Unary: in.op = static_cast<int64_t>(layer.get<UnaryParams>().op); break;
+    case LayerKind::Cast: in.op = static_cast<int64_t>(layer.get<CastParams>().to); break;
+    default: arity = 3; break;  // Select: condition, then, else
   }
+  for (int64_t k = 0; k < arity; ++k) in.operands.push_back(PointwiseInstr::kInput + k);
   return {in};
 }
 
 bool applies(const LayerInfo& info, std::string* why) {
-  return all_fp32(info, why) && program_ok(program_of(*info.layer), why);
+  return dtypes_ok(info, why) && program_ok(program_of(*info.layer), why);
 }
 
 std::unique_ptr<Kernel> create(const LayerInfo& info) {
@@ -564,8 +380,8 @@ std::unique_ptr<Kernel> create(const LayerInfo& info) {
 }  // namespace
 
 void register_pointwise(KernelTable& registry) {
-  for (LayerKind k :
-       {LayerKind::FusedPointwise, LayerKind::Activation, LayerKind::Elementwise, LayerKind::Unary}) {
+  for (LayerKind k : {LayerKind::FusedPointwise, LayerKind::Activation, LayerKind::Elementwise,
+                      LayerKind::Unary, LayerKind::Select, LayerKind::Cast}) {
     registry.add(KernelRow{"vec", k, applies, create, pointwise_formats});
   }
 }

@@ -55,14 +55,25 @@ TEST(VecPointwise, FusedChainWithBroadcastInputsAndWeights) {
 }
 
 TEST(VecPointwise, EachUnaryOpInAChain) {
-  for (UnaryOp op : {UnaryOp::Exp, UnaryOp::Log, UnaryOp::Sqrt, UnaryOp::Rsqrt, UnaryOp::Abs, UnaryOp::Neg,
-                     UnaryOp::Recip, UnaryOp::Erf, UnaryOp::Floor, UnaryOp::Ceil, UnaryOp::Expm1, UnaryOp::Log1p,
-                     UnaryOp::Sin, UnaryOp::Cos}) {
-    // op(|x| * 3 + 0.25): positive arguments of a few units, valid for every op.
+  for (UnaryOp op :
+       {UnaryOp::Exp, UnaryOp::Log, UnaryOp::Sqrt, UnaryOp::Rsqrt, UnaryOp::Abs, UnaryOp::Neg, UnaryOp::Recip,
+        UnaryOp::Erf, UnaryOp::Floor, UnaryOp::Ceil, UnaryOp::Expm1, UnaryOp::Log1p, UnaryOp::Sin,
+        UnaryOp::Cos, UnaryOp::Round, UnaryOp::Sign, UnaryOp::Atan, UnaryOp::Sinh, UnaryOp::Cosh}) {
+    // op(|x| * 3 + 0.25): positive arguments of a few units, valid for every op (tan, asin and acos: below).
     OneLayer l = fused({unary(UnaryOp::Abs, kIn), binary(ElementwiseOp::Mul, kT, kW),
                         binary(ElementwiseOp::Add, kT + 1, kW + 1), unary(op, kT + 2)},
                        {Weights(HostTensor::from_floats({3.0f}, {1})), Weights(HostTensor::from_floats({0.25f}, {1}))});
     check_against_reference(l, "vec", {{3, 1000}}, {{{3, 1000}}, {{7}}}, kRtol, kAtol, unary_op_name(op));
+  }
+}
+
+TEST(VecPointwise, TrigonometryOnItsDomain) {
+  // tan on (-1.2, 1.2), asin and acos on (-1, 1): |x| * 0.99 of x in [-1, 1) scaled by w.
+  for (auto [op, w] : std::vector<std::pair<UnaryOp, float>>{
+           {UnaryOp::Tan, 1.2f}, {UnaryOp::Asin, 0.99f}, {UnaryOp::Acos, 0.99f}}) {
+    OneLayer l = fused({binary(ElementwiseOp::Mul, kIn, kW), unary(op, kT)},
+                       {Weights(HostTensor::from_floats({w}, {1}))});
+    check_against_reference(l, "vec", {{3, 500}}, {{{3, 500}}}, kRtol, kAtol, unary_op_name(op));
   }
 }
 
@@ -126,9 +137,13 @@ TEST(VecPointwise, PeriodicOperandsTiledOverBlocks) {
                           kAtol, "periods 144 and 432");
 }
 
-TEST(VecPointwise, DoesNotApplyToComparisons) {
-  OneLayer l = fused({binary(ElementwiseOp::Less, kIn, kIn + 1)});
-  EXPECT_FALSE(row(LayerKind::FusedPointwise, "vec").runs(l.info({{4}, {4}}), nullptr));
+TEST(VecPointwise, DoesNotApplyToFloorDivisionOrModulo) {
+  // Rounding a float quotient is not the reference's rounding of a double one.
+  for (ElementwiseOp op : {ElementwiseOp::FloorDiv, ElementwiseOp::TruncDiv, ElementwiseOp::Mod}) {
+    OneLayer l = fused({binary(op, kIn, kIn + 1)});
+    EXPECT_FALSE(row(LayerKind::FusedPointwise, "vec").runs(l.info({{4}, {4}}), nullptr))
+        << elementwise_op_name(op);
+  }
 }
 
 }  // namespace
