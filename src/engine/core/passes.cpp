@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/ops/common.h"
@@ -60,21 +61,32 @@ Dims squeeze_leading(Dims d) {
   return d;
 }
 
-bool pointwise_fusable(const Plan::Impl& g, const Layer& l) {
-  if (l.outputs.size() != 1 || !is_floating(g.tensors[l.outputs[0]].dtype)) return false;
+/// The dtypes one fused pointwise program may mix, named by one of them: a floating dtype alone, or Float32
+/// with Bool (masks, comparisons and selects among float math: GPT-2's causal mask `and` then `where`; the
+/// CPU's vec kernels hold a Bool as 0.0f / 1.0f). Integer dtypes fuse with nothing (nullopt).
+std::optional<DType> fusion_family(DType d) {
+  if (d == DType::Bool) return DType::Float32;
+  if (is_floating(d)) return d;
+  return std::nullopt;
+}
+
+/// Whether layer `i` may join a fused pointwise program: a pointwise kind whose inputs and output are of one
+/// fusion family, and not a host layer (a shape value evaluated at shape inference must stay one).
+bool pointwise_fusable(const Plan::Impl& g, size_t i) {
+  const PlanLayer& pl = g.layers[i];
+  const Layer& l = pl.layer;
+  if (pl.host || l.outputs.size() != 1) return false;
+  const std::optional<DType> family = fusion_family(g.tensors[l.outputs[0]].dtype);
+  if (!family) return false;
   for (int64_t in : l.inputs) {
-    if (g.tensors[in].dtype != g.tensors[l.outputs[0]].dtype) return false;
+    if (fusion_family(g.tensors[in].dtype) != family) return false;
   }
   switch (l.kind) {
-    case LayerKind::Elementwise: {
-      auto op = l.get<ElementwiseParams>().op;
-      return !is_comparison(op) && !is_logical(op);
-    }
-    case LayerKind::Activation: return true;
-    case LayerKind::Unary: {
-      auto op = l.get<UnaryParams>().op;
-      return op != UnaryOp::Not && op != UnaryOp::IsNan && op != UnaryOp::IsInf;
-    }
+    case LayerKind::Elementwise:
+    case LayerKind::Activation:
+    case LayerKind::Unary:
+    case LayerKind::Select:
+    case LayerKind::Cast: return true;
     default: return false;
   }
 }
@@ -396,7 +408,7 @@ int fuse_pointwise(Plan::Impl& g) {
   int fused = 0;
   std::vector<bool> taken(g.layers.size(), false);
   for (size_t s = 0; s < g.layers.size(); ++s) {
-    if (taken[s] || g.layers[s].layer.outputs.empty() || !pointwise_fusable(g, g.layers[s].layer)) continue;
+    if (taken[s] || g.layers[s].layer.outputs.empty() || !pointwise_fusable(g, s)) continue;
     std::vector<int64_t> chain = {static_cast<int64_t>(s)};
     // The sources (distinct outside inputs plus small constants, one weight per use) the fused program reads;
     // the chain stops before it would exceed kiln/engine/pointwise_limits.h (a longer one is fused in parts).
@@ -417,8 +429,9 @@ int fuse_pointwise(Plan::Impl& g) {
     for (;;) {
       int64_t out = g.layers[chain.back()].layer.outputs[0];
       int64_t c = sole_consumer(g, out);
-      if (c < 0 || !pointwise_fusable(g, g.layers[c].layer) ||
-          g.tensors[g.layers[c].layer.outputs[0]].dtype != g.tensors[out].dtype ||
+      if (c < 0 || !pointwise_fusable(g, static_cast<size_t>(c)) ||
+          fusion_family(g.tensors[g.layers[c].layer.outputs[0]].dtype) !=
+              fusion_family(g.tensors[out].dtype) ||
           chain.size() >= kMaxFusedPointwiseInstrs)
         break;
       std::set<int64_t> ins = chain_inputs;
@@ -442,6 +455,7 @@ int fuse_pointwise(Plan::Impl& g) {
       if (l.kind == LayerKind::Elementwise) ins.op = static_cast<int64_t>(l.get<ElementwiseParams>().op);
       if (l.kind == LayerKind::Unary) ins.op = static_cast<int64_t>(l.get<UnaryParams>().op);
       if (l.kind == LayerKind::Activation) ins.activation = l.get<ActivationParams>();
+      if (l.kind == LayerKind::Cast) ins.op = static_cast<int64_t>(l.get<CastParams>().to);
       for (int64_t in : l.inputs) {
         auto t = temp_of.find(in);
         if (t != temp_of.end()) {
