@@ -12,8 +12,9 @@
 //   - conv -> maxpool -> conv (+ residual) with reformats only at the bindings.
 //   - the tuned algorithm: a kernel created with LayerInfo::tune records plan data, a kernel created from it
 //     computes bit-identical outputs; corrupt or foreign data falls back to the heuristic.
-//   - channels-last pooling == planar pooling bit for bit (same window order and float math), and the
-//     Reformat kernel exactly (a permutation) at ranks 3-5 for several dtypes.
+//   - channels-last pooling == planar pooling bit for bit (same window order and float math; global pooling
+//     as reductions in double, rounded once), and the Reformat kernel exactly (a permutation) at ranks 3-5
+//     for several dtypes.
 //   - the channels-last post-op pass: the epilogue and the generic interpreter against a double reference.
 //
 // Tolerances against the cpu backend's fp32 plan: max |cuda - cpu| <= tol * max |cpu| over each output.
@@ -512,6 +513,9 @@ TEST(EngineCuda, ChannelsLastPoolingEqualsPlanarPooling) {
       {"adaptive avg 1x1 (global)", PoolingParams::Average, {}, {}, {}, false, true, true, {1, 1}},
       {"adaptive avg 3x2", PoolingParams::Average, {}, {}, {}, false, true, true, {3, 2}},
       {"adaptive max 2x3", PoolingParams::Max, {}, {}, {}, false, true, true, {2, 3}},
+      // Global pooling runs as a reduction (in double, rounded once): the planar and channels-last kernels
+      // sum in other orders, which a double sum of at most 121 values cannot tell apart after rounding.
+      {"adaptive max 1x1 (global)", PoolingParams::Max, {}, {}, {}, false, true, true, {1, 1}},
   };
   for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
     for (const Dims& xd : {Dims{2, 24, 11, 9}, Dims{1, 3, 7, 7}, Dims{3, 64, 8, 8}}) {
