@@ -106,6 +106,18 @@ TEST(KernelTable, SupportsSaysEachRowsReason) {
   EXPECT_TRUE(b.supports(OneLayer(LayerKind::Softmax, DType::Float32).info, &why));
 }
 
+TEST(KernelTable, RefusalsNameEachOtherRowsReason) {
+  // An f16 activation: only "first" (the stand-in for the reference kernel here) runs it; the build log says
+  // why the others do not.
+  const KernelTable t = table();
+  TestBackend b(t, TacticOrder::Registration);
+  EXPECT_EQ(b.refusals(OneLayer(LayerKind::Activation, DType::Float16).info, "first"),
+            "second: f32 only; nhwc: f32 only; any: f32 only");
+  EXPECT_EQ(b.refusals(OneLayer(LayerKind::Activation, DType::Float32).info, "first"), "");
+  EXPECT_EQ(b.refusals(OneLayer(LayerKind::Softmax, DType::Float16).info, "picky"),
+            "the test backend has no other kernel for softmax");
+}
+
 TEST(KernelTable, CreateKernelChecksRowApplicabilityAndFormats) {
   const KernelTable t = table();
   TestBackend b(t, TacticOrder::Registration);

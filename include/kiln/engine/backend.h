@@ -213,6 +213,13 @@ class Backend {
   }
   /// Candidate kernels for `layer`, best guess first (never empty when supports() is true).
   virtual std::vector<Tactic> tactics(const LayerInfo& layer) const = 0;
+  /// Why none of the backend's kernels other than `reference` runs `layer` ("<tactic>: <why>; ..."), for the
+  /// build log of a layer left to its reference kernel; empty when the backend cannot say.
+  virtual std::string refusals(const LayerInfo& layer, const std::string& reference) const {
+    (void)layer;
+    (void)reference;
+    return {};
+  }
   /// The formats tactic `tactic` prefers for `layer` (whose tensors are all Plain when asked); see the file
   /// comment. The default: all Plain.
   virtual TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const { return {}; }

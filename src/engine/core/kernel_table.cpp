@@ -46,14 +46,39 @@ std::vector<const KernelRow*> KernelTable::candidates(const LayerInfo& layer) co
   return out;
 }
 
-bool TableBackend::supports(const LayerInfo& layer, std::string* why) const {
+namespace {
+
+/// "<row>: <why>" for each row of the layer's kind but `skip` that refuses it, joined by "; "; `any_runs`
+/// says whether one of them runs it.
+std::string row_refusals(const KernelTable& table, const LayerInfo& layer, const std::string& skip,
+                         bool& any_runs) {
   std::string reasons;
-  for (const auto& r : table_.rows()) {
-    if (r.kind != layer.kind()) continue;
+  any_runs = false;
+  for (const auto& r : table.rows()) {
+    if (r.kind != layer.kind() || r.name == skip) continue;
     std::string w;
-    if (r.runs(layer, &w)) return true;
+    if (r.runs(layer, &w)) {
+      any_runs = true;
+      continue;
+    }
     reasons += (reasons.empty() ? "" : "; ") + r.name + ": " + (w.empty() ? "does not apply" : w);
   }
+  return reasons;
+}
+
+}  // namespace
+
+std::string TableBackend::refusals(const LayerInfo& layer, const std::string& reference) const {
+  bool any_runs = false;
+  const std::string reasons = row_refusals(table_, layer, reference, any_runs);
+  if (!reasons.empty() || any_runs) return reasons;
+  return "the " + name() + " backend has no other kernel for " + layer_kind_name(layer.kind());
+}
+
+bool TableBackend::supports(const LayerInfo& layer, std::string* why) const {
+  bool any_runs = false;
+  const std::string reasons = row_refusals(table_, layer, "", any_runs);
+  if (any_runs) return true;
   if (why) {
     *why = reasons.empty()
                ? "the " + name() + " backend has no kernel for " + layer_kind_name(layer.kind()) + " yet"

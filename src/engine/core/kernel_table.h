@@ -100,6 +100,9 @@ class TableBackend : public Backend {
   /// or says that the backend has no kernel of that kind.
   bool supports(const LayerInfo& layer, std::string* why) const override;
   std::vector<Tactic> tactics(const LayerInfo& layer) const override;
+  /// Each row of the layer's kind but `reference` that refuses it, with its reason ("<row>: <why>; ..."), or
+  /// that there is no such row.
+  std::string refusals(const LayerInfo& layer, const std::string& reference) const override;
   /// The row's formats_for(layer); all Plain for an unknown tactic.
   TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const override;
   /// Checks that the row exists and runs the layer, and that the layer's tensors are in the row's formats

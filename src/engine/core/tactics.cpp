@@ -714,8 +714,12 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     } else {
       kernel = first_that_builds(g, config, info, order, chosen);
       ++g.tactic_stats.untimed;
+      // Left to the reference kernel with no optimized candidate: each one's reason (a dtype, an op).
+      const std::string refused =
+          chosen == kReferenceTactic && optimized.empty() ? g.backend->refusals(info, kReferenceTactic) : "";
       KILN_INFO(what, chosen, "' (",
-                chosen == kReferenceTactic     ? "reference kernel: no optimized kernel applies or builds"
+                !refused.empty()               ? "reference kernel: " + refused
+                : chosen == kReferenceTactic   ? "reference kernel: no optimized kernel applies or builds"
                 : optimized.size() <= 1        ? "only optimized candidate"
                 : config.timing_iterations > 0 ? "not timed: an empty tensor at the opt shape"
                                                : "timing off",
