@@ -11,6 +11,8 @@ random weights, fixed seeds) and batch (1 and 32):
      each with CUDA events around every call: median of --iters runs after --warmup runs, inputs on the GPU,
      torch.inference_mode(), TF32 allowed for PyTorch (as ../shared/baselines measured);
   4. checks Kiln's output against eager fp32 (cosine similarity >= 0.999).
+With --plain-compile, Kiln's plain mode is also timed on a module compiled with --no-cuda-graphs (its tactics
+chosen counting the host's enqueue time of each call): kiln_plain_built_ms.
 Prints one table (and writes bench_gpu.json to --out). Run from the repository root on the GPU machine after
 building `kiln` and `kiln_torch` (scripts/device/bench_gpu.sh does both).
 """
@@ -110,6 +112,20 @@ def kiln_cli_run_and_time(args, kiln_path: str, npz: str, workdir: str, log):
     return torch.from_numpy(out[sorted(out.files)[0]]), timing["kiln_ms_median"]
 
 
+def time_plain_built(args, pt2: str, workdir: str, gpu_inputs, log) -> float:
+    """Median ms of the module compiled for plain runs (--no-cuda-graphs), in process."""
+    path = os.path.join(workdir, "model_plain.kiln")
+    cmd = [args.kiln, "compile", pt2, "-o", path, "--backend", "cuda", "--precision", "fp16", "--no-cuda-graphs"]
+    proc = subprocess.run(cmd + args.kiln_flag, capture_output=True, text=True)
+    log.write(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}\n")
+    if proc.returncode != 0:
+        return float("nan")
+    module = torch.classes.kiln.CompiledModule(path)
+    inputs = list(gpu_inputs)
+    with torch.inference_mode():
+        return time_cuda(lambda: module.forward(inputs), args.warmup, args.iters)
+
+
 def run_case(name: str, batch: int, args, log) -> dict:
     row = {"model": name, "batch": batch}
     gen = torch.Generator().manual_seed(1234)
@@ -157,6 +173,8 @@ def run_case(name: str, batch: int, args, log) -> dict:
             row["kiln_graphs_ms"] = time_cuda(lambda: kiln_module.forward(kiln_inputs), args.warmup, args.iters)
             row["cosine_graphs_vs_eager_fp32"] = round(cosine(graphed, reference), 6)
         del kiln_module
+        if args.plain_compile:
+            row["kiln_plain_built_ms"] = time_plain_built(args, pt2, workdir, gpu_inputs, log)
     else:
         row["kiln_timing"] = "kiln bench (own process, wall clock + stream sync per call)"
         out, row["kiln_ms"] = kiln_cli_run_and_time(args, kiln_path, npz, workdir, log)
@@ -192,6 +210,9 @@ def main() -> int:
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--skip-compile", action="store_true", help="leave out torch.compile")
     p.add_argument("--kiln-flag", action="append", default=[], help="extra flag for kiln compile (repeatable)")
+    p.add_argument("--plain-compile", action="store_true",
+                   help="also compile with --no-cuda-graphs (tactics chosen counting the host's enqueue time) and "
+                        "time that module plainly (kiln_plain_built_ms)")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True

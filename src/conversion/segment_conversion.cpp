@@ -26,6 +26,8 @@ engine::BuilderConfig builder_config_from_settings(const settings::CompilationSe
              settings.threads, " is not in [0, ", engine::kMaxThreads, "]");
   c.threads = settings.threads;
   c.allow_tf32 = settings.allow_tf32;
+  c.graphs_for_static = settings.use_cuda_graphs || settings.static_shape_cuda_graphs;
+  c.graphs_for_dynamic = settings.use_cuda_graphs;
   c.min_output_cosine = settings.reduced_precision_min_cosine;
   c.verbose = settings.debug;
   return c;

@@ -288,6 +288,21 @@ TEST(CompilationSettings, AllowTf32ReachesTheBuilderConfig) {
   EXPECT_TRUE(conversion::builder_config_from_settings(s).allow_tf32);
 }
 
+// How the module will run its engines reaches the builder, whose tactic contests count the host's enqueue time
+// for engines that run without CUDA graphs.
+TEST(CompilationSettings, CudaGraphSettingsReachTheBuilderConfig) {
+  CompilationSettings s;
+  engine::BuilderConfig c = conversion::builder_config_from_settings(s);
+  EXPECT_TRUE(c.graphs_for_static);
+  EXPECT_FALSE(c.graphs_for_dynamic);
+  s.use_cuda_graphs = true;
+  c = conversion::builder_config_from_settings(s);
+  EXPECT_TRUE(c.graphs_for_static && c.graphs_for_dynamic);
+  s.use_cuda_graphs = s.static_shape_cuda_graphs = false;  // --no-cuda-graphs
+  c = conversion::builder_config_from_settings(s);
+  EXPECT_FALSE(c.graphs_for_static || c.graphs_for_dynamic);
+}
+
 TEST(CompilationSettings, TheAccuracyBarReachesTheBuilderConfig) {
   CompilationSettings s;
   EXPECT_EQ(conversion::builder_config_from_settings(s).min_output_cosine, engine::BuilderConfig{}.min_output_cosine);

@@ -52,6 +52,13 @@ struct BuilderConfig {
   /// convolutions with tensor-op math), chosen by timing like any other candidate. Off by default (unlike
   /// TensorRT), so fp32 engines compute as fp32.
   bool allow_tf32 = false;
+  /// How the runtime will run the engine on a backend that records device work (cuda): through CUDA graphs
+  /// when its input dims are all static (`graphs_for_static`, the default) or dynamic (`graphs_for_dynamic`).
+  /// An engine that will run without them pays the host's enqueue time of every layer at every run, so its
+  /// tactic contests count it (a candidate's run costs max(device time, host enqueue time)); one replayed
+  /// as a graph counts device time only.
+  bool graphs_for_static = true;
+  bool graphs_for_dynamic = false;
   /// Let Attention layers read q/k/v through strided views of the tensors that reshape/permute/select chains
   /// copied them from, and write their output in the layout of a following permute (static shapes only); the
   /// bypassed copies go away. On by default; off builds the copies as the network has them.

@@ -88,9 +88,9 @@
   X(Bytes, engine_cache_size, int64_t{5} << 30, "cache-size", "BYTES", Compile,                              \
     "engine cache size budget (K/M/G suffixes; default 5G), least recently used evicted")                    \
   /* Runtime */                                                                                              \
-  X(Bool, use_cuda_graphs, false, "use-cuda-graphs", "", Runtime,                                            \
+  X(Bool, use_cuda_graphs, false, "use-cuda-graphs", "", Engine,                                             \
     "run every engine through CUDA graphs, replayed while input shapes and buffers repeat (cuda)")           \
-  X(Bool, static_shape_cuda_graphs, true, "", "", Runtime,                                                   \
+  X(Bool, static_shape_cuda_graphs, true, "", "", Engine,                                                    \
     "run engines whose input shapes are static through CUDA graphs (cuda; default true; --no-cuda-graphs)")  \
   X(Bool, lazy_engine_init, false, "", "", Runtime,                                                          \
     "build engines when the module is first run rather than when it is loaded")                              \

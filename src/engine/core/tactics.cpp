@@ -539,14 +539,14 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   // candidate that wants another format for an input is timed together with the reformat it will need.
   std::vector<TensorFormat> produced(g.tensors.size(), TensorFormat::Plain);
   const std::vector<bool> int8_allowed = int8_allowed_layers(g, config);
-  // An engine with dynamic input dims runs without CUDA graphs (the runtime's default, and what
-  // record_timing_graphs leaves out: each run then pays the host's enqueue costs): on a backend that records
+  // An engine that will run without CUDA graphs (by default one with dynamic input dims; see
+  // BuilderConfig::graphs_for_static) pays the host's enqueue costs at each run: on a backend that records
   // device work its contests count them (device_run_ms), and its timing-cache keys say so.
+  const bool dynamic = std::any_of(g.tensors.begin(), g.tensors.end(), [](const PlanTensor& t) {
+    return t.is_input && std::find(t.dims.begin(), t.dims.end(), -1) != t.dims.end();
+  });
   const bool runs_plainly =
-      g.backend->graph_recorder() != nullptr &&
-      std::any_of(g.tensors.begin(), g.tensors.end(), [](const PlanTensor& t) {
-        return t.is_input && std::find(t.dims.begin(), t.dims.end(), -1) != t.dims.end();
-      });
+      g.backend->graph_recorder() != nullptr && !(dynamic ? config.graphs_for_dynamic : config.graphs_for_static);
   double contests_ms = 0.0;  // wall time of this build's contests so far (contest_budget)
   // Timing-cache keys this build wrote, with the layer timed for each: a later layer of the same signature
   // (and input formats) finds that fresh entry in the cache, which is a reuse within this build, not a choice
