@@ -135,6 +135,26 @@ TEST(EngineNvrtcSource, DynamicShapesComeFromParameters) {
   }
 }
 
+// A mask of float math (a Bool output of float sources) computes in float, as the reference rounds that math;
+// integer outputs and sources in double.
+TEST(EngineNvrtcSource, MasksOfFloatMathComputeInFloat) {
+  auto use_double = [](DType in, DType out, LayerKind kind = LayerKind::Elementwise) {
+    LayerParams params = ElementwiseParams{ElementwiseOp::Greater};
+    if (kind == LayerKind::Cast) params = CastParams{out};
+    std::vector<TensorInfo> inputs = {tensor(in, {4})};
+    if (kind == LayerKind::Elementwise) inputs.push_back(tensor(in, {4}));
+    TestLayer t(kind, params, inputs, tensor(out, {4}));
+    return cuda::pointwise_program(t.info).use_double;
+  };
+  EXPECT_FALSE(use_double(DType::Float32, DType::Bool));
+  EXPECT_FALSE(use_double(DType::Float16, DType::Bool));
+  EXPECT_FALSE(use_double(DType::Bool, DType::Bool));
+  EXPECT_TRUE(use_double(DType::Int64, DType::Bool));
+  EXPECT_TRUE(use_double(DType::Float64, DType::Bool));
+  EXPECT_TRUE(use_double(DType::Float32, DType::Int32, LayerKind::Cast));
+  EXPECT_FALSE(use_double(DType::Float32, DType::Bool, LayerKind::Cast));
+}
+
 TEST(EngineNvrtcSource, IntegerProgramsComputeInDouble) {
   TestLayer t(LayerKind::Elementwise, ElementwiseParams{ElementwiseOp::FloorDiv},
               {tensor(DType::Int32, {3, 4}), tensor(DType::Int32, {4})}, tensor(DType::Int32, {3, 4}));

@@ -95,13 +95,17 @@ PwLayerProgram pointwise_program(const LayerInfo& info) {
   KILN_CHECK(prog.size() <= static_cast<size_t>(kMaxPwInstrs), Unsupported, "pointwise program too long");
   p.integral = integral;
   p.out_dtype = out;
-  p.use_double = integral || !is_floating(out);
-  for (const auto& t : info.inputs)
-    p.use_double = p.use_double || (is_integral(t.dtype) && l.kind != LayerKind::Cast);
   for (const auto& t : info.inputs) p.source_dtypes.push_back(t.dtype);
   p.n_inputs = info.inputs.size();
   if (l.kind == LayerKind::FusedPointwise) {
     for (const auto& w : l.weights) p.source_dtypes.push_back(w.value.dtype());
+  }
+  // Double for integer programs: an integer output, or an integer source (a cast only stores the value). A
+  // Bool output of float sources (a mask: comparisons, logical ops, selects after float math) computes in
+  // float, as the reference rounds that math: in double, (x + 1e-8f) > x would be true.
+  p.use_double = integral || (!is_floating(out) && out != DType::Bool);
+  for (DType dt : p.source_dtypes) {
+    p.use_double = p.use_double || dt == DType::Float64 || (is_integral(dt) && l.kind != LayerKind::Cast);
   }
   return p;
 }
