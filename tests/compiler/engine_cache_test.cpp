@@ -306,11 +306,16 @@ TEST(EngineSegmentHash, ChangesWithShapesDtypesSettingsStructureAndRanges) {
   EXPECT_NE(base, hash(*segment("f32[4, 8]"), tf32)) << "allow_tf32";
 }
 
-TEST(EngineSegmentHash, CudaGraphsDoNotChangeTheEngine) {
-  // use_cuda_graphs is how the module runs its engines: the same cached engine serves both.
-  CompilationSettings graphs;
+TEST(EngineSegmentHash, CudaGraphSettingsChangeTheEngine) {
+  // How the module will run its engines decides their tactics (an engine run without CUDA graphs counts the
+  // host's enqueue time: BuilderConfig::graphs_for_static), so a cached engine built for one does not serve the
+  // other.
+  CompilationSettings graphs, plain;
   graphs.use_cuda_graphs = true;
-  EXPECT_EQ(hash(*segment("f32[4, 8]")), hash(*segment("f32[4, 8]"), graphs));
+  plain.static_shape_cuda_graphs = false;
+  const std::string base = hash(*segment("f32[4, 8]"));
+  EXPECT_NE(base, hash(*segment("f32[4, 8]"), graphs));
+  EXPECT_NE(base, hash(*segment("f32[4, 8]"), plain));
 }
 
 }  // namespace

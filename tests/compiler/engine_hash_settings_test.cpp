@@ -33,7 +33,7 @@ TEST(EngineSegmentHash, ChangesIffAnEngineInvariantSettingChanges) {
       EXPECT_EQ(hash(s), base) << d.name << " does not change the engine: the key must not change";
     }
   }
-  EXPECT_EQ(invariant, 12);  // (calibration_percentile, reduced_precision_min_cosine and threads are the last)
+  EXPECT_EQ(invariant, 14);  // (use_cuda_graphs and static_shape_cuda_graphs are the last)
 }
 
 }  // namespace
