@@ -72,6 +72,52 @@ void unary_map(KernelArgs& args, const std::function<double(double)>& f) {
   });
 }
 
+int64_t load_int(const TensorView& t, int64_t i) {
+  const uint8_t* p = static_cast<const uint8_t*>(t.data) + static_cast<size_t>(i) * dtype_size(t.dtype);
+  switch (t.dtype) {
+    case DType::Int64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case DType::Int32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::Int16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case DType::Int8: return static_cast<int8_t>(*p);
+    case DType::UInt8: return *p;
+    case DType::Bool: return *p != 0 ? 1 : 0;
+    default: KILN_FAIL(Internal, "load_int of a ", dtype_name(t.dtype), " tensor");
+  }
+}
+
+void store_int(const TensorView& t, int64_t i, int64_t v) {
+  uint8_t* p = static_cast<uint8_t*>(t.data) + static_cast<size_t>(i) * dtype_size(t.dtype);
+  switch (t.dtype) {
+    case DType::Int64: std::memcpy(p, &v, 8); return;
+    case DType::Int32: {
+      const auto x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      return;
+    }
+    case DType::Int16: {
+      const auto x = static_cast<int16_t>(v);
+      std::memcpy(p, &x, 2);
+      return;
+    }
+    case DType::Int8:
+    case DType::UInt8: *p = static_cast<uint8_t>(v); return;
+    case DType::Bool: *p = v != 0 ? 1 : 0; return;
+    default: KILN_FAIL(Internal, "store_int into a ", dtype_name(t.dtype), " tensor");
+  }
+}
+
 void parallel(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   if (pool && pool->size() > 1 && n > grain) {

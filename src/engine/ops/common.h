@@ -15,6 +15,11 @@ namespace kiln::engine::ops {
 inline double load(const TensorView& t, int64_t i) { return load_element(t.data, t.dtype, i); }
 inline void store(const TensorView& t, int64_t i, double v) { store_element(t.data, t.dtype, i, v); }
 
+/// Element i of an integer or Bool `t` as int64, exactly (load gives double, inexact beyond 2^53).
+int64_t load_int(const TensorView& t, int64_t i);
+/// Writes `v` into element i of an integer or Bool `t`, wrapping to an integer dtype's width (Bool: v != 0).
+void store_int(const TensorView& t, int64_t i, int64_t v);
+
 /// All elements as doubles / written from doubles.
 std::vector<double> load_all(const TensorView& t);
 void store_all(const TensorView& t, const std::vector<double>& values);

@@ -1,11 +1,33 @@
 #include "engine/ops/scalar_ops.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "kiln/support/error.h"
 #include "kiln/support/host_math.h"
 
 namespace kiln::engine::ops {
+namespace {
+
+/// A comparison's or logical op's 1 or 0 (any other op: 0).
+template <class T>
+T truth(ElementwiseOp op, T a, T b) {
+  switch (op) {
+    case ElementwiseOp::Equal: return a == b;
+    case ElementwiseOp::NotEqual: return a != b;
+    case ElementwiseOp::Less: return a < b;
+    case ElementwiseOp::LessEqual: return a <= b;
+    case ElementwiseOp::Greater: return a > b;
+    case ElementwiseOp::GreaterEqual: return a >= b;
+    case ElementwiseOp::And: return (a != 0) && (b != 0);
+    case ElementwiseOp::Or: return (a != 0) || (b != 0);
+    case ElementwiseOp::Xor: return (a != 0) != (b != 0);
+    default: return 0;
+  }
+}
+
+}  // namespace
 
 double apply_activation(const ActivationParams& p, double x) {
   switch (p.kind) {
@@ -94,17 +116,75 @@ double apply_elementwise(ElementwiseOp op, double a, double b, DType dtype) {
     case ElementwiseOp::Pow: return std::pow(a, b);
     case ElementwiseOp::Max: return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b);
     case ElementwiseOp::Min: return (std::isnan(a) || std::isnan(b)) ? NAN : std::min(a, b);
-    case ElementwiseOp::Equal: return a == b;
-    case ElementwiseOp::NotEqual: return a != b;
-    case ElementwiseOp::Less: return a < b;
-    case ElementwiseOp::LessEqual: return a <= b;
-    case ElementwiseOp::Greater: return a > b;
-    case ElementwiseOp::GreaterEqual: return a >= b;
-    case ElementwiseOp::And: return (a != 0) && (b != 0);
-    case ElementwiseOp::Or: return (a != 0) || (b != 0);
-    case ElementwiseOp::Xor: return (a != 0) != (b != 0);
+    default: return truth(op, a, b);
   }
-  return 0;
+}
+
+namespace {
+
+/// a op b modulo 2^64 (two's complement wrap-around, without signed overflow).
+int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
+
+int64_t int_pow(int64_t a, int64_t e) {
+  KILN_CHECK(e >= 0, InvalidInput, "integer pow with a negative exponent ", e);
+  uint64_t result = 1, base = static_cast<uint64_t>(a);
+  for (; e > 0; e >>= 1) {
+    if (e & 1) result *= base;
+    base *= base;
+  }
+  return wrap(result);
+}
+
+}  // namespace
+
+int64_t apply_elementwise_int(ElementwiseOp op, int64_t a, int64_t b) {
+  const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (op) {
+    case ElementwiseOp::Add: return wrap(ua + ub);
+    case ElementwiseOp::Sub: return wrap(ua - ub);
+    case ElementwiseOp::Mul: return wrap(ua * ub);
+    case ElementwiseOp::Div:
+    case ElementwiseOp::TruncDiv:
+      KILN_CHECK(b != 0, InvalidInput, "integer division by zero");
+      return b == -1 ? wrap(0 - ua) : a / b;
+    case ElementwiseOp::FloorDiv: {
+      KILN_CHECK(b != 0, InvalidInput, "integer division by zero");
+      if (b == -1) return wrap(0 - ua);
+      const int64_t q = a / b;
+      return a % b != 0 && ((a < 0) != (b < 0)) ? q - 1 : q;
+    }
+    case ElementwiseOp::Mod: {
+      KILN_CHECK(b != 0, InvalidInput, "integer modulo by zero");
+      if (b == -1) return 0;
+      const int64_t r = a % b;
+      return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+    }
+    case ElementwiseOp::Pow: return int_pow(a, b);
+    case ElementwiseOp::Max: return std::max(a, b);
+    case ElementwiseOp::Min: return std::min(a, b);
+    default: return truth(op, a, b);
+  }
+}
+
+IntRange int_range(DType dtype) {
+  switch (dtype) {
+    case DType::Int64: return {std::numeric_limits<int64_t>::lowest(), std::numeric_limits<int64_t>::max()};
+    case DType::Int32: return {std::numeric_limits<int32_t>::lowest(), std::numeric_limits<int32_t>::max()};
+    case DType::Int16: return {std::numeric_limits<int16_t>::lowest(), std::numeric_limits<int16_t>::max()};
+    case DType::Int8: return {std::numeric_limits<int8_t>::lowest(), std::numeric_limits<int8_t>::max()};
+    case DType::UInt8: return {0, 255};
+    default: KILN_FAIL(Internal, "int_range of ", dtype_name(dtype));
+  }
+}
+
+int64_t apply_unary_int(UnaryOp op, int64_t x) {
+  const auto ux = static_cast<uint64_t>(x);
+  switch (op) {
+    case UnaryOp::Abs: return x < 0 ? wrap(0 - ux) : x;
+    case UnaryOp::Neg: return wrap(0 - ux);
+    case UnaryOp::Sign: return x > 0 ? 1 : (x < 0 ? -1 : 0);
+    default: KILN_FAIL(InvalidInput, "unary ", unary_op_name(op), " on an integer");
+  }
 }
 
 double round_to(DType dtype, double v) {

@@ -47,6 +47,13 @@ void run_kind<LayerKind::Elementwise>(const Layer& layer, KernelArgs& args) {
   auto oa = broadcast_offsets(a.dims, y.dims);
   auto ob = broadcast_offsets(b.dims, y.dims);
   DType dt = a.dtype;
+  if (is_integral(dt)) {  // exactly, in int64 (double is inexact beyond 2^53); y is dt or Bool
+    parallel(args.pool, y.numel(), kPointwiseGrain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i)
+        store_int(y, i, apply_elementwise_int(op, load_int(a, oa[i]), load_int(b, ob[i])));
+    });
+    return;
+  }
   parallel(args.pool, y.numel(), kPointwiseGrain, [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) store(y, i, apply_elementwise(op, load(a, oa[i]), load(b, ob[i]), dt));
   });

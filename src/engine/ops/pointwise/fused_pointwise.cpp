@@ -1,26 +1,23 @@
 // FusedPointwise layers (params: kiln/engine/ops/pointwise/fused_pointwise.h): shape inference and the
 // reference kernel.
 
+#include <algorithm>
+
 #include "engine/ops/common.h"
 #include "engine/ops/kind_ops.h"
 #include "engine/ops/scalar_ops.h"
 
 namespace kiln::engine::ops {
-namespace {
-
-/// The dtype of each instruction's result (see PointwiseInstr) for inputs of `in` dtypes; operands were
-/// validated before.
-std::vector<DType> instruction_dtypes(const Layer& layer, const std::vector<DType>& in) {
-  const auto& prog = layer.get<FusedPointwiseParams>().program;
+std::vector<DType> instruction_dtypes(const std::vector<PointwiseInstr>& program,
+                                      const std::vector<DType>& inputs, const std::vector<DType>& weights) {
   std::vector<DType> out;
-  out.reserve(prog.size());
+  out.reserve(program.size());
   auto dtype_of = [&](int64_t r) {
     if (r >= PointwiseInstr::kTemp) return out[static_cast<size_t>(r - PointwiseInstr::kTemp)];
-    if (r >= PointwiseInstr::kWeight)
-      return layer.weights[static_cast<size_t>(r - PointwiseInstr::kWeight)].value.dtype();
-    return in[static_cast<size_t>(r)];
+    if (r >= PointwiseInstr::kWeight) return weights[static_cast<size_t>(r - PointwiseInstr::kWeight)];
+    return inputs[static_cast<size_t>(r)];
   };
-  for (const PointwiseInstr& ins : prog) {
+  for (const PointwiseInstr& ins : program) {
     DType d = dtype_of(ins.operands[0]);
     switch (ins.kind) {
       case LayerKind::Elementwise: {
@@ -40,6 +37,41 @@ std::vector<DType> instruction_dtypes(const Layer& layer, const std::vector<DTyp
     out.push_back(d);
   }
   return out;
+}
+
+namespace {
+
+/// The dtype of each of the layer's instruction results for inputs of `in` dtypes.
+std::vector<DType> layer_instruction_dtypes(const Layer& layer, const std::vector<DType>& in) {
+  std::vector<DType> weights;
+  for (const auto& w : layer.weights) weights.push_back(w.value.dtype());
+  return instruction_dtypes(layer.get<FusedPointwiseParams>().program, in, weights);
+}
+
+/// An integer step's result (see run_kind below): `source` is the dtype of its first operand, `result` its
+/// own; a comparison gives 0 / 1, a cast to Float32 or Bool the integer converted (as double, rounded on).
+template <class Operand, class OperandInt>
+int64_t integer_step(const PointwiseInstr& in, DType source, DType result, const Operand& operand,
+                     const OperandInt& operand_int) {
+  switch (in.kind) {
+    case LayerKind::Elementwise:
+      return apply_elementwise_int(static_cast<ElementwiseOp>(in.op), operand_int(in.operands[0]),
+                                   operand_int(in.operands[1]));
+    case LayerKind::Unary: return apply_unary_int(static_cast<UnaryOp>(in.op), operand_int(in.operands[0]));
+    case LayerKind::Select:
+      return operand_int(operand_int(in.operands[0]) != 0 ? in.operands[1] : in.operands[2]);
+    case LayerKind::Cast: {
+      if (!is_integral(result)) return operand_int(in.operands[0]);  // converted by the caller
+      if (is_integral(source)) {
+        const IntRange r = int_range(result);
+        return std::clamp(operand_int(in.operands[0]), r.lo, r.hi);
+      }
+      uint8_t element[8];  // a float or Bool source: truncated and saturated as a store does
+      store_element(element, result, 0, operand(in.operands[0]));
+      return load_int(TensorView{element, result, {}}, 0);
+    }
+    default: KILN_FAIL(InvalidInput, "an integer ", layer_kind_name(in.kind), " step");
+  }
 }
 
 }  // namespace
@@ -86,7 +118,7 @@ std::vector<ShapeOut> infer_kind<LayerKind::FusedPointwise>(const Layer& layer,
   for (const auto& w : layer.weights) d = broadcast_dims(d, w.value.sizes());
   std::vector<DType> dtypes;
   for (const auto& x : in) dtypes.push_back(x.dtype);
-  return {{instruction_dtypes(layer, dtypes).back(), d}};
+  return {{layer_instruction_dtypes(layer, dtypes).back(), d}};
 }
 
 template <>
@@ -102,7 +134,7 @@ void run_kind<LayerKind::FusedPointwise>(const Layer& layer, KernelArgs& args) {
   }
   std::vector<DType> in_dtypes;
   for (const auto& x : args.inputs) in_dtypes.push_back(x.dtype);
-  const std::vector<DType> dtypes = instruction_dtypes(layer, in_dtypes);
+  const std::vector<DType> dtypes = layer_instruction_dtypes(layer, in_dtypes);
   // Integer semantics (division, modulo) follow an instruction's first operand, as for an Elementwise layer.
   std::vector<DType> semantics(prog.size(), DType::Float32);
   for (size_t s = 0; s < prog.size(); ++s) {
@@ -112,19 +144,50 @@ void run_kind<LayerKind::FusedPointwise>(const Layer& layer, KernelArgs& args) {
                        ? wviews[static_cast<size_t>(r - PointwiseInstr::kWeight)].dtype
                        : in_dtypes[static_cast<size_t>(r)];
   }
+  // A step that reads or yields an integer (arithmetic, abs / neg / sign, a comparison, a select of integers,
+  // a cast from or to one) computes in int64, exactly, as the Elementwise, Unary and Cast layers do; its
+  // result is kept as int64 and as double (for a reader that takes doubles: a cast, a select's condition).
+  std::vector<bool> integer(prog.size());
+  for (size_t s = 0; s < prog.size(); ++s) {
+    const LayerKind k = prog[s].kind;
+    integer[s] = (is_integral(semantics[s]) || is_integral(dtypes[s])) && k != LayerKind::Activation;
+  }
   parallel(args.pool, y.numel(), kPointwiseGrain, [&](int64_t b, int64_t e) {
     std::vector<double> temps(prog.size());
+    std::vector<int64_t> itemps(prog.size());
     for (int64_t i = b; i < e; ++i) {
+      auto view_of = [&](int64_t ref, int64_t& at) -> const TensorView& {
+        if (ref >= PointwiseInstr::kWeight) {
+          const size_t k = static_cast<size_t>(ref - PointwiseInstr::kWeight);
+          at = w_off[k][i];
+          return wviews[k];
+        }
+        at = in_off[static_cast<size_t>(ref)][i];
+        return args.inputs[static_cast<size_t>(ref)];
+      };
       auto operand = [&](int64_t ref) -> double {
         if (ref >= PointwiseInstr::kTemp) return temps[ref - PointwiseInstr::kTemp];
-        if (ref >= PointwiseInstr::kWeight) {
-          int64_t k = ref - PointwiseInstr::kWeight;
-          return load(wviews[k], w_off[k][i]);
+        int64_t at = 0;
+        const TensorView& t = view_of(ref, at);
+        return load(t, at);
+      };
+      auto operand_int = [&](int64_t ref) -> int64_t {
+        if (ref >= PointwiseInstr::kTemp) {
+          const size_t k = static_cast<size_t>(ref - PointwiseInstr::kTemp);
+          return integer[k] ? itemps[k] : static_cast<int64_t>(temps[k]);  // a Bool's 0 / 1
         }
-        return load(args.inputs[ref], in_off[ref][i]);
+        int64_t at = 0;
+        const TensorView& t = view_of(ref, at);
+        return load_int(t, at);
       };
       for (size_t s = 0; s < prog.size(); ++s) {
         const PointwiseInstr& in = prog[s];
+        if (integer[s]) {
+          itemps[s] = integer_step(in, semantics[s], dtypes[s], operand, operand_int);
+          temps[s] = is_integral(dtypes[s]) ? static_cast<double>(itemps[s])
+                                            : round_to(dtypes[s], static_cast<double>(itemps[s]));
+          continue;
+        }
         double a = operand(in.operands.at(0));
         switch (in.kind) {
           case LayerKind::Elementwise:
@@ -138,7 +201,11 @@ void run_kind<LayerKind::FusedPointwise>(const Layer& layer, KernelArgs& args) {
           default: temps[s] = a; break;
         }
       }
-      store(y, i, temps.back());
+      if (is_integral(y.dtype)) {
+        store_int(y, i, itemps.back());
+      } else {
+        store(y, i, temps.back());
+      }
     }
   });
 }

@@ -38,6 +38,13 @@ std::vector<ShapeOut> infer_kind<LayerKind::Unary>(const Layer& layer, const std
 template <>
 void run_kind<LayerKind::Unary>(const Layer& layer, KernelArgs& args) {
   UnaryOp op = layer.get<UnaryParams>().op;
+  const TensorView &x = args.inputs[0], &y = args.outputs[0];
+  if (is_integral(x.dtype)) {  // abs, neg, sign: exactly, wrapping (infer_kind takes no other op on integers)
+    parallel(args.pool, y.numel(), kPointwiseGrain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) store_int(y, i, apply_unary_int(op, load_int(x, i)));
+    });
+    return;
+  }
   unary_map(args, [&](double x) { return apply_unary(op, x); });
 }
 

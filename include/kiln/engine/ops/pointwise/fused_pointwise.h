@@ -23,8 +23,9 @@ struct PointwiseInstr {
 
 /// A chain of pointwise layers made by the builder; evaluated per output element, the last instruction's
 /// result is the output (broadcast over all inputs), stored in the output tensor's dtype. Values flow between
-/// instructions unrounded (the reference holds them in double, the kernels in float) except through a Cast,
-/// which rounds to its target as storing does (a Bool is 0 or 1); a Bool operand reads as 0 or 1.
+/// instructions unrounded (the reference holds floats in double, the kernels in float; integers in int64,
+/// exactly, an Int32 one unwrapped) except through a Cast, which rounds to its target as storing does (a Bool
+/// is 0 or 1); a Bool operand reads as 0 or 1.
 struct FusedPointwiseParams {
   std::vector<PointwiseInstr> program;
   KILN_VISIT_FIELDS(v("program", program))

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/backends/cpu/kernel_registry.h"
+#include "engine/backends/cpu/pointwise/compare.h"
 #include "engine/backends/cpu/pointwise/instructions.h"
 #include "engine/backends/cpu/vec_math.h"
 
@@ -15,28 +16,11 @@ namespace {
 
 bool is_logic_unary(UnaryOp op) { return op == UnaryOp::Not || op == UnaryOp::IsNan || op == UnaryOp::IsInf; }
 
-// C++'s comparisons are IEEE's, as torch's: any comparison with a NaN is false, != is true.
+/// Comparisons (compare.h) and logical ops of floats and Bools.
 KILN_SIMD_CLONES
 void run_binary_logic(ElementwiseOp op, const float* a, const float* b, float* y, int64_t n) {
+  if (compare_lanes(op, a, b, y, n)) return;
   switch (op) {
-    case ElementwiseOp::Equal:
-      for (int64_t i = 0; i < n; ++i) y[i] = a[i] == b[i] ? 1.0f : 0.0f;
-      return;
-    case ElementwiseOp::NotEqual:
-      for (int64_t i = 0; i < n; ++i) y[i] = a[i] != b[i] ? 1.0f : 0.0f;
-      return;
-    case ElementwiseOp::Less:
-      for (int64_t i = 0; i < n; ++i) y[i] = a[i] < b[i] ? 1.0f : 0.0f;
-      return;
-    case ElementwiseOp::LessEqual:
-      for (int64_t i = 0; i < n; ++i) y[i] = a[i] <= b[i] ? 1.0f : 0.0f;
-      return;
-    case ElementwiseOp::Greater:
-      for (int64_t i = 0; i < n; ++i) y[i] = a[i] > b[i] ? 1.0f : 0.0f;
-      return;
-    case ElementwiseOp::GreaterEqual:
-      for (int64_t i = 0; i < n; ++i) y[i] = a[i] >= b[i] ? 1.0f : 0.0f;
-      return;
     case ElementwiseOp::And:
       for (int64_t i = 0; i < n; ++i) y[i] = (a[i] != 0.0f) & (b[i] != 0.0f) ? 1.0f : 0.0f;
       return;

@@ -1,6 +1,7 @@
 // Vectorized pointwise kernels: FusedPointwise programs, and single Activation / Elementwise / Unary / Select
-// / Cast layers run as one-instruction programs, over Float32 and Bool tensors (a Bool held as 0.0f or 1.0f
-// in between, so masks, comparisons and selects fuse with the float math around them). The output is
+// / Cast layers run as one-instruction programs, over Float32, Bool, Int64 and Int32 tensors (a Bool held as
+// 0.0f or 1.0f in between, so masks, comparisons and selects fuse with the float math around them; integers
+// in int64 lanes, exact). The output is
 // processed in blocks of about kBlock elements; each instruction (instructions.h) runs as one vectorizable
 // loop over the block, so a chain of N operations reads its inputs once and never writes intermediates to
 // memory. A broadcast operand is filled per run of equal values ([N, C, 1, 1] over [N, C, H, W], scalars),
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <string>
@@ -19,6 +21,7 @@
 #include "engine/backends/cpu/vec_math.h"
 #include "engine/backends/follow_channels_last.h"
 #include "engine/ops/common.h"
+#include "engine/ops/scalar_ops.h"
 #include "kiln/support/error.h"
 #include "kiln/support/host_tensor.h"
 
@@ -26,20 +29,27 @@ namespace kiln::engine::cpu::fast {
 namespace {
 
 constexpr int64_t kBlock = 512;
+/// Bytes of one value in a block buffer (temps, gathered operands, tiled copies): the widest lane, int64.
+constexpr size_t kLaneBytes = 8;
 
-/// A Bool byte as the kernels hold it (0.0f or 1.0f); a float as it is.
+/// A value as the kernels hold it: a float as it is, a Bool byte as 0.0f or 1.0f, an integer as int64.
 inline float value_of(float v) { return v; }
 inline float value_of(uint8_t b) { return b != 0 ? 1.0f : 0.0f; }
-
-/// n values of src as floats.
+inline int64_t value_of(int64_t v) { return v; }
+inline int64_t value_of(int32_t v) { return v; }
+/// The lane type of element type T.
 template <class T>
-void convert(const T* src, float* dst, int64_t n) {
+using Lane = decltype(value_of(T{}));
+
+/// n values of src as lanes.
+template <class T>
+void convert(const T* src, Lane<T>* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = value_of(src[i]);
 }
 
 /// Gathers n values at offsets.
 template <class T>
-inline void gather_values(const T* src, const int64_t* off, float* dst, int64_t n) {
+inline void gather_values(const T* src, const int64_t* off, Lane<T>* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = value_of(src[off[i]]);
 }
 KILN_SIMD_CLONES
@@ -47,6 +57,25 @@ void gather(const float* src, const int64_t* off, float* dst, int64_t n) { gathe
 KILN_SIMD_CLONES
 void gather(const uint8_t* src, const int64_t* off, float* dst, int64_t n) {
   gather_values(src, off, dst, n);
+}
+KILN_SIMD_CLONES
+void gather(const int64_t* src, const int64_t* off, int64_t* dst, int64_t n) {
+  gather_values(src, off, dst, n);
+}
+KILN_SIMD_CLONES
+void gather(const int32_t* src, const int64_t* off, int64_t* dst, int64_t n) {
+  gather_values(src, off, dst, n);
+}
+
+/// Calls fn(static_cast<const T*>(data)) with T the element type of `dtype` (one the kernels take).
+template <class Fn>
+decltype(auto) with_type(DType dtype, const void* data, Fn&& fn) {
+  switch (dtype) {
+    case DType::Bool: return fn(static_cast<const uint8_t*>(data));
+    case DType::Int64: return fn(static_cast<const int64_t*>(data));
+    case DType::Int32: return fn(static_cast<const int32_t*>(data));
+    default: return fn(static_cast<const float*>(data));
+  }
 }
 
 /// How one operand maps onto the output's elements (flat index f): the same index (kSame); f / step (kRuns:
@@ -85,13 +114,13 @@ Broadcast broadcast_of(const Dims& in, const Dims& out) {
   return b;
 }
 
-/// Output elements [start, start + n) of an operand `src` (float, or Bool bytes) broadcast by `bc`, as
-/// floats: a pointer into a float src where they are contiguous there, `tiled` (the period repeated over a
+/// Output elements [start, start + n) of an operand `src` broadcast by `bc`, as lanes: a pointer into src
+/// where they are contiguous there and src holds lanes (Float32, Int64), `tiled` (the period repeated over a
 /// whole block, when blocks start on a period) for a period shorter than the block, else written to buf.
 template <class T>
-const float* load_operand(const T* src, const Broadcast& bc, int64_t start, int64_t n, float* buf,
-                          const float* tiled) {
-  constexpr bool kFloat = std::is_same_v<T, float>;
+const Lane<T>* load_operand(const T* src, const Broadcast& bc, int64_t start, int64_t n, Lane<T>* buf,
+                            const Lane<T>* tiled) {
+  constexpr bool kFloat = std::is_same_v<T, Lane<T>>;
   switch (bc.kind) {
     case Broadcast::kSame:
       if constexpr (kFloat) return src + start;
@@ -122,6 +151,18 @@ const float* load_operand(const T* src, const Broadcast& bc, int64_t start, int6
   return buf;
 }
 
+/// load_operand for an operand of `dtype` at `src`.
+const void* load_any(DType dtype, const void* src, const Broadcast& bc, int64_t start, int64_t n, void* buf,
+                     const void* tiled) {
+  return with_type(dtype, src, [&](const auto* typed) -> const void* {
+    using L = Lane<std::remove_cv_t<std::remove_pointer_t<decltype(typed)>>>;
+    return load_operand(typed, bc, start, n, static_cast<L*>(buf), static_cast<const L*>(tiled));
+  });
+}
+
+/// A block buffer of lanes (kLaneBytes per value, whichever lane type it holds).
+using LaneBuffer = std::vector<int64_t>;
+
 /// How each operand broadcasts to one output shape (shared by the kernel's users; built once per shape).
 struct Offsets {
   std::vector<Broadcast> inputs, weights;
@@ -132,7 +173,7 @@ struct Offsets {
   /// element for efficientnet_b0's first one, C = 32).
   int64_t block = kBlock;
   /// The tiled copies of the constant operands that tile (empty for the others).
-  std::vector<std::vector<float>> tiled_weights;
+  std::vector<LaneBuffer> tiled_weights;
 };
 
 constexpr int64_t kMaxTiledPeriod = 4096;
@@ -151,27 +192,30 @@ int64_t block_for(const Offsets& o) {
   return period * std::max<int64_t>(1, kBlock / period);
 }
 
-/// `src`'s period of `step` values repeated over `n` elements, as floats.
-template <class T>
-void tile_into(const T* src, int64_t step, int64_t n, std::vector<float>& t) {
+/// `src` (of `dtype`)'s period of `step` values repeated over `n` elements, as lanes.
+void tile_into(DType dtype, const void* src, int64_t step, int64_t n, LaneBuffer& t) {
   t.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; i += step) convert(src, t.data() + i, std::min(step, n - i));
+  with_type(dtype, src, [&](const auto* typed) {
+    using L = Lane<std::remove_cv_t<std::remove_pointer_t<decltype(typed)>>>;
+    auto* dst = reinterpret_cast<L*>(t.data());
+    for (int64_t i = 0; i < n; i += step) convert(typed, dst + i, std::min(step, n - i));
+  });
 }
 
-/// This thread's scratch of at least `n` floats (a chunk's temps and gather buffers), kept between calls: per
-/// chunk allocations were a quarter of the samples of tiny_convnet's calls (malloc, free and consolidation of
-/// buffers of steps x block floats).
-float* thread_scratch(size_t n) {
-  thread_local std::vector<float> buffer;
+/// This thread's scratch of at least `n` block values (a chunk's temps and gather buffers), kept between
+/// calls: per chunk allocations were a quarter of the samples of tiny_convnet's calls (malloc, free and
+/// consolidation of buffers of steps x block floats).
+std::byte* thread_scratch(size_t n) {
+  thread_local LaneBuffer buffer;
   if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
+  return reinterpret_cast<std::byte*>(buffer.data());
 }
 
 struct PointwiseState : KernelState {
   std::map<std::vector<Dims>, Offsets> by_shape;
   const std::vector<Dims>* last_key = nullptr;  // the entry of the previous call (shapes rarely change)
   Offsets* last = nullptr;
-  std::vector<std::vector<float>> tiled_inputs;  // per input: its tiled copy (refilled each call)
+  std::vector<LaneBuffer> tiled_inputs;  // per input: its tiled copy (refilled each call)
 };
 
 /// Whether an operand repeating with a period that divides `block` is read from one tiled copy.
@@ -194,14 +238,52 @@ void store_bools(const float* x, uint8_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] != 0.0f ? 1 : 0;
 }
 
+/// An Int32 output from int64 lanes, wrapping as the reference's store does.
+KILN_SIMD_CLONES
+void store_int32s(const int64_t* x, int32_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<int32_t>(x[i]);
+}
+
+/// Whether a tensor of `dtype` holds its values as the kernels' lanes do (an output written in place).
+bool holds_lanes(DType dtype) { return dtype == DType::Float32 || dtype == DType::Int64; }
+
+/// Which file's instructions run a step.
+enum class Runner : uint8_t { kArithmetic, kLogic, kInteger };
+
+/// The dtypes of a program's inputs, weights and results, and the runner of each step.
+struct ProgramTypes {
+  std::vector<DType> inputs, weights, results, sources;
+  std::vector<Runner> runners;
+};
+
+ProgramTypes types_of(const std::vector<PointwiseInstr>& program, const LayerInfo& info) {
+  ProgramTypes t;
+  for (const auto& in : info.inputs) t.inputs.push_back(in.dtype);
+  for (const auto& w : info.layer->weights) t.weights.push_back(w.value.dtype());
+  t.results = ops::instruction_dtypes(program, t.inputs, t.weights);
+  for (size_t s = 0; s < program.size(); ++s) {
+    const PointwiseInstr& in = program[s];
+    const int64_t r = in.operands.at(in.kind == LayerKind::Select ? 1 : 0);
+    const DType source =
+        r >= PointwiseInstr::kTemp     ? t.results[static_cast<size_t>(r - PointwiseInstr::kTemp)]
+        : r >= PointwiseInstr::kWeight ? t.weights[static_cast<size_t>(r - PointwiseInstr::kWeight)]
+                                       : t.inputs[static_cast<size_t>(r)];
+    t.sources.push_back(source);
+    t.runners.push_back(is_integer(in, source, t.results[s]) ? Runner::kInteger
+                        : is_logic(in)                       ? Runner::kLogic
+                                                             : Runner::kArithmetic);
+  }
+  return t;
+}
+
 class PointwiseKernel : public Kernel {
  public:
-  PointwiseKernel(std::vector<PointwiseInstr> program, const Layer& layer) : program_(std::move(program)) {
-    for (const auto& w : layer.weights) {
+  PointwiseKernel(std::vector<PointwiseInstr> program, const LayerInfo& info)
+      : program_(std::move(program)), types_(types_of(program_, info)) {
+    for (const auto& w : info.layer->weights) {
       weight_dims_.push_back(w.value.sizes());
-      weights_.push_back(ops::host_floats(w.value));  // a Bool weight as 0.0f / 1.0f
+      weights_.push_back(w.value);
     }
-    for (const auto& in : program_) logic_.push_back(is_logic(in));
   }
 
   std::unique_ptr<KernelState> create_state() const override { return std::make_unique<PointwiseState>(); }
@@ -227,14 +309,12 @@ class PointwiseKernel : public Kernel {
       const TensorView& t = args.inputs[k];
       if (!tiles(off.inputs[k], block)) {
         state->tiled_inputs[k].clear();
-      } else if (t.dtype == DType::Bool) {
-        tile_into(t.as<uint8_t>(), off.inputs[k].step, block, state->tiled_inputs[k]);
       } else {
-        tile_into(t.as<float>(), off.inputs[k].step, block, state->tiled_inputs[k]);
+        tile_into(t.dtype, t.data, off.inputs[k].step, block, state->tiled_inputs[k]);
       }
     }
     const size_t steps = program_.size();
-    const bool bool_out = y.dtype == DType::Bool;
+    const bool in_place = holds_lanes(y.dtype);  // the last step writes y, else its temp is stored
     // Tasks of about 20 us: a squeeze-excite multiply of 225K elements took 33 us on one thread, so smaller
     // tasks pay more in waking threads than they save (onednn_common.h, threads_for_macs).
     const int64_t grain_elements =
@@ -242,47 +322,60 @@ class PointwiseKernel : public Kernel {
     const int64_t grain = std::max<int64_t>(1, grain_elements / block);
     ops::parallel(args.pool, (y.numel() + block - 1) / block, grain, [&](int64_t b, int64_t e) {
       // Temps per instruction plus gather buffers per operand slot (3 per instruction: a select's).
-      float* temps = thread_scratch(4 * steps * static_cast<size_t>(block));
-      float* gathered = temps + steps * static_cast<size_t>(block);
+      std::byte* temps = thread_scratch(4 * steps * static_cast<size_t>(block));
+      std::byte* gathered = temps + steps * static_cast<size_t>(block) * kLaneBytes;
+      const auto slot = [&](std::byte* base, size_t k) {
+        return base + k * static_cast<size_t>(block) * kLaneBytes;
+      };
       for (int64_t blk = b; blk < e; ++blk) {
         const int64_t start = blk * block, n = std::min<int64_t>(block, y.numel() - start);
         for (size_t s = 0; s < steps; ++s) {
           const PointwiseInstr& in = program_[s];
-          const float* x[3] = {nullptr, nullptr, nullptr};
-          const float* scalar1 = nullptr;  // a one-element second operand's value
+          const void* x[3] = {nullptr, nullptr, nullptr};
+          const float* scalar1 = nullptr;  // a one-element Float32 second operand's value
           for (size_t k = 0; k < in.operands.size() && k < 3; ++k) {
             const int64_t r = in.operands[k];
             if (r >= PointwiseInstr::kTemp) {
-              x[k] = &temps[static_cast<size_t>(r - PointwiseInstr::kTemp) * block];
+              x[k] = slot(temps, static_cast<size_t>(r - PointwiseInstr::kTemp));
               continue;
             }
-            float* buf = &gathered[(3 * s + k) * block];
+            void* buf = slot(gathered, 3 * s + k);
             if (r >= PointwiseInstr::kWeight) {
               const size_t w = static_cast<size_t>(r - PointwiseInstr::kWeight);
-              const std::vector<float>& tiled = off.tiled_weights[w];
-              x[k] = load_operand(weights_[w].data(), off.weights[w], start, n, buf,
-                                  tiled.empty() ? nullptr : tiled.data());
-              if (k == 1 && weights_[w].size() == 1) scalar1 = weights_[w].data();
+              const HostTensor& weight = weights_[w];
+              const LaneBuffer& tiled = off.tiled_weights[w];
+              x[k] = load_any(weight.dtype(), weight.data(), off.weights[w], start, n, buf,
+                              tiled.empty() ? nullptr : tiled.data());
+              if (k == 1 && weight.numel() == 1 && weight.dtype() == DType::Float32)
+                scalar1 = weight.data_as<float>();
               continue;
             }
             const TensorView& t = args.inputs[static_cast<size_t>(r)];
-            const std::vector<float>& tiled = state->tiled_inputs[static_cast<size_t>(r)];
-            const float* tiled_data = tiled.empty() ? nullptr : tiled.data();
-            if (t.dtype == DType::Bool) {
-              x[k] = load_operand(t.as<uint8_t>(), off.inputs[r], start, n, buf, tiled_data);
-            } else {
-              x[k] = load_operand(t.as<float>(), off.inputs[r], start, n, buf, tiled_data);
-              if (k == 1 && t.numel() == 1) scalar1 = t.as<float>();
-            }
+            const LaneBuffer& tiled = state->tiled_inputs[static_cast<size_t>(r)];
+            x[k] = load_any(t.dtype, t.data, off.inputs[r], start, n, buf,
+                            tiled.empty() ? nullptr : tiled.data());
+            if (k == 1 && t.numel() == 1 && t.dtype == DType::Float32) scalar1 = t.as<float>();
           }
-          float* dst = s + 1 == steps && !bool_out ? y.as<float>() + start : &temps[s * block];
-          if (logic_[s]) {
-            run_logic(in, x, dst, n);
-          } else {
-            run_arithmetic(in, x, scalar1, dst, n);
+          void* dst = s + 1 == steps && in_place
+                          ? static_cast<std::byte*>(y.data) + start * dtype_size(y.dtype)
+                          : slot(temps, s);
+          switch (types_.runners[s]) {
+            case Runner::kInteger: run_integer(in, types_.sources[s], types_.results[s], x, dst, n); break;
+            case Runner::kLogic:
+              run_logic(in, reinterpret_cast<const float* const*>(x), static_cast<float*>(dst), n);
+              break;
+            case Runner::kArithmetic:
+              run_arithmetic(in, reinterpret_cast<const float* const*>(x), scalar1, static_cast<float*>(dst),
+                             n);
+              break;
           }
         }
-        if (bool_out) store_bools(&temps[(steps - 1) * block], y.as<uint8_t>() + start, n);
+        const void* last = slot(temps, steps - 1);
+        if (y.dtype == DType::Bool) {
+          store_bools(static_cast<const float*>(last), y.as<uint8_t>() + start, n);
+        } else if (y.dtype == DType::Int32) {
+          store_int32s(static_cast<const int64_t*>(last), y.as<int32_t>() + start, n);
+        }
       }
     });
   }
@@ -307,21 +400,22 @@ class PointwiseKernel : public Kernel {
     o.tiled_weights.resize(weights_.size());
     for (size_t w = 0; w < weights_.size(); ++w) {
       if (tiles(o.weights[w], o.block))
-        tile_into(weights_[w].data(), o.weights[w].step, o.block, o.tiled_weights[w]);
+        tile_into(weights_[w].dtype(), weights_[w].data(), o.weights[w].step, o.block, o.tiled_weights[w]);
     }
     return o;
   }
 
   std::vector<PointwiseInstr> program_;
-  std::vector<bool> logic_;  // per instruction: logic.cpp's, else arithmetic.cpp's
+  ProgramTypes types_;
   std::vector<Dims> weight_dims_;
-  std::vector<std::vector<float>> weights_;
+  std::vector<HostTensor> weights_;  // shared with the layer
 };
 
-/// Whether `dtype` is one the kernels read and write: Float32, or Bool (held as 0.0f / 1.0f).
+/// Whether `dtype` is one the kernels read and write: Float32, Bool (held as 0.0f / 1.0f), Int64 or Int32
+/// (held as int64).
 bool dtype_ok(DType dtype, std::string* why) {
-  return dtype == DType::Float32 || dtype == DType::Bool ||
-         refuse(why, std::string(dtype_name(dtype)) + " (vec pointwise takes f32 and bool)");
+  return dtype == DType::Float32 || dtype == DType::Bool || dtype == DType::Int64 || dtype == DType::Int32 ||
+         refuse(why, std::string(dtype_name(dtype)) + " (vec pointwise takes f32, bool, i64 and i32)");
 }
 
 bool dtypes_ok(const LayerInfo& info, std::string* why) {
@@ -334,10 +428,18 @@ bool dtypes_ok(const LayerInfo& info, std::string* why) {
   return dtype_ok(info.outputs[0].dtype, why);
 }
 
-bool program_ok(const std::vector<PointwiseInstr>& program, std::string* why) {
+bool program_ok(const std::vector<PointwiseInstr>& program, const LayerInfo& info, std::string* why) {
   if (program.empty()) return refuse(why, "an empty program");
-  for (const auto& in : program) {
-    if (!(is_logic(in) ? logic_ok(in, why) : arithmetic_ok(in, why))) return false;
+  const ProgramTypes types = types_of(program, info);
+  for (size_t s = 0; s < program.size(); ++s) {
+    const PointwiseInstr& in = program[s];
+    bool ok = false;
+    switch (types.runners[s]) {
+      case Runner::kInteger: ok = integer_ok(in, types.sources[s], types.results[s], why); break;
+      case Runner::kLogic: ok = logic_ok(in, why); break;
+      case Runner::kArithmetic: ok = arithmetic_ok(in, why); break;
+    }
+    if (!ok) return false;
   }
   return true;
 }
@@ -363,7 +465,7 @@ std::vector<PointwiseInstr> program_of(const Layer& layer) {
 }
 
 bool applies(const LayerInfo& info, std::string* why) {
-  return dtypes_ok(info, why) && program_ok(program_of(*info.layer), why);
+  return dtypes_ok(info, why) && program_ok(program_of(*info.layer), info, why);
 }
 
 std::unique_ptr<Kernel> create(const LayerInfo& info) {
@@ -374,7 +476,7 @@ std::unique_ptr<Kernel> create(const LayerInfo& info) {
                   });
   KILN_CHECK(ok, Unsupported, "pointwise '", info.layer->name,
              "': formats other than Plain or all ChannelsLast");
-  return std::make_unique<PointwiseKernel>(program_of(*info.layer), *info.layer);
+  return std::make_unique<PointwiseKernel>(program_of(*info.layer), info);
 }
 
 }  // namespace

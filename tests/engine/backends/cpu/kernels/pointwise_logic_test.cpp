@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "engine/backends/cpu/kernels/kernel_test_util.h"
+#include "engine/backends/cpu/kernels/pointwise_exact.h"
 #include "engine/pointwise_programs.h"
 
 namespace kiln::engine::cpu::testing {
@@ -17,19 +17,6 @@ namespace {
 
 using namespace engine::testing::programs;
 const float kNan = std::nanf(""), kInf = INFINITY;
-
-/// One layer input: its dtype, dims and bytes.
-struct Operand {
-  DType dtype = DType::Float32;
-  Dims dims;
-  std::vector<uint8_t> bytes;
-};
-
-Operand floats(const Dims& dims, const std::vector<float>& v) {
-  Operand o{DType::Float32, dims, std::vector<uint8_t>(v.size() * 4)};
-  std::memcpy(o.bytes.data(), v.data(), o.bytes.size());
-  return o;
-}
 
 /// Random floats in [-2, 2) with specials among them: NaN, +-inf, +-0.0 and repeats of a neighbour's value
 /// (so equal operands meet).
@@ -41,77 +28,6 @@ Operand special_floats(const Dims& dims, uint32_t seed) {
     if ((i + seed) % 7 == 3 && i > 0) v[i] = v[i - 1];
   }
   return floats(dims, v);
-}
-
-Operand random_bools(const Dims& dims, uint32_t seed) {
-  std::mt19937 gen(seed);
-  Operand o{DType::Bool, dims, std::vector<uint8_t>(static_cast<size_t>(numel(dims)))};
-  for (uint8_t& b : o.bytes) b = static_cast<uint8_t>(gen() & 1u);
-  return o;
-}
-
-template <class P>
-Layer single(LayerKind kind, P params) {
-  Layer l;
-  l.name = "single";
-  l.kind = kind;
-  l.params = params;
-  return l;
-}
-
-LayerInfo info_of(const Layer& layer, const std::vector<Operand>& in) {
-  LayerInfo li;
-  li.layer = &layer;
-  std::vector<ShapeIn> shapes;
-  for (const Operand& o : in) {
-    li.inputs.push_back(TensorInfo{"in", o.dtype, o.dims, o.dims, o.dims});
-    shapes.push_back(ShapeIn{o.dtype, o.dims, nullptr});
-  }
-  ShapeOut y = infer_shapes(layer, shapes).at(0);
-  li.outputs.push_back(TensorInfo{"out", y.dtype, y.dims, y.dims, y.dims});
-  return li;
-}
-
-/// The output bytes of `tactic` ("vec", or "ref" for the reference kernel) on `in`, with `threads` threads.
-std::vector<uint8_t> run_layer(const Layer& layer, const std::string& tactic, const std::vector<Operand>& in,
-                               int threads) {
-  const LayerInfo li = info_of(layer, in);
-  const TensorInfo& out = li.outputs[0];
-  std::vector<uint8_t> y(static_cast<size_t>(numel(out.opt)) * dtype_size(out.dtype), 0xAB);
-  std::vector<Operand> inputs = in;  // the views are mutable
-  KernelArgs args;
-  for (Operand& o : inputs) args.inputs.push_back(TensorView{o.bytes.data(), o.dtype, o.dims});
-  args.outputs.push_back(TensorView{y.data(), out.dtype, out.opt});
-  if (tactic == "ref") {
-    ops::execute(layer, args);
-    return y;
-  }
-  const KernelRow& r = row(layer.kind, tactic);
-  std::string why;
-  EXPECT_TRUE(r.runs(li, &why)) << tactic << " refuses: " << why;
-  auto kernel = r.create(li);
-  auto state = kernel->create_state();
-  ThreadPool pool(threads);
-  args.pool = &pool;
-  args.state = state.get();
-  kernel->execute(args);
-  return y;
-}
-
-/// vec's output is the reference's, byte for byte, with 1 and 2 threads.
-void expect_exact(const Layer& layer, const std::vector<Operand>& in, const std::string& what) {
-  const std::vector<uint8_t> want = run_layer(layer, "ref", in, 1);
-  for (int threads : {1, 2}) {
-    const std::vector<uint8_t> got = run_layer(layer, "vec", in, threads);
-    ASSERT_EQ(got.size(), want.size()) << what;
-    for (size_t i = 0; i < got.size(); ++i) {
-      if (got[i] != want[i]) {
-        ADD_FAILURE() << what << " (" << threads << " threads): byte " << i << " got " << int(got[i])
-                      << " want " << int(want[i]);
-        break;
-      }
-    }
-  }
 }
 
 std::vector<float> as_floats(const std::vector<uint8_t>& bytes) {
@@ -225,11 +141,11 @@ TEST(VecPointwiseLogic, FusedCompareSelectAndFloatMath) {
 
 TEST(VecPointwiseLogic, RefusesWhatItDoesNotRun) {
   std::string why;
-  const Layer i64 = single(LayerKind::Elementwise, ElementwiseParams{ElementwiseOp::Less});
-  LayerInfo li = info_of(i64, {Operand{DType::Int64, {4}, std::vector<uint8_t>(32)},
-                               Operand{DType::Int64, {4}, std::vector<uint8_t>(32)}});
+  const Layer f64 = single(LayerKind::Elementwise, ElementwiseParams{ElementwiseOp::Less});
+  LayerInfo li = info_of(f64, {Operand{DType::Float64, {4}, std::vector<uint8_t>(32)},
+                               Operand{DType::Float64, {4}, std::vector<uint8_t>(32)}});
   EXPECT_FALSE(row(LayerKind::Elementwise, "vec").runs(li, &why));
-  EXPECT_NE(why.find("i64"), std::string::npos) << why;
+  EXPECT_NE(why.find("f64"), std::string::npos) << why;
   // Rounding through f16 inside a float program is not a copy.
   const Layer via_half = fused({cast(DType::Float16, kIn), cast(DType::Float32, kT)});
   why.clear();
