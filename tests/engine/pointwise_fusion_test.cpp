@@ -2,6 +2,8 @@
 // the float math around them in one FusedPointwise program, which the CPU's vec kernel runs (GPT-2's causal
 // mask was an `and` and a `where` run by the reference kernels).
 
+#include <limits>
+
 #include "engine_test_util.h"
 #include "kiln/engine/plan.h"
 
@@ -121,6 +123,57 @@ TEST(EnginePointwiseFusion, MixedChainInFp16KeepsItsBools) {
     ++compared;
   }
   EXPECT_GT(compared, 100);
+}
+
+TEST(EnginePointwiseFusion, IntegerChainFusesExactlyAndStopsAtACastToFloat) {
+  // Bucket-like int64 math as one linear chain: where(n < 12, min((|n - m| floor_div -3) + 8, 15), m) mod 7,
+  // then a cast to Float32, which ends the chain, as the comparison (a Bool output) stays out of it. Values
+  // beyond 2^53 and at the extremes among the positions: exact only in int64 (wrapping like torch).
+  const int64_t s = 9, big = (int64_t{1} << 53) + 1, lowest = std::numeric_limits<int64_t>::lowest();
+  Network net;
+  Tensor* m = net.add_input("m", DType::Int64, {s, 1});
+  Tensor* n = net.add_input("n", DType::Int64, {1, s});
+  auto scalar = [&](const std::string& name, int64_t v) {
+    return net.add_constant(name, Weights(HostTensor::from_int64s({v}, {})));
+  };
+  Tensor* t = net.add_elementwise("sub", n, m, ElementwiseOp::Sub);
+  t = net.add_unary("abs", t, UnaryOp::Abs);
+  t = net.add_elementwise("floor_div", t, scalar("minus3", -3), ElementwiseOp::FloorDiv);
+  t = net.add_elementwise("add", t, scalar("eight", 8), ElementwiseOp::Add);
+  t = net.add_elementwise("min", t, scalar("buckets", 15), ElementwiseOp::Min);
+  Tensor* small = net.add_elementwise("lt", n, scalar("twelve", 12), ElementwiseOp::Less);
+  t = net.add_select("where", small, t, m);
+  Tensor* bucket = net.add_elementwise("mod", t, scalar("seven", 7), ElementwiseOp::Mod);
+  net.mark_output(bucket);
+  net.mark_output(net.add_cast("to_float", bucket, DType::Float32));
+  auto plan = build(net);
+  auto layers = compute_layers(*plan);
+  ASSERT_EQ(layers.size(), 3u);  // lt, the fused chain, the cast
+  int fused = 0;
+  for (const auto& l : layers) {
+    fused += l.kind == LayerKind::FusedPointwise;
+    if (plan->backend_name() == "cpu") EXPECT_EQ(l.tactic, "vec") << l.name;
+  }
+  EXPECT_EQ(fused, 1);
+  const std::vector<int64_t> mv = {0, 1, -5, 30, big, -big, lowest, 7, 100};
+  const std::vector<int64_t> nv = {3, 0, big + 2, -40, lowest, 12, -1, 8, 2};
+  const auto outs =
+      run(plan, {{"m", HostTensor::from_int64s(mv, {s, 1})}, {"n", HostTensor::from_int64s(nv, {1, s})}});
+  ASSERT_EQ(outs[0].dtype(), DType::Int64);
+  const auto floor_div = [](int64_t x, int64_t d) {
+    return x / d - (x % d != 0 && ((x < 0) != (d < 0)) ? 1 : 0);
+  };
+  for (int64_t i = 0; i < s * s; ++i) {
+    const int64_t mi = mv[i / s], ni = nv[i % s];
+    const uint64_t diff = static_cast<uint64_t>(ni) - static_cast<uint64_t>(mi);
+    const int64_t a =
+        static_cast<int64_t>(diff) < 0 ? static_cast<int64_t>(0 - diff) : static_cast<int64_t>(diff);
+    const int64_t picked = ni < 12 ? std::min<int64_t>(floor_div(a, -3) + 8, 15) : mi;
+    int64_t b = picked % 7;
+    if (b < 0) b += 7;
+    EXPECT_EQ(outs[0].data_as<int64_t>()[i], b) << i;
+    EXPECT_EQ(outs[1].data_as<float>()[i], static_cast<float>(b)) << i;
+  }
 }
 
 }  // namespace

@@ -24,13 +24,18 @@ bool is_const(const Plan::Impl& g, int64_t id) {
   return p >= 0 && g.layers[p].layer.kind == LayerKind::Constant;
 }
 
-const Weights& const_weights(const Plan::Impl& g, int64_t id) { return g.layers[g.tensors[id].producer].layer.weights[0]; }
+const Weights& const_weights(const Plan::Impl& g, int64_t id) {
+  return g.layers[g.tensors[id].producer].layer.weights[0];
+}
 
 std::vector<int64_t> consumers_of(const Plan::Impl& g, int64_t id) {
   std::vector<int64_t> out;
   for (size_t i = 0; i < g.layers.size(); ++i) {
     for (int64_t in : g.layers[i].layer.inputs) {
-      if (in == id) { out.push_back(static_cast<int64_t>(i)); break; }
+      if (in == id) {
+        out.push_back(static_cast<int64_t>(i));
+        break;
+      }
     }
   }
   return out;
@@ -61,33 +66,48 @@ Dims squeeze_leading(Dims d) {
   return d;
 }
 
-/// The dtypes one fused pointwise program may mix, named by one of them: a floating dtype alone, or Float32
-/// with Bool (masks, comparisons and selects among float math: GPT-2's causal mask `and` then `where`; the
-/// CPU's vec kernels hold a Bool as 0.0f / 1.0f). Integer dtypes fuse with nothing (nullopt).
+/// The dtypes one fused pointwise program may mix, named by one of them: a floating dtype alone, Float32 with
+/// Bool (masks, comparisons and selects among float math: GPT-2's causal mask `and` then `where`; the CPU's
+/// vec kernels hold a Bool as 0.0f / 1.0f), or Int64 and Int32 with Bool inputs (index math, T5's
+/// relative-position buckets; exact in int64). A cast between integers and floats ends a chain (its layer
+/// mixes two families): float math fused after it would run in float where the unfused layers round
+/// differently before a cast back to an integer truncates.
 std::optional<DType> fusion_family(DType d) {
   if (d == DType::Bool) return DType::Float32;
   if (is_floating(d)) return d;
+  if (d == DType::Int64 || d == DType::Int32) return DType::Int64;
   return std::nullopt;
 }
 
-/// Whether layer `i` may join a fused pointwise program: a pointwise kind whose inputs and output are of one
-/// fusion family, and not a host layer (a shape value evaluated at shape inference must stay one).
-bool pointwise_fusable(const Plan::Impl& g, size_t i) {
+/// The fusion family of layer `i` when it may join a fused pointwise program: a pointwise kind, not a host
+/// layer (a shape value evaluated at shape inference must stay one), whose inputs and output are of one
+/// family, a Bool input joining an integer one; else nullopt. An integer layer joins only with an integer
+/// output and no cast but from Bool: the cuda kernels take a program's integer semantics (truncating
+/// division, mod) from its output dtype and run a cast inside a program as a copy.
+std::optional<DType> pointwise_family(const Plan::Impl& g, size_t i) {
   const PlanLayer& pl = g.layers[i];
   const Layer& l = pl.layer;
-  if (pl.host || l.outputs.size() != 1) return false;
-  const std::optional<DType> family = fusion_family(g.tensors[l.outputs[0]].dtype);
-  if (!family) return false;
-  for (int64_t in : l.inputs) {
-    if (fusion_family(g.tensors[in].dtype) != family) return false;
+  if (pl.host || l.outputs.size() != 1) return std::nullopt;
+  const DType out = g.tensors[l.outputs[0]].dtype;
+  std::vector<DType> dtypes = {out};
+  for (int64_t in : l.inputs) dtypes.push_back(g.tensors[in].dtype);
+  const bool integer = std::any_of(dtypes.begin(), dtypes.end(), [](DType d) { return is_integral(d); });
+  if (integer &&
+      (!is_integral(out) || (l.kind == LayerKind::Cast && g.tensors[l.inputs[0]].dtype != DType::Bool)))
+    return std::nullopt;
+  std::optional<DType> family;
+  for (DType d : dtypes) {
+    const std::optional<DType> f = integer && d == DType::Bool ? DType::Int64 : fusion_family(d);
+    if (!f || (family && f != family)) return std::nullopt;
+    family = f;
   }
   switch (l.kind) {
     case LayerKind::Elementwise:
     case LayerKind::Activation:
     case LayerKind::Unary:
     case LayerKind::Select:
-    case LayerKind::Cast: return true;
-    default: return false;
+    case LayerKind::Cast: return family;
+    default: return std::nullopt;
   }
 }
 
@@ -104,9 +124,9 @@ bool pure_reshape(const Plan::Impl& g, const Layer& l) {
          dims_known(g.tensors[l.outputs[0]].dims);
 }
 
-/// Whether permutation `perm` of a tensor of static `dims` (no zero) moves only dims of size 1: the others keep
-/// their order, so the elements keep theirs and the permute is a reshape (ViT's batch-first transposes of
-/// [1, L, E] <-> [L, 1, E] in its attention blocks).
+/// Whether permutation `perm` of a tensor of static `dims` (no zero) moves only dims of size 1: the others
+/// keep their order, so the elements keep theirs and the permute is a reshape (ViT's batch-first transposes
+/// of [1, L, E] <-> [L, 1, E] in its attention blocks).
 bool moves_only_unit_dims(const std::vector<int64_t>& perm, const Dims& dims) {
   if (!dims_known(dims)) return false;
   int64_t last = -1;
@@ -158,7 +178,10 @@ int fold_constants(Plan::Impl& g, bool refittable) {
       bool all_const = true, named = false;
       std::vector<HostTensor> in;
       for (int64_t id : l.inputs) {
-        if (!is_const(g, id)) { all_const = false; break; }
+        if (!is_const(g, id)) {
+          all_const = false;
+          break;
+        }
         named = named || !const_weights(g, id).name.empty();
         in.push_back(const_weights(g, id).value);
       }
@@ -209,7 +232,8 @@ int remove_dead_layers(Plan::Impl& g) {
   std::vector<PlanLayer> layers;
   for (size_t i = 0; i < g.layers.size(); ++i) {
     if (!live_l[i]) {
-      if (!g.layers[i].layer.outputs.empty()) KILN_DEBUG("engine: removed dead layer '", g.layers[i].layer.name, "'");
+      if (!g.layers[i].layer.outputs.empty())
+        KILN_DEBUG("engine: removed dead layer '", g.layers[i].layer.name, "'");
       continue;
     }
     PlanLayer pl = std::move(g.layers[i]);
@@ -294,8 +318,9 @@ int fuse_linear(Plan::Impl& g, bool refittable) {
     if (l.outputs.empty()) continue;
     bool is_conv = l.kind == LayerKind::Convolution;
     auto& post = is_conv ? l.get<ConvolutionParams>().post_ops : l.get<MatrixMultiplyParams>().post_ops;
-    if (!is_conv && (l.weights.empty() || !l.weights[0].defined()) && l.inputs.size() == 2 && is_const(g, l.inputs[1]) &&
-        sole_consumer(g, l.inputs[1]) == static_cast<int64_t>(i) && post.empty()) {
+    if (!is_conv && (l.weights.empty() || !l.weights[0].defined()) && l.inputs.size() == 2 &&
+        is_const(g, l.inputs[1]) && sole_consumer(g, l.inputs[1]) == static_cast<int64_t>(i) &&
+        post.empty()) {
       l.weights = {const_weights(g, l.inputs[1]), Weights()};
       l.inputs.pop_back();
       KILN_INFO("engine: matrix multiply '", l.name, "' takes its constant operand as weights");
@@ -312,12 +337,12 @@ int fuse_linear(Plan::Impl& g, bool refittable) {
         post.push_back(PostOp{PostOp::Activation, n.get<ActivationParams>(), 1.0});
         if (!g.backend->fuses_post_ops(l)) {
           post.pop_back();
-          KILN_INFO("engine: activation '", n.name, "' stays a layer: ", g.backend_name, " cannot fuse it into '",
-                    l.name, "'");
+          KILN_INFO("engine: activation '", n.name, "' stays a layer: ", g.backend_name,
+                    " cannot fuse it into '", l.name, "'");
           break;
         }
-        KILN_INFO("engine: fused activation '", n.name, "' (", activation_kind_name(n.get<ActivationParams>().kind),
-                  ") into '", l.name, "'");
+        KILN_INFO("engine: fused activation '", n.name, "' (",
+                  activation_kind_name(n.get<ActivationParams>().kind), ") into '", l.name, "'");
         take_output(g, static_cast<int64_t>(i), c);
         ++fused;
         continue;
@@ -326,7 +351,8 @@ int fuse_linear(Plan::Impl& g, bool refittable) {
       auto op = n.get<ElementwiseParams>().op;
       int64_t other = n.inputs[0] == out ? n.inputs[1] : n.inputs[0];
       // Bias / scale from a per-channel constant, before any post-op.
-      if (post.empty() && is_const(g, other) && (op == ElementwiseOp::Add || (op == ElementwiseOp::Mul && is_conv))) {
+      if (post.empty() && is_const(g, other) &&
+          (op == ElementwiseOp::Add || (op == ElementwiseOp::Mul && is_conv))) {
         const Weights& k = const_weights(g, other);
         int64_t channels = is_conv ? od[1] : od.back();
         Dims kd = squeeze_leading(k.value.sizes());
@@ -378,7 +404,8 @@ int fuse_linear(Plan::Impl& g, bool refittable) {
         if (!same && !g.profiles.empty()) {
           same = true;
           for (const auto& pr : g.profiles) {
-            same = same && pr.min[other] == pr.min[out] && pr.max[other] == pr.max[out] && pr.opt[other] == pr.opt[out];
+            same = same && pr.min[other] == pr.min[out] && pr.max[other] == pr.max[out] &&
+                   pr.opt[other] == pr.opt[out];
           }
           same = same && g.tensors[other].dims.size() == od.size();
         }
@@ -388,8 +415,8 @@ int fuse_linear(Plan::Impl& g, bool refittable) {
           if (!g.backend->fuses_post_ops(l)) {
             post.pop_back();
             l.inputs.pop_back();
-            KILN_INFO("engine: residual add '", n.name, "' stays a layer: ", g.backend_name, " cannot fuse it into '",
-                      l.name, "'");
+            KILN_INFO("engine: residual add '", n.name, "' stays a layer: ", g.backend_name,
+                      " cannot fuse it into '", l.name, "'");
             break;
           }
           KILN_INFO("engine: fused residual add '", n.name, "' into '", l.name, "'");
@@ -408,7 +435,9 @@ int fuse_pointwise(Plan::Impl& g) {
   int fused = 0;
   std::vector<bool> taken(g.layers.size(), false);
   for (size_t s = 0; s < g.layers.size(); ++s) {
-    if (taken[s] || g.layers[s].layer.outputs.empty() || !pointwise_fusable(g, s)) continue;
+    if (taken[s] || g.layers[s].layer.outputs.empty()) continue;
+    const std::optional<DType> family = pointwise_family(g, s);
+    if (!family) continue;
     std::vector<int64_t> chain = {static_cast<int64_t>(s)};
     // The sources (distinct outside inputs plus small constants, one weight per use) the fused program reads;
     // the chain stops before it would exceed kiln/engine/pointwise_limits.h (a longer one is fused in parts).
@@ -429,9 +458,7 @@ int fuse_pointwise(Plan::Impl& g) {
     for (;;) {
       int64_t out = g.layers[chain.back()].layer.outputs[0];
       int64_t c = sole_consumer(g, out);
-      if (c < 0 || !pointwise_fusable(g, static_cast<size_t>(c)) ||
-          fusion_family(g.tensors[g.layers[c].layer.outputs[0]].dtype) !=
-              fusion_family(g.tensors[out].dtype) ||
+      if (c < 0 || pointwise_family(g, static_cast<size_t>(c)) != family ||
           chain.size() >= kMaxFusedPointwiseInstrs)
         break;
       std::set<int64_t> ins = chain_inputs;
@@ -465,7 +492,10 @@ int fuse_pointwise(Plan::Impl& g) {
           weights.push_back(const_weights(g, in));
         } else {
           auto it = std::find(inputs.begin(), inputs.end(), in);
-          if (it == inputs.end()) { inputs.push_back(in); it = inputs.end() - 1; }
+          if (it == inputs.end()) {
+            inputs.push_back(in);
+            it = inputs.end() - 1;
+          }
           ins.operands.push_back(PointwiseInstr::kInput + (it - inputs.begin()));
         }
       }
