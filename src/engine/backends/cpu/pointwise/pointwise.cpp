@@ -29,7 +29,8 @@ namespace kiln::engine::cpu::fast {
 namespace {
 
 constexpr int64_t kBlock = 512;
-/// Bytes of one value in a block buffer (temps, gathered operands, tiled copies): the widest lane, int64.
+/// Bytes of one value in a tiled copy (any lane type; the temps and gathered operands of a program without
+/// integers take 4: their float blocks stay as compact in cache as before integers came).
 constexpr size_t kLaneBytes = 8;
 
 /// A value as the kernels hold it: a float as it is, a Bool byte as 0.0f or 1.0f, an integer as int64.
@@ -284,6 +285,10 @@ class PointwiseKernel : public Kernel {
       weight_dims_.push_back(w.value.sizes());
       weights_.push_back(w.value);
     }
+    const auto integral = [](const std::vector<DType>& d) {
+      return std::any_of(d.begin(), d.end(), is_integral);
+    };
+    if (integral(types_.inputs) || integral(types_.weights) || integral(types_.results)) lane_bytes_ = 8;
   }
 
   std::unique_ptr<KernelState> create_state() const override { return std::make_unique<PointwiseState>(); }
@@ -322,11 +327,10 @@ class PointwiseKernel : public Kernel {
     const int64_t grain = std::max<int64_t>(1, grain_elements / block);
     ops::parallel(args.pool, (y.numel() + block - 1) / block, grain, [&](int64_t b, int64_t e) {
       // Temps per instruction plus gather buffers per operand slot (3 per instruction: a select's).
-      std::byte* temps = thread_scratch(4 * steps * static_cast<size_t>(block));
-      std::byte* gathered = temps + steps * static_cast<size_t>(block) * kLaneBytes;
-      const auto slot = [&](std::byte* base, size_t k) {
-        return base + k * static_cast<size_t>(block) * kLaneBytes;
-      };
+      const size_t slot_bytes = static_cast<size_t>(block) * lane_bytes_;
+      std::byte* temps = thread_scratch(4 * steps * slot_bytes / kLaneBytes);
+      std::byte* gathered = temps + steps * slot_bytes;
+      const auto slot = [&](std::byte* base, size_t k) { return base + k * slot_bytes; };
       for (int64_t blk = b; blk < e; ++blk) {
         const int64_t start = blk * block, n = std::min<int64_t>(block, y.numel() - start);
         for (size_t s = 0; s < steps; ++s) {
@@ -407,6 +411,8 @@ class PointwiseKernel : public Kernel {
 
   std::vector<PointwiseInstr> program_;
   ProgramTypes types_;
+  /// Bytes per value of the temps and gathered operands: 8 when the program holds integers.
+  size_t lane_bytes_ = 4;
   std::vector<Dims> weight_dims_;
   std::vector<HostTensor> weights_;  // shared with the layer
 };
