@@ -2,8 +2,7 @@
 # Run ON THE GPU MACHINE from the repository root: the plain-mode (no CUDA graphs) check of the cuda convolution
 # path. gpu_session.sh (build, CUDA layer suite and sweep, e2e CUDA fixtures, bench/gpu table for the models and
 # batches given, default resnet50 efficientnet_b0 regnet_y_1_6gf at batch 1 and 32, no torch.compile), then
-# `kiln bench --profile` of every benchmarked case's module (each layer timed alone: host time shows on small
-# layers). Long: start it with setsid nohup and collect $OUT/conv_plain.out.
+# `kiln bench --profile` of every benchmarked case's module (engine layers in device time). Long: start it with setsid nohup and collect $OUT/conv_plain.out.
 set -uo pipefail
 out=${OUT:-/tmp/kiln-conv-plain}
 mkdir -p "$out"

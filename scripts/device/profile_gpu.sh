@@ -3,8 +3,8 @@
 # Builds `kiln` and `kiln_torch` (scripts/device/build.sh, reusing build-device), exports the models through
 # bench/gpu/bench_gpu.py (no torch.compile, few iterations: it only leaves model.pt2 and inputs.npz per case in
 # /tmp/kiln-bench-gpu), then per case compiles for cuda in fp16 with every tactic choice logged (no caches) and runs
-# `kiln bench --profile`. Each layer is timed alone there (a sync after every layer), so on the GPU small layers
-# show host time; the compile log's "timed:" lines give the builder's device times per candidate.
+# `kiln bench --profile` (engine layers in device time, back to back); the compile log's "timed:" lines give the
+# builder's device times per candidate.
 # Usage: scripts/device/profile_gpu.sh [bench_gpu.py args, e.g. --models resnet50 --batches 1]
 # Writes $OUT/profile.tgz (compile_CASE.log, profile_CASE.txt) and prints each case's medians.
 set -uo pipefail

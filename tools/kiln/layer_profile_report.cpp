@@ -64,8 +64,12 @@ void print_layer_profile(std::ostream& out, const std::vector<engine::LayerProfi
     kind_width = std::max(kind_width, r.kind.size());
     tactic_width = std::max(tactic_width, r.tactic.size());
   }
+  const bool device =
+      std::any_of(profile.begin(), profile.end(), [](const auto& r) { return r.device_time; });
   out << "layer profile over " << runs
-      << " runs (each layer timed alone: a GPU waits after every layer): layers "
+      << (device
+              ? " runs (engine layers in device time, run back to back; PyTorch runs in wall time): layers "
+              : " runs: layers ")
       << format("%.3f ms/run of %.3f ms/run wall", s.ms_per_run, wall_ms / std::max(runs, 1)) << "\n";
   out << "     ms/run        %  " << padded("kind", kind_width) << "  " << padded("tactic", tactic_width)
       << "  layer\n";
@@ -88,6 +92,7 @@ nlohmann::json layer_profile_json(const std::vector<engine::LayerProfileRecord>&
   j["runs"] = runs;
   j["wall_ms_per_run"] = wall_ms / std::max(runs, 1);
   j["layers_ms_per_run"] = s.ms_per_run;
+  j["device_time"] = std::any_of(profile.begin(), profile.end(), [](const auto& r) { return r.device_time; });
   j["layers"] = nlohmann::json::array();
   for (const Row& row : s.layers) {
     j["layers"].push_back({{"name", row.layer->name},

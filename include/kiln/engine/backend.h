@@ -65,7 +65,9 @@ struct TensorView {
   /// Bytes the buffer holds in its format (blocked formats include the padded channel tail).
   size_t nbytes() const { return static_cast<size_t>(format_numel(format, dims)) * dtype_size(dtype); }
   template <typename T>
-  T* as() const { return static_cast<T*>(data); }
+  T* as() const {
+    return static_cast<T*>(data);
+  }
 };
 
 /// What the builder knows about a tensor when it chooses kernels: dtype and the dims range over the
@@ -74,7 +76,7 @@ struct TensorInfo {
   std::string name;
   DType dtype = DType::Float32;
   Dims min, opt, max;
-  TensorFormat format = TensorFormat::Plain;  // memory format at run time
+  TensorFormat format = TensorFormat::Plain;         // memory format at run time
   std::optional<DynamicRange> range = std::nullopt;  // its dynamic range, if any (INT8 tactics)
 };
 
@@ -89,24 +91,26 @@ struct LayerInfo {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
 
-  /// The bytes a kernel of this layer stored in the plan (Kernel::plan_data(), e.g. compiled device code), when
-  /// the plan was loaded or the kernel is re-created (refit); null at build. Untrusted (it comes from a file):
-  /// a kernel validates it, and ignores it when it was made for another layer or tactic.
+  /// The bytes a kernel of this layer stored in the plan (Kernel::plan_data(), e.g. compiled device code),
+  /// when the plan was loaded or the kernel is re-created (refit); null at build. Untrusted (it comes from a
+  /// file): a kernel validates it, and ignores it when it was made for another layer or tactic.
   const std::vector<uint8_t>* plan_data = nullptr;
 
-  /// Set by the builder's tactic selection when it times candidates (BuilderConfig::timing_iterations > 0): the
-  /// kernel may time alternatives of its own now (cuda "cublaslt": cuBLASLt algorithms at the opt shape) and
-  /// record its choice in plan_data(). False when a plan is loaded or its kernels are re-created (refit).
+  /// Set by the builder's tactic selection when it times candidates (BuilderConfig::timing_iterations > 0):
+  /// the kernel may time alternatives of its own now (cuda "cublaslt": cuBLASLt algorithms at the opt shape)
+  /// and record its choice in plan_data(). False when a plan is loaded or its kernels are re-created (refit).
   bool tune = false;
 
-  /// Set from BuilderConfig::allow_reduced_precision_tactics at build: among its own alternatives the kernel may
-  /// choose ones less precise than the dtype promises (cuda convolution: cuDNN's FFT and Winograd algorithms in
-  /// fp32), as the builder may choose Tactic::reduced_precision tactics.
+  /// Set from BuilderConfig::allow_reduced_precision_tactics at build: among its own alternatives the kernel
+  /// may choose ones less precise than the dtype promises (cuda convolution: cuDNN's FFT and Winograd
+  /// algorithms in fp32), as the builder may choose Tactic::reduced_precision tactics.
   bool reduced_precision = false;
 
   LayerKind kind() const { return layer->kind; }
   template <typename P>
-  const P& params() const { return std::get<P>(layer->params); }
+  const P& params() const {
+    return std::get<P>(layer->params);
+  }
 };
 
 /// Per-context mutable kernel data (base class; kernels define their own).
@@ -123,9 +127,11 @@ struct KernelArgs {
   size_t workspace_size = 0;
   ThreadPool* pool = nullptr;  // the CPU backend's pool (null on other backends)
   KernelState* state = nullptr;
-  void* stream = nullptr;  // the device stream to enqueue on (cudaStream_t on cuda; null: default; unused on cpu)
+  void* stream =
+      nullptr;  // the device stream to enqueue on (cudaStream_t on cuda; null: default; unused on cpu)
   /// Per input: its value on the host when the input is a shape tensor evaluated on the host (a slice's
-  /// start, a reshape's shape), else null. Device kernels read shape-tensor inputs here, never from the device.
+  /// start, a reshape's shape), else null. Device kernels read shape-tensor inputs here, never from the
+  /// device.
   std::vector<const HostTensor*> input_values;
 };
 
@@ -192,6 +198,23 @@ class GraphRecorder {
                       std::unique_ptr<DeviceGraph>& graph) const = 0;
 };
 
+/// Timestamps on a device's streams, for per-layer profiles in device time: what a backend that runs work
+/// asynchronously (cuda) returns from Backend::device_clock(). One per profiling context (it holds events).
+class DeviceClock {
+ public:
+  virtual ~DeviceClock() = default;
+  /// Holds `stream`: work enqueued on it afterwards waits until release() (or a timeout of about 100 ms), so
+  /// that what the host enqueues meanwhile runs back to back at the device's pace, not the host's.
+  virtual void hold(void* stream) = 0;
+  virtual void release() noexcept = 0;
+  /// Enqueues a timestamp on `stream`; returns its index in this round (from 0).
+  virtual size_t mark(void* stream) = 0;
+  /// Milliseconds between marks `a` and `b` of this round, once the stream has been synchronized.
+  virtual double elapsed_ms(size_t a, size_t b) const = 0;
+  /// Starts a new round: marks are numbered from 0 again.
+  virtual void reset() = 0;
+};
+
 /// A device backend. Implementations are stateless apart from their options and thread pool.
 class Backend {
  public:
@@ -205,8 +228,9 @@ class Backend {
   /// Whether the backend runs this floating dtype at all (fp32, fp16, bf16) for layers of `kind`.
   virtual bool supports_precision(LayerKind kind, DType dtype) const = 0;
   /// Whether this backend's optimized kernels run `layer` (a Convolution or MatrixMultiply whose post_ops the
-  /// builder's fusion pass is extending) with all of its post-ops fused. When not, the pass keeps the activation
-  /// or residual add a layer of its own, rather than leaving the fused layer to a reference kernel.
+  /// builder's fusion pass is extending) with all of its post-ops fused. When not, the pass keeps the
+  /// activation or residual add a layer of its own, rather than leaving the fused layer to a reference
+  /// kernel.
   virtual bool fuses_post_ops(const Layer& layer) const {
     (void)layer;
     return true;
@@ -251,6 +275,9 @@ class Backend {
   /// Records device work for replay (cuda: CUDA graphs); null on backends that run work as it is issued
   /// (cpu).
   virtual const GraphRecorder* graph_recorder() const { return nullptr; }
+  /// A new clock for per-layer profiles in device time (cuda); null where layers run as the host issues them
+  /// (cpu: the host's clock is the device's).
+  virtual std::unique_ptr<DeviceClock> device_clock() const { return nullptr; }
 };
 
 /// A library a backend runs on, as `kiln --version` prints it: {"oneDNN", "2.6.3"}, {"cuDNN", "9.1.0"}.

@@ -1,7 +1,7 @@
 #pragma once
 // Per-layer profiles (TensorRT's IProfiler, trtexec --dumpProfile): the time each step of a plan took over
-// the executes that ran with profiling on (ExecutionContext::set_profiling), and merging profiles of several
-// contexts.
+// the executes that ran with profiling on (ExecutionContext::set_profiling), in device time on cuda, and
+// merging profiles of several contexts.
 
 #include <cstdint>
 #include <string>
@@ -22,6 +22,9 @@ struct LayerProfileRecord {
   /// Milliseconds over all calls, and the number of calls (one per execute that ran the step).
   double total_ms = 0.0;
   uint64_t calls = 0;
+  /// Timed on the device (cuda: marks around each layer of runs whose layers went back to back, as in a
+  /// CUDA-graph replay), not by the host's clock with a wait after every layer.
+  bool device_time = false;
 };
 
 /// Adds the records of `from` into `into`: a record whose name `into` already holds adds its time and calls

@@ -64,8 +64,8 @@ struct ExecutionContext::State {
   bool cacheable = true;
   bool shapes_cached = false;
   std::vector<Dims> cached_inputs;
-  uint64_t cached_generation = 0;  // the plan's refit generation the cache was made at
-  void* stream = nullptr;  // the stream of the current execute() (device backends)
+  uint64_t cached_generation = 0;         // the plan's refit generation the cache was made at
+  void* stream = nullptr;                 // the stream of the current execute() (device backends)
   std::unique_ptr<LayerTimer> timer;      // set while profiling (set_profiling)
   std::vector<LayerProfileRecord> timed;  // what the timer recorded, once profiling was turned off
   // CUDA graphs (set_cuda_graphs): the last recording and what it was recorded for. Declared last, so the
@@ -103,8 +103,9 @@ struct ExecutionContext::State {
     if (off < 0) return;
     int64_t need = tensor_bytes(g->tensors[id].format, g->tensors[id].dtype, dims[id]);
     KILN_CHECK(need <= memory.capacity[id], InvalidInput, "tensor '", g->tensors[id].name, "' with dims ",
-               dims_str(dims[id]), " needs ", need, " bytes but the memory plan for these input shapes reserved ",
-               memory.capacity[id], " (a data-dependent size exceeded its bound)");
+               dims_str(dims[id]), " needs ", need,
+               " bytes but the memory plan for these input shapes reserved ", memory.capacity[id],
+               " (a data-dependent size exceeded its bound)");
   }
 
   /// Plans activation memory for the current input dims (once per distinct dims) and grows the arena to it.
@@ -119,7 +120,8 @@ struct ExecutionContext::State {
     m.max = std::move(shapes.dims);
     for (size_t id = 0; id < m.max.size(); ++id) {
       const Dims& d = m.max[id];
-      if (d.size() != prof.max[id].size() || std::any_of(d.begin(), d.end(), [](int64_t x) { return x < 0; })) {
+      if (d.size() != prof.max[id].size() ||
+          std::any_of(d.begin(), d.end(), [](int64_t x) { return x < 0; })) {
         m.max[id] = prof.max[id];
       }
     }
@@ -157,7 +159,8 @@ struct ExecutionContext::State {
   void give_up_graphs(const std::string& why);
 };
 
-ExecutionContext::ExecutionContext(std::shared_ptr<const Plan> plan, int profile) : state_(std::make_unique<State>()) {
+ExecutionContext::ExecutionContext(std::shared_ptr<const Plan> plan, int profile)
+    : state_(std::make_unique<State>()) {
   KILN_CHECK(plan != nullptr, InvalidInput, "ExecutionContext needs a plan");
   plan->profile(profile);
   State& s = *state_;
@@ -215,11 +218,12 @@ void ExecutionContext::set_input_shape(const std::string& name, const Dims& dims
     const PlanTensor& t = s.g->tensors[s.g->inputs[i]];
     if (t.name != name) continue;
     const ShapeRange& r = s.g->profiles[s.profile].profile.get(name);
-    KILN_CHECK(dims.size() == t.dims.size(), InvalidInput, "input '", name, "': rank ", dims.size(), " given, expected ",
-               t.dims.size());
+    KILN_CHECK(dims.size() == t.dims.size(), InvalidInput, "input '", name, "': rank ", dims.size(),
+               " given, expected ", t.dims.size());
     for (size_t d = 0; d < dims.size(); ++d) {
-      KILN_CHECK(dims[d] >= r.min[d] && dims[d] <= r.max[d], InvalidInput, "input '", name, "': dim ", d, " = ", dims[d],
-                 " is outside the range [", r.min[d], ", ", r.max[d], "] of optimization profile ", s.profile);
+      KILN_CHECK(dims[d] >= r.min[d] && dims[d] <= r.max[d], InvalidInput, "input '", name, "': dim ", d,
+                 " = ", dims[d], " is outside the range [", r.min[d], ", ", r.max[d],
+                 "] of optimization profile ", s.profile);
     }
     s.input_dims[i] = dims;
     return;
@@ -255,7 +259,18 @@ void ExecutionContext::execute(void* stream) {
     state_->execute_graph();
     return;
   }
-  state_->run(true);
+  if (!state_->timer) {
+    state_->run(true);
+    return;
+  }
+  state_->timer->start_run(stream);
+  try {
+    state_->run(true);
+  } catch (...) {
+    state_->timer->abandon_run();  // the stream is not left held
+    throw;
+  }
+  state_->timer->finish_run(stream);
 }
 
 void ExecutionContext::State::give_up_graphs(const std::string& why) {
@@ -386,8 +401,8 @@ void ExecutionContext::State::run_layer(size_t li, const std::vector<ShapeIn>& i
   }
   if (pl.host) {
     int64_t out = l.outputs[0];
-    // The builder marks a layer host only where its value is computable from shapes and small host values; a plan
-    // that marks another layer host was not made by the builder (its bytes were edited).
+    // The builder marks a layer host only where its value is computable from shapes and small host values; a
+    // plan that marks another layer host was not made by the builder (its bytes were edited).
     KILN_CHECK(values[out].has_value(), InvalidInput, "plan: host layer '", l.name,
                "' has no computable value (a layer the builder would not run on the host)");
     const HostTensor& v = *values[out];
@@ -408,7 +423,8 @@ void ExecutionContext::State::run_layer(size_t li, const std::vector<ShapeIn>& i
       dims[id] = args.outputs[o].dims;
       unknown[id] = false;
     }
-    // A data-dependent output (nonzero's, or a layer's after it) goes from the arena to its allocator's buffer.
+    // A data-dependent output (nonzero's, or a layer's after it) goes from the arena to its allocator's
+    // buffer.
     const PlanTensor& t = g->tensors[id];
     if (!t.is_output || !g->data_dependent[id]) continue;
     int64_t bytes = bytes_of(dims[id], t.dtype);

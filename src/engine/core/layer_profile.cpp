@@ -22,18 +22,55 @@ void accumulate_layer_profile(std::vector<LayerProfileRecord>& into,
 }
 
 LayerTimer::LayerTimer(const Plan::Impl& plan)
-    : plan_(&plan), total_ms_(plan.layers.size(), 0.0), calls_(plan.layers.size(), 0) {}
+    : plan_(&plan),
+      clock_(plan.backend->device_clock()),
+      total_ms_(plan.layers.size(), 0.0),
+      calls_(plan.layers.size(), 0) {}
+
+void LayerTimer::start_run(void* stream) {
+  if (!clock_) return;
+  clock_->reset();
+  marked_.clear();
+  clock_->hold(stream);
+  holding_ = true;
+}
 
 void LayerTimer::begin(void* stream) {
+  if (clock_) {
+    begin_mark_ = clock_->mark(stream);
+    return;
+  }
   plan_->backend->synchronize(stream);
   start_ = std::chrono::steady_clock::now();
 }
 
 void LayerTimer::end(size_t layer, void* stream) {
+  if (clock_) {
+    marked_.push_back({layer, begin_mark_, clock_->mark(stream)});
+    return;
+  }
   plan_->backend->synchronize(stream);
   total_ms_[layer] +=
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   ++calls_[layer];
+}
+
+void LayerTimer::abandon_run() noexcept {
+  if (clock_ && holding_) clock_->release();
+  holding_ = false;
+  marked_.clear();
+}
+
+void LayerTimer::finish_run(void* stream) {
+  if (!clock_) return;
+  if (holding_) clock_->release();
+  holding_ = false;
+  plan_->backend->synchronize(stream);
+  for (const Marked& m : marked_) {
+    total_ms_[m.layer] += clock_->elapsed_ms(m.begin, m.end);
+    ++calls_[m.layer];
+  }
+  marked_.clear();
 }
 
 std::vector<LayerProfileRecord> LayerTimer::records() const {
@@ -44,7 +81,7 @@ std::vector<LayerProfileRecord> LayerTimer::records() const {
     const bool constant = l.kind == LayerKind::Constant;
     if (calls_[i] == 0 || (constant && !plan_->tensors[l.outputs[0]].is_output)) continue;
     const std::string tactic = constant ? "copy" : pl.host ? "host" : pl.tactic;
-    records.push_back({l.name, layer_kind_name(l.kind), tactic, total_ms_[i], calls_[i]});
+    records.push_back({l.name, layer_kind_name(l.kind), tactic, total_ms_[i], calls_[i], clock_ != nullptr});
   }
   return records;
 }

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "engine/core/plan_impl.h"
@@ -10,22 +11,36 @@
 
 namespace kiln::engine {
 
-/// Accumulates the time of every layer of a plan: begin() before the layer's work, end(layer) after it. Both
-/// wait for `stream` (Backend::synchronize, nothing on cpu), so on a device backend a layer's time is its own
-/// work and launch, not whatever was queued before it.
+/// Accumulates the time of every layer of a plan over the profiled runs: start_run() before a run,
+/// begin() / end(layer) around each layer, finish_run() after it.
+///   - On a backend with a device clock (cuda), in device time: start_run holds the stream, each layer's work
+///     sits between two marks, finish_run releases the stream, waits for it and adds up the marks. The layers
+///     run back to back at the device's pace, as in a CUDA-graph replay, not one at a time.
+///   - Elsewhere (cpu) in wall time: begin and end wait for the stream (nothing on cpu).
 class LayerTimer {
  public:
   explicit LayerTimer(const Plan::Impl& plan);
+  void start_run(void* stream);
   void begin(void* stream);
   void end(size_t layer, void* stream);
+  void finish_run(void* stream);
+  /// After a run that failed: releases the stream and drops its marks, without waiting.
+  void abandon_run() noexcept;
   /// The layers timed at least once, in plan order, except constants that copy nothing (not plan outputs).
   std::vector<LayerProfileRecord> records() const;
 
  private:
+  struct Marked {
+    size_t layer, begin, end;
+  };
   const Plan::Impl* plan_;
+  std::unique_ptr<DeviceClock> clock_;  // null: wall time
   std::vector<double> total_ms_;
   std::vector<uint64_t> calls_;
   std::chrono::steady_clock::time_point start_;
+  size_t begin_mark_ = 0;
+  std::vector<Marked> marked_;  // this run's layers (device time)
+  bool holding_ = false;
 };
 
 }  // namespace kiln::engine

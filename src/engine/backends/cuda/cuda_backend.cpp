@@ -12,6 +12,9 @@
 #include "engine/backends/cuda/movement/movement_launch.h"
 
 namespace kiln::engine::cuda {
+
+std::unique_ptr<DeviceClock> make_device_clock();  // device_clock.cpp
+
 namespace {
 
 // Host-to-device copies up to this size travel as a kernel parameter (copied at launch), so the host source
@@ -87,7 +90,8 @@ class CudaBackend : public TableBackend, public GraphRecorder {
   explicit CudaBackend(const BackendOptions&) : TableBackend(cuda_kernels(), TacticOrder::Registration) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
-    KILN_CHECK(e == cudaSuccess && count > 0, Unsupported, "engine backend 'cuda': no CUDA GPU is available (",
+    KILN_CHECK(e == cudaSuccess && count > 0, Unsupported,
+               "engine backend 'cuda': no CUDA GPU is available (",
                e == cudaSuccess ? "no device found" : cudaGetErrorString(e), ")");
     KILN_CUDA_CHECK(cudaGetDevice(&device_));
     cudaDeviceProp prop{};
@@ -104,13 +108,16 @@ class CudaBackend : public TableBackend, public GraphRecorder {
     // Convolution and matrix multiply apply their post-ops in one pass of bounded size (post_ops.h).
     bool conv = layer.kind == LayerKind::Convolution;
     if (!conv && layer.kind != LayerKind::MatrixMultiply) return true;
-    const auto& post = conv ? layer.get<ConvolutionParams>().post_ops : layer.get<MatrixMultiplyParams>().post_ops;
-    size_t residuals = std::count_if(post.begin(), post.end(), [](const PostOp& op) { return op.kind == PostOp::Sum; });
+    const auto& post =
+        conv ? layer.get<ConvolutionParams>().post_ops : layer.get<MatrixMultiplyParams>().post_ops;
+    size_t residuals =
+        std::count_if(post.begin(), post.end(), [](const PostOp& op) { return op.kind == PostOp::Sum; });
     bool bias = conv && layer.weights.size() > 1 && layer.weights[1].defined();
     return PostOpPass::fits(post.size(), bias, residuals, nullptr);
   }
   ThreadPool* thread_pool() const override { return nullptr; }
   const GraphRecorder* graph_recorder() const override { return this; }
+  std::unique_ptr<DeviceClock> device_clock() const override { return make_device_clock(); }
   bool record(const std::function<void(void* stream)>& record,
               std::unique_ptr<DeviceGraph>& graph) const override {
     return record_graph(record, graph);
@@ -121,7 +128,8 @@ class CudaBackend : public TableBackend, public GraphRecorder {
                " bytes of device memory while recording a CUDA graph (kernels must not allocate in execute)");
     void* p = nullptr;
     cudaError_t e = cudaMalloc(&p, bytes);
-    KILN_CHECK(e == cudaSuccess, Io, "out of device memory allocating ", bytes, " bytes: ", cudaGetErrorString(e));
+    KILN_CHECK(e == cudaSuccess, Io, "out of device memory allocating ", bytes,
+               " bytes: ", cudaGetErrorString(e));
     return p;
   }
   void deallocate(void* pointer) const override {
@@ -148,8 +156,8 @@ class CudaBackend : public TableBackend, public GraphRecorder {
   void check_plan_device(const std::string& plan_device) const override {
     // "cuda sm_90 NVIDIA H200": the second word is the compute capability the plan's kernels were chosen for.
     std::string recorded = plan_device.substr(0, plan_device.find(' ', 5));
-    KILN_CHECK(recorded == "cuda " + sm_, InvalidInput, "plan was built for '", plan_device, "' but this GPU is ",
-               sm_, " ('", device_name_, "'): rebuild the plan on this GPU");
+    KILN_CHECK(recorded == "cuda " + sm_, InvalidInput, "plan was built for '", plan_device,
+               "' but this GPU is ", sm_, " ('", device_name_, "'): rebuild the plan on this GPU");
   }
 
  private:
