@@ -44,16 +44,6 @@ inline HostTensor random_grid_tensor(DType dtype, Dims dims, std::mt19937& rng, 
 }
 
 /// Values as doubles.
-/// One instruction of a FusedPointwise program: `op` of `kind` over `operands` (PointwiseInstr::kInput + k,
-/// ...).
-inline PointwiseInstr pointwise_instr(LayerKind kind, int64_t op, std::vector<int64_t> operands) {
-  PointwiseInstr p;
-  p.kind = kind;
-  p.op = op;
-  p.operands = std::move(operands);
-  return p;
-}
-
 inline std::vector<double> values(const HostTensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get_as_double(i);

@@ -19,6 +19,7 @@
 
 #include "engine/backends/cuda/conv_test_util.h"
 #include "engine/backends/cuda/pointwise/nvrtc_source.h"
+#include "engine/pointwise_programs.h"
 
 namespace kiln::engine {
 namespace {
@@ -29,12 +30,12 @@ constexpr TensorFormat kCl = TensorFormat::ChannelsLast, kPlain = TensorFormat::
 /// x * w0[C, 1, 1] -> SiLU -> * in1 (a squeeze-excite scale [N, C, 1, 1]).
 FusedPointwiseParams scale_silu_gate() {
   FusedPointwiseParams f;
-  f.program.push_back(pointwise_instr(LayerKind::Elementwise, static_cast<int64_t>(ElementwiseOp::Mul),
+  f.program.push_back(programs::instr(LayerKind::Elementwise, static_cast<int64_t>(ElementwiseOp::Mul),
                                       {PointwiseInstr::kInput, PointwiseInstr::kWeight}));
-  PointwiseInstr silu = pointwise_instr(LayerKind::Activation, 0, {PointwiseInstr::kTemp});
+  PointwiseInstr silu = programs::instr(LayerKind::Activation, 0, {PointwiseInstr::kTemp});
   silu.activation.kind = ActivationKind::Silu;
   f.program.push_back(silu);
-  f.program.push_back(pointwise_instr(LayerKind::Elementwise, static_cast<int64_t>(ElementwiseOp::Mul),
+  f.program.push_back(programs::instr(LayerKind::Elementwise, static_cast<int64_t>(ElementwiseOp::Mul),
                                       {PointwiseInstr::kTemp + 1, PointwiseInstr::kInput + 1}));
   return f;
 }

@@ -14,6 +14,7 @@
 #include "engine/backends/cuda/pointwise/nvrtc_module.h"
 #include "engine/backends/cuda/pointwise/nvrtc_source.h"
 #include "engine/engine_test_util.h"
+#include "engine/pointwise_programs.h"
 #include "kiln/engine/plan.h"
 
 namespace kiln::engine {
@@ -43,7 +44,7 @@ struct TestLayer {
 };
 
 PointwiseInstr pw(LayerKind kind, int64_t op, std::vector<int64_t> operands) {
-  return pointwise_instr(kind, op, std::move(operands));
+  return programs::instr(kind, op, std::move(operands));
 }
 int64_t in(int k) { return PointwiseInstr::kInput + k; }
 int64_t wt(int k) { return PointwiseInstr::kWeight + k; }
