@@ -186,16 +186,23 @@ def run_case(name: str, batch: int, args, log) -> dict:
         half = model.half()
         half_inputs = tuple(t.half() if t.is_floating_point() else t for t in gpu_inputs)
         row["eager_ms"] = time_cuda(lambda: half(*half_inputs), args.warmup, args.iters)
-        if not args.skip_compile:
+        for mode in [] if args.skip_compile else args.compile_modes:
             torch._dynamo.reset()
-            compiled = torch.compile(half, mode="reduce-overhead")
+            compiled = torch.compile(half, mode=mode)
             t0 = time.time()
             compiled(*half_inputs)
             compiled(*half_inputs)
             torch.cuda.synchronize()
-            row["torch_compile_s"] = round(time.time() - t0, 1)
-            row["compile_ms"] = time_cuda(lambda: compiled(*half_inputs), args.warmup, args.iters)
+            key = compile_key(mode)
+            row[f"torch_{key}_s"] = round(time.time() - t0, 1)
+            row[f"{key}_ms"] = time_cuda(lambda: compiled(*half_inputs), args.warmup, args.iters)
     return row
+
+
+def compile_key(mode: str) -> str:
+    """The row key of a torch.compile mode: "compile" for reduce-overhead (the table's first compile column),
+    "compile_max_autotune" and so on for the others."""
+    return "compile" if mode == "reduce-overhead" else "compile_" + mode.replace("-", "_")
 
 
 def main() -> int:
@@ -209,6 +216,8 @@ def main() -> int:
     p.add_argument("--iters", type=int, default=100)
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--skip-compile", action="store_true", help="leave out torch.compile")
+    p.add_argument("--compile-modes", nargs="*", default=["reduce-overhead"],
+                   help="torch.compile modes timed (reduce-overhead, max-autotune, ...): one column each")
     p.add_argument("--kiln-flag", action="append", default=[], help="extra flag for kiln compile (repeatable)")
     p.add_argument("--plain-compile", action="store_true",
                    help="also compile with --no-cuda-graphs (tactics chosen counting the host's enqueue time) and "
@@ -238,8 +247,10 @@ def main() -> int:
 
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; fp16; median of {args.iters} after "
           f"{args.warmup} warm-up (CUDA events)")
+    extra_modes = [m for m in args.compile_modes if m != "reduce-overhead"] if not args.skip_compile else []
+    extra_head = "".join(f" {m + ' ms':>18} {'vs ' + m:>18}" for m in extra_modes)
     print(f"{'model':<10} {'batch':>5} {'eager ms':>9} {'compile ms':>10} {'kiln ms':>8} {'kiln+graphs':>11} "
-          f"{'vs eager':>8} {'vs compile':>10} {'cosine':>9} {'kiln build s':>12}")
+          f"{'vs eager':>8} {'vs compile':>10}{extra_head} {'cosine':>9} {'kiln build s':>12}")
     ok = True
     for r in rows:
         if "error" in r:
@@ -253,8 +264,12 @@ def main() -> int:
         good = min(r["cosine_vs_eager_fp32"], r.get("cosine_graphs_vs_eager_fp32", 1.0)) >= 0.999
         ok = ok and good
         how = "" if r.get("kiln_timing", "").startswith("in process") else " (kiln ms from kiln bench)"
+        extra = ""
+        for m in extra_modes:
+            v = r.get(f"{compile_key(m)}_ms")
+            extra += f" {ms(v):>18} {(f'{v / k:.2f}x' if k and v else '-'):>18}"
         print(f"{r['model']:<10} {r['batch']:>5} {ms(e):>9} {ms(c):>10} {ms(r.get('kiln_ms')):>8} {ms(g):>11} "
-              f"{vs_e:>8} {vs_c:>10} "
+              f"{vs_e:>8} {vs_c:>10}{extra} "
               f"{r['cosine_vs_eager_fp32']:>9.6f}{'' if good else '!'} {r['kiln_compile_s']:>12}{how}")
     print("ratios: reference median / Kiln's better median of plain and CUDA-graph replay (> 1: Kiln faster); "
           "cosine vs eager fp32 (both Kiln modes) must be >= 0.999")

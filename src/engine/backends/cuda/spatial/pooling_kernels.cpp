@@ -1,7 +1,8 @@
-// Host side of the pooling kernels (pooling.cu): tactics "nhwc" (4-D channels-last tensors) and "generic"
-// (planar). A global pooling (adaptive to 1 x 1: a squeeze-excite or classifier average) is a reduction over
-// the spatial dims and runs as one (reduction.cu): the pooling kernels give every output one thread, which
-// walked 12544 inputs alone for efficientnet_b0's first squeeze-excite (1.7 ms at batch 32 on an H100).
+// Host side of the pooling kernels (pooling.cu, pool_fast.cu): tactics "nhwc" (4-D channels-last tensors)
+// and "generic" (planar). A global pooling (adaptive to 1 x 1: a squeeze-excite or classifier average) is a
+// reduction over the spatial dims and runs as one (pool_fast.cu for float tensors, else reduction.cu): the
+// pooling kernels give every output one thread, which walked 12544 inputs alone for efficientnet_b0's first
+// squeeze-excite (1.7 ms at batch 32 on an H100).
 
 #include <cmath>
 
@@ -22,11 +23,15 @@ void to3(std::vector<int64_t> v, size_t ns, int64_t fill, int64_t* out) {
 class PoolKernel : public Kernel {
  public:
   PoolKernel(const LayerInfo& info, bool channels_last)
-      : p_(info.params<PoolingParams>()), nhwc_(channels_last) {}
+      : p_(info.params<PoolingParams>()), nhwc_(channels_last) {
+    const Dims& x = info.inputs[0].max;
+    if (nhwc_ && p_.adaptive) workspace_ = global_pool_workspace(x[0], x[1]);
+  }
+  size_t workspace_size() const override { return workspace_; }
   void execute(KernelArgs& args) const override {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];
     if (p_.adaptive && numel(Dims(y.dims.begin() + 2, y.dims.end())) == 1) {
-      global(x, y, stream_of(args));
+      global(x, y, args);
       return;
     }
     size_t ns = x.dims.size() - 2;
@@ -41,6 +46,10 @@ class PoolKernel : public Kernel {
     to3(p_.pre_padding, ns, 0, p.pad);
     to3(p_.dilation, ns, 1, p.dil);
     if (nhwc_) p.channels = x.dims[1];
+    if (nhwc_ && launch_pool2d_nhwc_fast(x.data, y.data, dcode(x.dtype), x.dims[0], p, stream_of(args))) {
+      check_launch("pooling");
+      return;
+    }
     launch_pool(x.data, y.data, dcode(x.dtype), nhwc_ ? x.dims[0] : x.dims[0] * x.dims[1], p,
                 stream_of(args));
     check_launch("pooling");
@@ -49,9 +58,16 @@ class PoolKernel : public Kernel {
  private:
   /// The mean or max over every spatial element of each (n, c): channels-last x is [N, spatial, C] in memory
   /// (the middle-run reduction), planar x is rows of spatial elements.
-  void global(const TensorView& x, const TensorView& y, Stream stream) const {
-    const int op = static_cast<int>(p_.kind == PoolingParams::Max ? ReduceOp::Max : ReduceOp::Mean);
+  void global(const TensorView& x, const TensorView& y, KernelArgs& args) const {
+    const bool is_max = p_.kind == PoolingParams::Max;
+    const int op = static_cast<int>(is_max ? ReduceOp::Max : ReduceOp::Mean);
     const int64_t n = x.dims[0], c = x.dims[1], spatial = numel(Dims(x.dims.begin() + 2, x.dims.end()));
+    const Stream stream = stream_of(args);
+    if (x.dtype == y.dtype && launch_global_pool(x.data, y.data, dcode(x.dtype), n, spatial, c, nhwc_, is_max,
+                                                 args.workspace, args.workspace_size, stream)) {
+      check_launch("global pooling");
+      return;
+    }
     if (nhwc_) {
       launch_reduce_middle(x.data, dcode(x.dtype), n, spatial, c, y.data, dcode(y.dtype), op, stream);
     } else {
@@ -64,6 +80,7 @@ class PoolKernel : public Kernel {
 
   PoolingParams p_;
   bool nhwc_ = false;  // input and output channels-last
+  size_t workspace_ = 0;
 };
 
 bool pool_applies(const LayerInfo& layer, std::string* why) {

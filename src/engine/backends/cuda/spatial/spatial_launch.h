@@ -2,6 +2,7 @@
 // Launch functions of the spatial kernels (pooling.cu, resize.cu), shared by nvcc and g++ (launch.h
 // says how).
 
+#include <cstddef>
 #include <cstdint>
 
 #include "engine/backends/cuda/launch.h"
@@ -22,6 +23,20 @@ struct PoolParams {
 /// Pooling over `planes` planes of 3-D (padded to 3) spatial extents (channels-last: `planes` images of
 /// p.channels channels).
 void launch_pool(const void* in, void* out, int dtype, int64_t planes, const PoolParams& p, Stream stream);
+
+// Fast paths (pool_fast.cu) for fp32 / fp16 / bf16; each returns false, enqueuing nothing, where it does not
+// apply.
+/// Windowed (not adaptive) 2-D pooling of `images` channels-last images (p.channels > 0).
+bool launch_pool2d_nhwc_fast(const void* in, void* out, int dtype, int64_t images, const PoolParams& p,
+                             Stream stream);
+/// The mean (or max, is_max) over all `spatial` elements of each image and channel: x is [images, channels,
+/// spatial] (planar) or [images, spatial, channels] (channels_last), y is [images, channels]. A channels-last
+/// pool splits the spatial range over blocks when `workspace` (workspace_bytes) has room for the partials.
+bool launch_global_pool(const void* in, void* out, int dtype, int64_t images, int64_t spatial, int64_t channels,
+                        bool channels_last, bool is_max, void* workspace, size_t workspace_bytes,
+                        Stream stream);
+/// The workspace a channels-last global pool of at most `images` x `channels` splits fully with.
+size_t global_pool_workspace(int64_t images, int64_t channels);
 
 // ---- Resize (resize.cu) ----
 
