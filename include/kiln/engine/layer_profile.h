@@ -25,6 +25,9 @@ struct LayerProfileRecord {
   /// Timed on the device (cuda: marks around each layer of runs whose layers went back to back, as in a
   /// CUDA-graph replay), not by the host's clock with a wait after every layer.
   bool device_time = false;
+  /// Milliseconds over all calls the host spent enqueuing the layer's work (device-time profiles only, where
+  /// the host never waits for the device: what a run without CUDA graphs pays per layer; 0 otherwise).
+  double host_ms = 0.0;
 };
 
 /// Adds the records of `from` into `into`: a record whose name `into` already holds adds its time and calls

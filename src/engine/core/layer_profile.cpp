@@ -17,6 +17,7 @@ void accumulate_layer_profile(std::vector<LayerProfileRecord>& into,
       continue;
     }
     into[it->second].total_ms += r.total_ms;
+    into[it->second].host_ms += r.host_ms;
     into[it->second].calls += r.calls;
   }
 }
@@ -25,6 +26,7 @@ LayerTimer::LayerTimer(const Plan::Impl& plan)
     : plan_(&plan),
       clock_(plan.backend->device_clock()),
       total_ms_(plan.layers.size(), 0.0),
+      host_ms_(plan.layers.size(), 0.0),
       calls_(plan.layers.size(), 0) {}
 
 void LayerTimer::start_run(void* stream) {
@@ -38,6 +40,7 @@ void LayerTimer::start_run(void* stream) {
 void LayerTimer::begin(void* stream) {
   if (clock_) {
     begin_mark_ = clock_->mark(stream);
+    start_ = std::chrono::steady_clock::now();
     return;
   }
   plan_->backend->synchronize(stream);
@@ -46,7 +49,9 @@ void LayerTimer::begin(void* stream) {
 
 void LayerTimer::end(size_t layer, void* stream) {
   if (clock_) {
-    marked_.push_back({layer, begin_mark_, clock_->mark(stream)});
+    const double host_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+    marked_.push_back({layer, begin_mark_, clock_->mark(stream), host_ms});
     return;
   }
   plan_->backend->synchronize(stream);
@@ -68,6 +73,7 @@ void LayerTimer::finish_run(void* stream) {
   plan_->backend->synchronize(stream);
   for (const Marked& m : marked_) {
     total_ms_[m.layer] += clock_->elapsed_ms(m.begin, m.end);
+    host_ms_[m.layer] += m.host_ms;
     ++calls_[m.layer];
   }
   marked_.clear();
@@ -81,7 +87,8 @@ std::vector<LayerProfileRecord> LayerTimer::records() const {
     const bool constant = l.kind == LayerKind::Constant;
     if (calls_[i] == 0 || (constant && !plan_->tensors[l.outputs[0]].is_output)) continue;
     const std::string tactic = constant ? "copy" : pl.host ? "host" : pl.tactic;
-    records.push_back({l.name, layer_kind_name(l.kind), tactic, total_ms_[i], calls_[i], clock_ != nullptr});
+    records.push_back(
+        {l.name, layer_kind_name(l.kind), tactic, total_ms_[i], calls_[i], clock_ != nullptr, host_ms_[i]});
   }
   return records;
 }

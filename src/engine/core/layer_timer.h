@@ -15,7 +15,8 @@ namespace kiln::engine {
 /// begin() / end(layer) around each layer, finish_run() after it.
 ///   - On a backend with a device clock (cuda), in device time: start_run holds the stream, each layer's work
 ///     sits between two marks, finish_run releases the stream, waits for it and adds up the marks. The layers
-///     run back to back at the device's pace, as in a CUDA-graph replay, not one at a time.
+///     run back to back at the device's pace, as in a CUDA-graph replay, not one at a time. The host's time
+///     between a layer's marks (enqueuing its work, never waiting: the stream is held) is kept as well.
 ///   - Elsewhere (cpu) in wall time: begin and end wait for the stream (nothing on cpu).
 class LayerTimer {
  public:
@@ -32,10 +33,11 @@ class LayerTimer {
  private:
   struct Marked {
     size_t layer, begin, end;
+    double host_ms;  // the host's time enqueuing the layer (between the marks)
   };
   const Plan::Impl* plan_;
   std::unique_ptr<DeviceClock> clock_;  // null: wall time
-  std::vector<double> total_ms_;
+  std::vector<double> total_ms_, host_ms_;
   std::vector<uint64_t> calls_;
   std::chrono::steady_clock::time_point start_;
   size_t begin_mark_ = 0;

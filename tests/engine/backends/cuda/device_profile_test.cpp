@@ -3,8 +3,8 @@
 //   - the clock: marks around device work give its elapsed time, a hold the host never releases times out
 //     (the stream completes) instead of hanging;
 //   - a profiled plan: every layer once per execute, in device time, the same results as without profiling,
-//   and
-//     the layers' device times sum to at most the executes' wall time.
+//     the layers' device times sum to at most the executes' wall time, and each layer's host enqueue time is
+//     positive, below the gate's timeout (it never waited for the device) and sums to at most the wall time.
 // No speed is asserted.
 
 #if KILN_HAVE_CUDA
@@ -93,17 +93,23 @@ TEST(EngineCuda, ProfileTimesEveryLayerInDeviceTime) {
   EXPECT_EQ(std::memcmp(got.data(), want.data(), want.nbytes()), 0) << "profiling changed the results";
   const std::vector<LayerProfileRecord> profile = profiled.layer_profile();
   ASSERT_FALSE(profile.empty());
-  double sum_ms = 0.0;
+  double sum_ms = 0.0, host_sum_ms = 0.0;
   for (const LayerProfileRecord& r : profile) {
     EXPECT_TRUE(r.device_time) << r.name;
     EXPECT_EQ(r.calls, static_cast<uint64_t>(kRuns)) << r.name;
     EXPECT_GE(r.total_ms, 0.0) << r.name;
+    // Every layer enqueues something (a launch takes the host microseconds) and never waits for the held
+    // stream (that would take the gate's 100 ms timeout).
+    EXPECT_GT(r.host_ms, 0.0) << r.name;
+    EXPECT_LT(r.host_ms / kRuns, 50.0) << r.name << " waited for the device while enqueuing";
     sum_ms += r.total_ms;
-    std::printf("device profile: %-24s %-16s %.4f ms/run\n", r.name.c_str(), r.tactic.c_str(),
-                r.total_ms / kRuns);
+    host_sum_ms += r.host_ms;
+    std::printf("device profile: %-24s %-16s %.4f ms/run, host %.4f ms/run\n", r.name.c_str(), r.tactic.c_str(),
+                r.total_ms / kRuns, r.host_ms / kRuns);
   }
   EXPECT_GT(sum_ms, 0.0);
   EXPECT_LE(sum_ms, wall_ms) << "the layers' device time exceeds the executes' wall time";
+  EXPECT_LE(host_sum_ms, wall_ms) << "the layers' enqueue time exceeds the executes' wall time";
 }
 
 }  // namespace
