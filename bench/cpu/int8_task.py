@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Task accuracy of Kiln INT8 (calibrated by Kiln) against Kiln fp32 on trained models with a known answer.
+
+Reads the folders tools/train_synthetic.py writes (model.pt2, calib.npz, test.npz, labels.npz, meta.json), compiles
+each model in fp32 and with `--precision int8 --calibration calib.npz` for each --calibrator, runs every module on
+the held-out inputs (`kiln run`, one call over the whole held-out batch), and prints per module: task accuracy
+(argmax against the known labels), agreement with Kiln fp32's predictions, the SQNR of its logits against Kiln
+fp32's (dB) and, for fp32, agreement with eager PyTorch's predictions (labels.npz). Needs numpy.
+
+    python3 bench/cpu/int8_task.py --models /work/models/synthetic --kiln build/tools/kiln/kiln
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+
+def run(cmd) -> str:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"int8_task: {' '.join(cmd)} failed: {proc.stderr.strip()[-500:]}")
+    return proc.stdout + proc.stderr
+
+
+def summary_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if "engines (" in line]
+    return lines[-1].split(": ", 1)[-1] if lines else ""
+
+
+def sqnr_db(reference: np.ndarray, got: np.ndarray) -> float:
+    noise = float(np.sum((reference.astype(np.float64) - got) ** 2))
+    return 10.0 * np.log10(float(np.sum(reference.astype(np.float64) ** 2)) / max(noise, 1e-30))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", required=True, help="the --out folder of tools/train_synthetic.py")
+    ap.add_argument("--kiln", default="build/tools/kiln/kiln")
+    ap.add_argument("--calibrators", default="percentile,max,entropy")
+    ap.add_argument("--work", default="", help="folder for the modules and outputs (default: a temporary one)")
+    a = ap.parse_args()
+    work = a.work or tempfile.mkdtemp(prefix="kiln-int8-task-")
+    os.makedirs(work, exist_ok=True)
+    flags = ["--cache-dir", os.path.join(work, "cache"), "--timing-cache", os.path.join(work, "timing.bin")]
+    print("| model | module | task accuracy | agreement with Kiln fp32 | SQNR vs Kiln fp32 (dB) | compile |")
+    print("|---|---|---|---|---|---|")
+    for name in sorted(os.listdir(a.models)):
+        folder = os.path.join(a.models, name)
+        if not os.path.isfile(os.path.join(folder, "model.pt2")):
+            continue
+        with open(os.path.join(folder, "meta.json")) as f:
+            meta = json.load(f)
+        labels = np.load(os.path.join(folder, "labels.npz"))
+        truth, eager = labels["labels"], labels["eager_fp32"]
+        test = os.path.join(folder, "test.npz")
+        reference = None
+        modules = [("fp32", [])] + [(f"int8 {c}", ["--precision", "int8", "--calibration",
+                                                   os.path.join(folder, "calib.npz"), "--calibrator", c])
+                                    for c in a.calibrators.split(",")]
+        print(f"| {name} | eager PyTorch fp32 | {100.0 * meta['eager_fp32_accuracy']:.2f}% | | | |")
+        for tag, extra in modules:
+            module = os.path.join(work, f"{name}_{tag.replace(' ', '_')}.kiln")
+            out = os.path.join(work, f"{name}_{tag.replace(' ', '_')}_out.npz")
+            compiled = run([a.kiln, "compile", os.path.join(folder, "model.pt2"), "-o", module] + extra + flags)
+            run([a.kiln, "run", module, "--inputs", test, "--outputs", out])
+            logits = np.load(out)["output_0"]
+            predicted = logits.argmax(axis=1)
+            accuracy = 100.0 * float(np.mean(predicted == truth))
+            if reference is None:
+                reference = logits
+                agreement = f"{100.0 * float(np.mean(predicted == eager)):.2f}% with eager"
+                sqnr = ""
+            else:
+                agreement = f"{100.0 * float(np.mean(predicted == reference.argmax(axis=1))):.2f}%"
+                sqnr = f"{sqnr_db(reference, logits):.1f}"
+            print(f"| {name} | Kiln {tag} | {accuracy:.2f}% | {agreement} | {sqnr} | {summary_line(compiled)} |")
+    print(f"\n(held-out inputs per model: {len(truth)}; files in {work})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
