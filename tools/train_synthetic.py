@@ -152,7 +152,8 @@ def run(name: str, model: nn.Module, draw, args, device: str, lr: float, steps: 
     out = os.path.join(args.out, name)
     os.makedirs(out, exist_ok=True)
     batch = Dim("batch", min=1, max=4096)
-    ep = torch.export.export(model, (test_x[:2],), dynamic_shapes=({0: batch},))
+    # A copy: a slice would save all of test_x as the program's sample input.
+    ep = torch.export.export(model, (test_x[:2].clone(),), dynamic_shapes=({0: batch},))
     torch.export.save(ep, os.path.join(out, "model.pt2"))
     save_npz(os.path.join(out, "calib.npz"), input_0=calib_x)
     save_npz(os.path.join(out, "test.npz"), input_0=test_x)

@@ -37,8 +37,12 @@ std::vector<std::vector<HostTensor>> pick_calibration_batches(const std::vector<
     const ir::TensorMeta& meta = input.meta();
     KILN_CHECK(a.dim() == meta.rank() && a.dim() >= 1, InvalidInput, what, " has rank ", a.dim(),
                ", the input ", meta.rank());
-    KILN_CHECK(is_floating(a.dtype()), InvalidInput, what, " is ", dtype_name(a.dtype()),
-               ", calibration takes floating values");
+    // Floating inputs take any floating array (converted to fp32); integer and Bool inputs (token ids, masks)
+    // an integer or Bool array, converted to the input's dtype.
+    const bool floating = is_floating(meta.dtype);
+    KILN_CHECK(is_floating(a.dtype()) == floating, InvalidInput, what, " is ", dtype_name(a.dtype()),
+               ", the input ", dtype_name(meta.dtype), floating ? " (calibration data of a floating input is floating)"
+                                                               : " (calibration data of an integer input is integer)");
     for (int64_t d = 1; d < a.dim(); ++d) {
       const std::optional<int64_t> fixed = meta.sizes[static_cast<size_t>(d)].as_int();
       KILN_CHECK(!fixed || *fixed == a.sizes()[d], InvalidInput, what, " has size ", a.sizes()[d], " in dim ",
@@ -54,10 +58,11 @@ std::vector<std::vector<HostTensor>> pick_calibration_batches(const std::vector<
     batches.resize(count);
     std::vector<int64_t> sizes = a.sizes();
     sizes[0] = per;
-    const HostTensor f = a.dtype() == DType::Float32 ? a : a.to(DType::Float32);
+    const DType dtype = floating ? DType::Float32 : meta.dtype;
+    const HostTensor f = a.dtype() == dtype ? a : a.to(dtype);
     const size_t bytes = static_cast<size_t>(f.nbytes() / count);
     for (size_t b = 0; b < count; ++b) {
-      HostTensor part(DType::Float32, sizes);
+      HostTensor part(dtype, sizes);
       std::memcpy(part.mutable_data(), f.data() + b * bytes, bytes);
       batches[b].push_back(std::move(part));
     }
