@@ -1,7 +1,9 @@
 #pragma once
 // Kernels that follow a ChannelsLast input (a convolution's output) rather than ask for Plain, so that
 // activation, squeeze-excite and pooling chains between channels-last convolutions need no reformats: the
-// formats of pointwise layers and the layout facts they and the reductions share, for every backend.
+// formats of pointwise layers and the layout facts they and the reductions share, for every backend. The cpu
+// pointwise kernels follow a blocked input (Blocked8c / Blocked16c, oneDNN's nChw8c / nChw16c) the same way
+// where the channels fill whole blocks.
 
 #include <cstddef>
 
@@ -25,9 +27,17 @@ Dims channels_last_order(const Dims& d, size_t rank);
 /// would lie differently).
 TacticFormats pointwise_formats(const LayerInfo& info);
 
+/// pointwise_formats, and also following a Blocked8c / Blocked16c input of the output's rank when the
+/// output's channels (dim 1) are a whole number of blocks (no padded lanes): then inputs that lie the same in
+/// Plain and in that blocked order (one channel, or all channels and no spatial extent: a squeeze-excite
+/// scale) are read as they are, the others of that rank in the blocked format.
+TacticFormats pointwise_formats_following_blocked(const LayerInfo& info);
+
 /// The dims by which a pointwise kernel addresses an operand of dims `d` stored in `format`, for an output of
 /// rank `rank` stored in `out_format`: `d` itself for a Plain output, else its storage order
-/// (channels_last_order). Throws kiln::Error(Internal) for formats pointwise_formats never gives.
+/// (channels_last_order; for a blocked output of L lanes [N, C / L, spatial..., L], or [N, 1, spatial..., 1]
+/// for one channel). Throws kiln::Error(Internal) for formats pointwise_formats(_following_blocked) never
+/// gives.
 Dims pointwise_operand_dims(const Dims& d, TensorFormat format, TensorFormat out_format, size_t rank);
 
 }  // namespace kiln::engine

@@ -6,7 +6,9 @@
 // loop over the block, so a chain of N operations reads its inputs once and never writes intermediates to
 // memory. A broadcast operand is filled per run of equal values ([N, C, 1, 1] over [N, C, H, W], scalars),
 // read tiled over a block or copied per period ([C] over [.., C], a squeeze-excite scale of a channels-last
-// tensor) or else gathered through offsets cached per output shape.
+// tensor), one period per run ([N, C / 8, 1, 1, 8] over [N, C / 8, H, W, 8]: a squeeze-excite scale of a
+// blocked tensor) or else gathered through offsets cached per output shape. Layers follow a ChannelsLast or
+// blocked input (follow_channels_last.h) and then address every operand in that storage order.
 
 #include <algorithm>
 #include <cmath>
@@ -82,10 +84,13 @@ decltype(auto) with_type(DType dtype, const void* data, Fn&& fn) {
 /// How one operand maps onto the output's elements (flat index f): the same index (kSame); f / step (kRuns:
 /// each operand value repeats over a run of `step` output elements, e.g. a [N, C, 1, 1] squeeze-excite scale
 /// of [N, C, H, W], or a scalar); f % step (kCycle: the whole operand repeats, e.g. a [C] bias of [.., C]);
+/// (f / run) * step + f % step (kCycleRuns: a period of `step` values repeats over a run of `run` elements,
+/// then the next period, e.g. a squeeze-excite scale [N, C / 8, 1, 1, 8] of a blocked [N, C / 8, H, W, 8]);
 /// or a gathered offset per element (any other broadcast).
 struct Broadcast {
-  enum Kind { kSame, kRuns, kCycle, kGather } kind = kSame;
+  enum Kind { kSame, kRuns, kCycle, kCycleRuns, kGather } kind = kSame;
   int64_t step = 1;
+  int64_t run = 0;                // kCycleRuns
   std::vector<int64_t> offsets;  // kGather
 };
 
@@ -102,17 +107,46 @@ Broadcast broadcast_of(const Dims& in, const Dims& out) {
   const size_t npos = std::string::npos, first_b = pattern.find('b'), last_b = pattern.rfind('b');
   const size_t first_m = pattern.find('m'), last_m = pattern.rfind('m');
   if (first_b == npos) return b;  // only unit dims differ: the same elements in the same order
+  const bool one_broadcast_run = pattern.find('m', first_b) > last_b;  // matched dims only around the b's
   if (in_n > 0 && (last_m == npos || last_m < first_b)) {
     b.kind = Broadcast::kRuns;
     b.step = out_n / in_n;
   } else if (in_n > 0 && last_b < first_m) {
     b.kind = Broadcast::kCycle;
     b.step = in_n;
+  } else if (in_n > 0 && one_broadcast_run) {
+    // matched, broadcast, matched: the trailing matched dims form the period, repeated over the broadcast ones.
+    int64_t period = 1, broadcast = 1;
+    size_t k = 0;
+    for (size_t d = 0; d < out.size(); ++d) {
+      if (out[d] == 1) continue;
+      if (k > last_b) period *= out[d];
+      else if (k >= first_b) broadcast *= out[d];
+      ++k;
+    }
+    b.kind = Broadcast::kCycleRuns;
+    b.step = period;
+    b.run = period * broadcast;
   } else {
     b.kind = Broadcast::kGather;
     b.offsets = ops::broadcast_offsets(in, out);
   }
   return b;
+}
+
+/// dst[j] = period[(phase + j) % step] for j < n, as lanes: the first period converted, then copied in
+/// doubling spans (a period of 8 or 16 values over a block of 512: a few copies, not one per period).
+template <class T>
+void fill_cycle(const T* period, int64_t step, int64_t phase, Lane<T>* dst, int64_t n) {
+  const int64_t head = std::min(n, (step - phase) % step);
+  convert(period + phase, dst, head);
+  const int64_t first = std::min(n - head, step);
+  convert(period, dst + head, first);
+  for (int64_t filled = head + first; filled < n;) {
+    const int64_t len = std::min(filled - head, n - filled);  // whole periods from dst + head
+    std::copy_n(dst + head, len, dst + filled);
+    filled += len;
+  }
 }
 
 /// Output elements [start, start + n) of an operand `src` broadcast by `bc`, as lanes: a pointer into src
@@ -144,6 +178,13 @@ const Lane<T>* load_operand(const T* src, const Broadcast& bc, int64_t start, in
       for (int64_t i = 0; i < n;) {
         const int64_t f = (start + i) % bc.step, len = std::min(n - i, bc.step - f);
         convert(src + f, buf + i, len);
+        i += len;
+      }
+      return buf;
+    case Broadcast::kCycleRuns:
+      for (int64_t i = 0; i < n;) {
+        const int64_t f = start + i, len = std::min(n - i, bc.run - f % bc.run);
+        fill_cycle(src + f / bc.run * bc.step, bc.step, f % bc.step, buf + i, len);
         i += len;
       }
       return buf;
@@ -390,8 +431,9 @@ class PointwiseKernel : public Kernel {
   Offsets offsets_for(const KernelArgs& args) const {
     const TensorView& y = args.outputs[0];
     Offsets o;
-    // In ChannelsLast every operand is addressed in its storage order, [N, spatial..., C] (operands in
-    // Plain are ones that lie the same in both orders: follow_channels_last.h).
+    // In ChannelsLast or a blocked format every operand is addressed in its storage order ([N, spatial...,
+    // C], [N, C / L, spatial..., L]; operands in Plain are ones that lie the same in both orders:
+    // follow_channels_last.h).
     const size_t r = y.dims.size();
     const auto order = [&](const Dims& d, TensorFormat f) {
       return pointwise_operand_dims(d, f, y.format, r);
@@ -475,13 +517,13 @@ bool applies(const LayerInfo& info, std::string* why) {
 }
 
 std::unique_ptr<Kernel> create(const LayerInfo& info) {
+  // The formats pointwise_formats_following_blocked gives (the kernel checks each operand's dims per shape).
   const TensorFormat out = info.outputs[0].format;
-  const bool ok = (out == TensorFormat::Plain || out == TensorFormat::ChannelsLast) &&
-                  std::all_of(info.inputs.begin(), info.inputs.end(), [&](const TensorInfo& t) {
-                    return t.format == TensorFormat::Plain || t.format == out;
-                  });
+  const bool ok = std::all_of(info.inputs.begin(), info.inputs.end(), [&](const TensorInfo& t) {
+    return t.format == TensorFormat::Plain || t.format == out;
+  });
   KILN_CHECK(ok, Unsupported, "pointwise '", info.layer->name,
-             "': formats other than Plain or all ChannelsLast");
+             "': inputs in formats other than Plain or the output's");
   return std::make_unique<PointwiseKernel>(program_of(*info.layer), info);
 }
 
@@ -490,7 +532,7 @@ std::unique_ptr<Kernel> create(const LayerInfo& info) {
 void register_pointwise(KernelTable& registry) {
   for (LayerKind k : {LayerKind::FusedPointwise, LayerKind::Activation, LayerKind::Elementwise,
                       LayerKind::Unary, LayerKind::Select, LayerKind::Cast}) {
-    registry.add(KernelRow{"vec", k, applies, create, pointwise_formats});
+    registry.add(KernelRow{"vec", k, applies, create, pointwise_formats_following_blocked});
   }
 }
 

@@ -12,6 +12,7 @@
 #include "engine/backends/cpu/kernel_registry.h"
 #include "engine/ops/reference.h"
 #include "engine/ops/shape_inference.h"
+#include "kiln/engine/ops/tensor_format.h"
 #include "kiln/engine/thread_pool.h"
 
 namespace kiln::engine::cpu::testing {
@@ -33,6 +34,30 @@ inline int64_t numel(const Dims& d) {
 
 inline HostTensor random_tensor(const Dims& dims, uint32_t seed) {
   return HostTensor::from_floats(random_floats(static_cast<size_t>(numel(dims)), seed), dims);
+}
+
+/// `plain` (dims `d`) stored in `format`; padded lanes zero.
+inline std::vector<float> to_format(const std::vector<float>& plain, const Dims& d, TensorFormat format) {
+  std::vector<float> out(static_cast<size_t>(format_numel(format, d)), 0.0f);
+  std::vector<int64_t> index(d.size(), 0);
+  for (size_t i = 0; i < plain.size(); ++i) {
+    int64_t rest = static_cast<int64_t>(i);
+    for (size_t k = d.size(); k-- > 0;) index[k] = rest % d[k], rest /= d[k];
+    out[static_cast<size_t>(format_offset(format, d, index))] = plain[i];
+  }
+  return out;
+}
+
+/// The plain values of `stored` (dims `d` in `format`).
+inline std::vector<float> from_format(const std::vector<float>& stored, const Dims& d, TensorFormat format) {
+  std::vector<float> out(static_cast<size_t>(numel(d)));
+  std::vector<int64_t> index(d.size(), 0);
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t rest = static_cast<int64_t>(i);
+    for (size_t k = d.size(); k-- > 0;) index[k] = rest % d[k], rest /= d[k];
+    out[i] = stored[static_cast<size_t>(format_offset(format, d, index))];
+  }
+  return out;
 }
 
 /// One layer plus fp32 inputs of given dims; `build_dims` are the dims the kernel is created for (the

@@ -137,6 +137,72 @@ TEST(VecPointwise, PeriodicOperandsTiledOverBlocks) {
                           kAtol, "periods 144 and 432");
 }
 
+/// Runs `l` with its inputs stored in `in_formats` (converted from random plain values) and the output in the
+/// formats the row asks for; compares the output, read back as plain, with the reference kernel.
+void check_in_formats(const OneLayer& l, const std::vector<Dims>& dims, const std::vector<TensorFormat>& in_formats,
+                      const TacticFormats& want, const std::string& what) {
+  LayerInfo info = l.info(dims);
+  for (size_t k = 0; k < dims.size(); ++k) info.inputs[k].format = in_formats[k];
+  const KernelRow& r = row(l.layer.kind, "vec");
+  const TacticFormats got = r.formats(info);
+  ASSERT_EQ(got.inputs, want.inputs) << what;
+  ASSERT_EQ(got.outputs, want.outputs) << what;
+  for (size_t k = 0; k < dims.size(); ++k) info.inputs[k].format = got.inputs[k];
+  info.outputs[0].format = got.outputs[0];
+  auto kernel = r.create(info);
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    auto state = kernel->create_state();
+    std::vector<std::vector<float>> plain, stored;
+    KernelArgs args;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      plain.push_back(random_floats(static_cast<size_t>(numel(dims[k])), 40 + static_cast<uint32_t>(k), -4, 4));
+      stored.push_back(to_format(plain.back(), dims[k], got.inputs[k]));
+    }
+    for (size_t k = 0; k < dims.size(); ++k)
+      args.inputs.push_back(TensorView{stored[k].data(), DType::Float32, dims[k], got.inputs[k]});
+    const Dims y = l.output_dims(dims);
+    std::vector<float> out(static_cast<size_t>(format_numel(got.outputs[0], y)), std::nanf(""));
+    args.outputs.push_back(TensorView{out.data(), DType::Float32, y, got.outputs[0]});
+    args.pool = &pool;
+    args.state = state.get();
+    kernel->execute(args);
+    expect_allclose(from_format(out, y, got.outputs[0]), run_reference(l, plain, dims), kRtol, kAtol,
+                    what + ", " + std::to_string(threads) + " threads");
+  }
+}
+
+TEST(VecPointwise, FollowsABlockedInputWithWholeBlocksOfChannels) {
+  // A squeeze-excite gate between blocked (oneDNN nChw8c / nChw16c) convolutions: hardsigmoid(s) * x with the
+  // scale s [N, C, 1, 1] in Plain (it lies the same in both orders when C fills whole blocks) or blocked, x
+  // blocked; spatial sizes whose runs (H * W * lanes) do not divide the kernel's blocks. Then the other
+  // inputs: one of the output's dims in Plain is read blocked (a reformat in front), one channel broadcast
+  // over C is read as it is; channels that do not fill whole blocks keep every tensor Plain.
+  constexpr TensorFormat kPlain = TensorFormat::Plain;
+  OneLayer gate = fused({activation(ActivationKind::HardSigmoid, kIn, 1.0 / 6, 0.5),
+                         binary(ElementwiseOp::Mul, kT, kIn + 1)});
+  OneLayer add;
+  add.layer.name = "add";
+  add.layer.kind = LayerKind::Elementwise;
+  add.layer.params = ElementwiseParams{ElementwiseOp::Add};
+  for (TensorFormat b : {TensorFormat::Blocked8c, TensorFormat::Blocked16c}) {
+    const std::string f = tensor_format_name(b);
+    for (Dims x : {Dims{2, 32, 5, 7}, Dims{1, 48, 28, 28}, Dims{1, 32, 3, 4, 5}}) {
+      Dims s = x;
+      std::fill(s.begin() + 2, s.end(), 1);
+      const std::string what = f + " x " + std::to_string(x[1]) + "x" + std::to_string(x[2]);
+      check_in_formats(gate, {s, x}, {kPlain, b}, {{kPlain, b}, {b}}, what + ", plain scale");
+      check_in_formats(gate, {s, x}, {b, b}, {{b, b}, {b}}, what + ", blocked scale");
+      check_in_formats(add, {x, x}, {b, kPlain}, {{b, b}, {b}}, what + ", plain operand");
+      Dims one = x;
+      one[1] = 1;
+      check_in_formats(add, {x, one}, {b, kPlain}, {{b, kPlain}, {b}}, what + ", one channel");
+    }
+    check_in_formats(gate, {{1, 20, 1, 1}, {1, 20, 5, 7}}, {kPlain, b}, {{kPlain, kPlain}, {kPlain}},
+                     f + ": 20 channels");
+  }
+}
+
 TEST(VecPointwise, DoesNotApplyToFloorDivisionOrModulo) {
   // Rounding a float quotient is not the reference's rounding of a double one.
   for (ElementwiseOp op : {ElementwiseOp::FloorDiv, ElementwiseOp::TruncDiv, ElementwiseOp::Mod}) {

@@ -62,29 +62,6 @@ TEST(VecPooling, MatchesReferenceInPlainFormat) {
   for (const Case& c : cases) check_against_reference(c.layer, "vec", {c.dims}, {{c.dims}}, 1e-5, 1e-6, c.what);
 }
 
-/// `plain` (dims `d`) stored in `format`; padded lanes zero.
-std::vector<float> to_format(const std::vector<float>& plain, const Dims& d, TensorFormat format) {
-  std::vector<float> out(static_cast<size_t>(format_numel(format, d)), 0.0f);
-  std::vector<int64_t> index(d.size(), 0);
-  for (size_t i = 0; i < plain.size(); ++i) {
-    int64_t rest = static_cast<int64_t>(i);
-    for (size_t k = d.size(); k-- > 0;) index[k] = rest % d[k], rest /= d[k];
-    out[static_cast<size_t>(format_offset(format, d, index))] = plain[i];
-  }
-  return out;
-}
-
-std::vector<float> from_format(const std::vector<float>& stored, const Dims& d, TensorFormat format) {
-  std::vector<float> out(static_cast<size_t>(numel(d)));
-  std::vector<int64_t> index(d.size(), 0);
-  for (size_t i = 0; i < out.size(); ++i) {
-    int64_t rest = static_cast<int64_t>(i);
-    for (size_t k = d.size(); k-- > 0;) index[k] = rest % d[k], rest /= d[k];
-    out[i] = stored[static_cast<size_t>(format_offset(format, d, index))];
-  }
-  return out;
-}
-
 TEST(VecPooling, ReadsAndWritesTheInputsFormat) {
   ThreadPool pool(2);
   std::vector<std::pair<OneLayer, Dims>> cases{{pooling(PoolingParams::Max, {3, 3}, {2, 2}, {1, 1}), {1, 20, 9, 9}},
