@@ -121,7 +121,11 @@ class PoolingKernel : public Kernel {
     const float* xd = x.as<float>();
     float* yd = y.as<float>();
     bool max = p_.kind == PoolingParams::Max;
-    int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(lanes, 1));
+    // Tasks of about 4096 values read: an item pools one window (a global pool's window is the whole plane, so
+    // a grain in items alone kept efficientnet_b0's squeeze-excite pools of up to 144 x 56 x 56 on one thread).
+    int64_t window = 1;
+    for (int d = 0; d < 3; ++d) window *= p_.adaptive ? (xs[d] + ys[d] - 1) / ys[d] + 1 : win[d];
+    int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(lanes * window, 1));
     ops::parallel(args.pool, planes * ysp, grain, [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
         int64_t plane = item / ysp, o = item % ysp;
