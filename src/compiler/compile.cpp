@@ -378,7 +378,8 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
       KILN_WARN("the program carries quantize/dequantize nodes: INT8 ranges come from them, --calibration ",
                 settings.calibration, " is not used");
     } else if (!settings.calibration.empty()) {
-      calibration_batches = pick_calibration_batches(program.graph->inputs(), settings.calibration);
+      calibration_batches =
+          pick_calibration_batches(program.graph->inputs(), settings.calibration, program.graph->symbol_ranges());
     }
   }
   std::vector<runtime::EngineSegment> engines;

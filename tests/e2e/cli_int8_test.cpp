@@ -1,10 +1,10 @@
 // kiln compile --precision int8 --calibration as a user types it: the compile calibrates, says how many
 // layers run in INT8, the module computes what torch does within the quantization noise (tiny_resnet, random
 // weights: SQNR of the logits >= 20 dB, the bound), a second compile takes the ranges from the
-// calibration cache, another calibrator or percentile calibrates again, and calibration data that does not fit
-// the program or a percentile outside (0, 100] is a one-line InvalidInput error that leaves no file behind. A
-// program with integer inputs (BERT's token ids and attention mask) calibrates on integer arrays (SQNR >= 20 dB
-// against torch's outputs, the same bound).
+// calibration cache, another calibrator or percentile calibrates again, and calibration data that does not
+// fit the program or a percentile outside (0, 100] is a one-line InvalidInput error that leaves no file
+// behind. A program with integer inputs (BERT's token ids and attention mask) calibrates on integer arrays
+// (SQNR >= 20 dB against torch's outputs, the same bound).
 
 #include <algorithm>
 #include <cmath>
@@ -85,12 +85,15 @@ TEST(CliInt8, CalibratesAProgramWithTokenIdInputs) {
   const fs::path dir = work_dir("tokens");
   const std::string model = data("models/bert/model.pt2");
   const std::map<std::string, HostTensor> io = read_npz(data("models/bert/io_0.npz"));
-  // 8 batches of random token ids below the fixture's largest id, attention masks of ones, as int64.
+  // Random token ids below the fixture's largest id and attention masks of ones, as int64: 20 rows, which
+  // calibrate as batches of 8, 8 and 4
+  // (dim 0 is dynamic, up to 8: the whole array would fall outside the profile).
   std::mt19937 rng(78);
   const HostTensor& ids = io.at("input_0");
   int64_t vocab = 1;
-  for (int64_t i = 0; i < ids.numel(); ++i) vocab = std::max(vocab, static_cast<int64_t>(ids.get_as_double(i)) + 1);
-  HostTensor calib_ids(DType::Int64, {16, ids.sizes()[1]}), calib_mask(DType::Int64, {16, ids.sizes()[1]});
+  for (int64_t i = 0; i < ids.numel(); ++i)
+    vocab = std::max(vocab, static_cast<int64_t>(ids.get_as_double(i)) + 1);
+  HostTensor calib_ids(DType::Int64, {20, ids.sizes()[1]}), calib_mask(DType::Int64, {20, ids.sizes()[1]});
   std::uniform_int_distribution<int64_t> token(0, vocab - 1);
   for (int64_t i = 0; i < calib_ids.numel(); ++i) {
     calib_ids.set_from_double(i, static_cast<double>(token(rng)));
@@ -99,9 +102,9 @@ TEST(CliInt8, CalibratesAProgramWithTokenIdInputs) {
   const std::string calib = (dir / "calib.npz").string();
   write_npz(calib, {{"input_0", calib_ids}, {"input_1", calib_mask}});
   const std::string out = (dir / "int8.kiln").string();
-  Result compiled = kiln("compile " + model + " -o " + out + " --precision int8 --calibration " + calib +
-                         " --cache-dir " + (dir / "cache").string() + " --timing-cache " +
-                         (dir / "timing.bin").string());
+  Result compiled =
+      kiln("compile " + model + " -o " + out + " --precision int8 --calibration " + calib + " --cache-dir " +
+           (dir / "cache").string() + " --timing-cache " + (dir / "timing.bin").string());
   ASSERT_EQ(compiled.code, 0) << compiled.err;
   EXPECT_NE(compiled.out.find("ranges calibrated now"), std::string::npos) << compiled.out;
   const std::string outputs = (dir / "outputs.npz").string();
@@ -116,7 +119,8 @@ TEST(CliInt8, CalibratesAProgramWithTokenIdInputs) {
   Result refused = kiln("compile " + model + " -o " + (dir / "bad.kiln").string() +
                         " --no-cache --precision int8 --calibration " + floats);
   EXPECT_EQ(refused.code, 2) << refused.out;
-  EXPECT_NE(refused.err.find("calibration data of an integer input is integer"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("calibration data of an integer input is integer"), std::string::npos)
+      << refused.err;
   EXPECT_EQ(lines(refused.err), 1u) << refused.err;
   EXPECT_FALSE(fs::exists(dir / "bad.kiln"));
 }

@@ -89,7 +89,8 @@ void print_layer_profile(std::ostream& out, const std::vector<engine::LayerProfi
   out << "  per kind:\n";
   for (const Row& row : s.kinds) {
     out << format("  %9.4f  %6.2f%%", row.ms_per_run, row.percent) << host(row) << "  "
-        << padded(row.kind, kind_width) << "  " << row.layers << (row.layers == 1 ? " layer" : " layers") << "\n";
+        << padded(row.kind, kind_width) << "  " << row.layers << (row.layers == 1 ? " layer" : " layers")
+        << "\n";
   }
   out.flush();
 }

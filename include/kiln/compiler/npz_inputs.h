@@ -21,11 +21,13 @@ std::vector<HostTensor> pick_inputs(const std::vector<ir::Value*>& graph_inputs,
 
 /// Calibration batches from the .npz at `path` (docs/quantization.md): per input (input_K, else its name) an
 /// array of the input's rank whose dim 0 stacks one or more batches of the input's static dim 0 (a dynamic
-/// dim 0: the array is one batch); the other dims must be the input's static dims, and every input must give
-/// the same number of batches. Floating inputs take floating arrays (as fp32), integer and Bool inputs integer or
-/// Bool arrays (as the input's dtype). Returns per batch one value per input. kiln::Error(InvalidInput) naming
-/// the file and the array.
+/// dim 0: batches of the max of its range under `ranges`, the last one the remaining rows, at least the
+/// range's min); the other dims must be the input's static dims, and every input must give the same number of
+/// batches. Floating inputs take floating arrays (as fp32), integer and Bool inputs integer or Bool arrays
+/// (as the input's dtype). Returns per batch one value per input. kiln::Error(InvalidInput) naming the file
+/// and the array.
 std::vector<std::vector<HostTensor>> pick_calibration_batches(const std::vector<ir::Value*>& graph_inputs,
-                                                              const std::string& path);
+                                                              const std::string& path,
+                                                              const ir::SymRanges& ranges = {});
 
 }  // namespace kiln::compiler

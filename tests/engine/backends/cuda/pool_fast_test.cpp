@@ -1,8 +1,10 @@
 // The float fast paths of cuda pooling (spatial/pool_fast.cu) against host references computed here in
-// double (nhwc_test.cpp's ChannelsLastPoolingEqualsPlanarPooling checks them against each other, bit for bit):
+// double (nhwc_test.cpp's ChannelsLastPoolingEqualsPlanarPooling checks them against each other, bit for
+// bit):
 //   - global means and maxima at spatial sizes that take each path: warp rows (S < 2048), block rows
-//     (S >= 2048), 16-byte loads or scalar ones (S or C not a multiple of the vector), channels-last split over
-//     blocks (partials through the workspace) or not (no workspace); a NaN in a window propagates through max;
+//     (S >= 2048), 16-byte loads or scalar ones (S or C not a multiple of the vector), channels-last split
+//     over blocks (partials through the workspace) or not (no workspace); a NaN in a window propagates
+//     through max;
 //   - windowed channels-last pooling with dilation, padding and channel counts on and off the vector width.
 // Tolerance: the kernels sum in double and round once (global) or sum in float in window order (windowed), so
 // a result is within one rounding of the dtype (fp32 2^-24, fp16 2^-11, bf16 2^-8, relative) of the exact
@@ -22,9 +24,7 @@ using namespace testing;
 using namespace cuda_conv_test;
 constexpr TensorFormat kCl = TensorFormat::ChannelsLast, kPlain = TensorFormat::Plain;
 
-double rounding(DType dt) {
-  return dt == DType::Float32 ? 1.2e-7 : dt == DType::Float16 ? 9.8e-4 : 7.9e-3;
-}
+double rounding(DType dt) { return dt == DType::Float32 ? 1.2e-7 : dt == DType::Float16 ? 9.8e-4 : 7.9e-3; }
 
 /// got within one rounding of `want`, plus 1e-6 of `magnitude` (per element; empty: none).
 void expect_close(const std::vector<double>& got, const std::vector<double>& want, DType dt,
@@ -77,7 +77,8 @@ TEST(EngineCuda, GlobalPoolFastPathsMatchADoubleReference) {
       for (bool is_max : {false, true}) {
         HostTensor x = random_tensor(dt, xd, rng, -4, 4);
         const int64_t n = xd[0], c = xd[1], s = xd[2] * xd[3];
-        if (is_max) x.set_from_double((1 * s) + 5, std::numeric_limits<double>::quiet_NaN());  // image 0, ch 1
+        if (is_max)
+          x.set_from_double((1 * s) + 5, std::numeric_limits<double>::quiet_NaN());  // image 0, ch 1
         std::vector<double> xs = values(x), want(static_cast<size_t>(n * c));
         for (int64_t r = 0; r < n * c; ++r) {
           double acc = is_max ? -INFINITY : 0.0;
@@ -99,7 +100,8 @@ TEST(EngineCuda, GlobalPoolFastPathsMatchADoubleReference) {
             if (f == kPlain && !ws) continue;
             std::string what = std::string(is_max ? "max " : "mean ") + dtype_name(dt) + " " +
                                (f == kCl ? "channels-last" : "planar") + (ws ? "" : " without workspace") +
-                               " N=" + std::to_string(n) + " C=" + std::to_string(c) + " S=" + std::to_string(s);
+                               " N=" + std::to_string(n) + " C=" + std::to_string(c) +
+                               " S=" + std::to_string(s);
             expect_close(values(run_pool(p, x, {n, c, 1, 1}, f, ws)), values(rounded), dt, what);
           }
         }
@@ -116,9 +118,9 @@ TEST(EngineCuda, WindowedChannelsLastPoolFastPathMatchesADoubleReference) {
     int64_t k, s, pad, dil;
     bool include_pad;
   };
-  for (const Case& cs : {Case{PoolingParams::Max, 3, 2, 1, 1, true}, Case{PoolingParams::Max, 3, 1, 2, 2, true},
-                         Case{PoolingParams::Average, 3, 2, 1, 1, false},
-                         Case{PoolingParams::Average, 2, 2, 1, 1, true}}) {
+  for (const Case& cs :
+       {Case{PoolingParams::Max, 3, 2, 1, 1, true}, Case{PoolingParams::Max, 3, 1, 2, 2, true},
+        Case{PoolingParams::Average, 3, 2, 1, 1, false}, Case{PoolingParams::Average, 2, 2, 1, 1, true}}) {
     for (const Dims& xd : {Dims{2, 64, 17, 15}, Dims{3, 5, 9, 9}, Dims{1, 12, 8, 8}}) {
       for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
         HostTensor x = random_tensor(dt, xd, rng, -4, 4);
@@ -138,12 +140,14 @@ TEST(EngineCuda, WindowedChannelsLastPoolFastPathMatchesADoubleReference) {
                   int64_t y0 = a * cs.s - cs.pad + u * cs.dil, x0 = b * cs.s - cs.pad + v * cs.dil;
                   if (y0 < 0 || y0 >= h || x0 < 0 || x0 >= w) continue;
                   double e = xs[(i * h + y0) * w + x0];
-                  acc = cs.kind == PoolingParams::Max ? ((std::isnan(acc) || std::isnan(e)) ? NAN : std::max(acc, e))
-                                                      : acc + e;
+                  acc = cs.kind == PoolingParams::Max
+                            ? ((std::isnan(acc) || std::isnan(e)) ? NAN : std::max(acc, e))
+                            : acc + e;
                   abs_sum += std::abs(e);
                   ++count;
                 }
-              if (cs.kind == PoolingParams::Average) acc /= static_cast<double>(cs.include_pad ? cs.k * cs.k : count);
+              if (cs.kind == PoolingParams::Average)
+                acc /= static_cast<double>(cs.include_pad ? cs.k * cs.k : count);
               want.set_from_double((i * oh + a) * ow + b, acc);
               magnitude[(i * oh + a) * ow + b] = count > 0 ? abs_sum / static_cast<double>(count) : 0.0;
             }
@@ -154,9 +158,10 @@ TEST(EngineCuda, WindowedChannelsLastPoolFastPathMatchesADoubleReference) {
         p.pre_padding = p.post_padding = {cs.pad, cs.pad};
         p.dilation = {cs.dil, cs.dil};
         p.count_include_pad = cs.include_pad;
-        std::string what = std::string(cs.kind == PoolingParams::Max ? "max " : "avg ") + std::to_string(cs.k) +
-                           "x" + std::to_string(cs.k) + " s" + std::to_string(cs.s) + " p" + std::to_string(cs.pad) +
-                           " d" + std::to_string(cs.dil) + " " + dtype_name(dt) + " C=" + std::to_string(c);
+        std::string what = std::string(cs.kind == PoolingParams::Max ? "max " : "avg ") +
+                           std::to_string(cs.k) + "x" + std::to_string(cs.k) + " s" + std::to_string(cs.s) +
+                           " p" + std::to_string(cs.pad) + " d" + std::to_string(cs.dil) + " " +
+                           dtype_name(dt) + " C=" + std::to_string(c);
         expect_close(values(run_pool(p, x, {n, c, oh, ow}, kCl)), values(want), dt, what, magnitude);
       }
     }

@@ -7,7 +7,8 @@
 // - global pooling (the mean or max over every spatial element of each image and channel, a squeeze-excite or
 //   classifier pool): planar rows are summed by a block (long rows) or a warp (short rows); channels-last
 //   [N, S, C] is split along S into enough blocks to fill the GPU, partial sums going through the workspace,
-//   then combined. Sums are in double and rounded once, so the planar and channels-last paths agree bit for bit.
+//   then combined. Sums are in double and rounded once, so the planar and channels-last paths agree bit for
+//   bit.
 
 #include <cmath>
 
@@ -105,8 +106,8 @@ __global__ void global_rows_kernel(const T* __restrict__ in, T* __restrict__ out
   const bool warp_rows = per_block > 0;
   const int lane = warp_rows ? threadIdx.x % kWarp : threadIdx.x;
   const int width = warp_rows ? kWarp : blockDim.x;
-  const int64_t first = warp_rows ? static_cast<int64_t>(blockIdx.x) * per_block + threadIdx.x / kWarp
-                                  : blockIdx.x;
+  const int64_t first =
+      warp_rows ? static_cast<int64_t>(blockIdx.x) * per_block + threadIdx.x / kWarp : blockIdx.x;
   const int64_t step = warp_rows ? static_cast<int64_t>(gridDim.x) * per_block : gridDim.x;
   for (int64_t row = first; row < rows; row += step) {
     const T* x = in + row * s;
@@ -161,12 +162,14 @@ __global__ void global_nhwc_kernel(const T* __restrict__ in, T* __restrict__ out
   if (threadIdx.y == 0 && live) {
     for (int r = 1; r < rows; ++r)
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) acc[j] = combine(is_max, acc[j], tile[(r * cols + threadIdx.x) * VEC + j]);
+      for (int j = 0; j < VEC; ++j)
+        acc[j] = combine(is_max, acc[j], tile[(r * cols + threadIdx.x) * VEC + j]);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       const int64_t ch = cv * VEC + j;
       if (splits == 1)
-        out[n * c + ch] = from_float<T>(static_cast<float>(is_max ? acc[j] : acc[j] / static_cast<double>(s)));
+        out[n * c + ch] =
+            from_float<T>(static_cast<float>(is_max ? acc[j] : acc[j] / static_cast<double>(s)));
       else
         ws[(n * splits + blockIdx.y) * c + ch] = acc[j];
     }
@@ -209,8 +212,8 @@ void global_nhwc(const void* in, void* out, int64_t n, int64_t s, int64_t c, boo
 }
 
 template <typename T>
-void global_dispatch(const void* in, void* out, int64_t n, int64_t s, int64_t c, bool channels_last, bool is_max,
-                     void* ws, size_t ws_bytes, Stream stream) {
+void global_dispatch(const void* in, void* out, int64_t n, int64_t s, int64_t c, bool channels_last,
+                     bool is_max, void* ws, size_t ws_bytes, Stream stream) {
   constexpr int kVec = 16 / sizeof(T);
   if (channels_last) {
     if (c % kVec == 0 && aligned16(in))
@@ -227,7 +230,8 @@ void global_dispatch(const void* in, void* out, int64_t n, int64_t s, int64_t c,
   const auto* x = static_cast<const T*>(in);
   auto* y = static_cast<T*>(out);
   if ((s * sizeof(T)) % 16 == 0 && aligned16(in))
-    global_rows_kernel<T, kVec><<<grid, kThreads, 0, stream>>>(x, y, rows, s / kVec * kVec, is_max, per_block);
+    global_rows_kernel<T, kVec>
+        <<<grid, kThreads, 0, stream>>>(x, y, rows, s / kVec * kVec, is_max, per_block);
   else
     global_rows_kernel<T, 1><<<grid, kThreads, 0, stream>>>(x, y, rows, s, is_max, per_block);
 }
@@ -241,11 +245,10 @@ bool launch_pool2d_nhwc_fast(const void* in, void* out, int dtype, int64_t image
   const int64_t out_elems = images * p.out[1] * p.out[2] * p.channels;
   if (in_elems >= (int64_t{1} << 31) || out_elems >= (int64_t{1} << 31) || out_elems == 0) return false;
   auto i32 = [](int64_t v) { return static_cast<int>(v); };
-  const Window2d w{i32(images),    i32(p.in[1]),     i32(p.in[2]),    i32(p.channels),
-                   i32(p.out[1]),  i32(p.out[2]),    i32(p.win[1]),   i32(p.win[2]),
-                   i32(p.stride[1]), i32(p.stride[2]), i32(p.pad[1]), i32(p.pad[2]),
-                   i32(p.dil[1]),  i32(p.dil[2]),    0,               p.kind == 0,
-                   p.count_include_pad};
+  const Window2d w{i32(images),   i32(p.in[1]),       i32(p.in[2]),  i32(p.channels),  i32(p.out[1]),
+                   i32(p.out[2]), i32(p.win[1]),      i32(p.win[2]), i32(p.stride[1]), i32(p.stride[2]),
+                   i32(p.pad[1]), i32(p.pad[2]),      i32(p.dil[1]), i32(p.dil[2]),    0,
+                   p.kind == 0,   p.count_include_pad};
   switch (dtype) {
     case kF32: window2d_dispatch<float>(in, out, w, stream); return true;
     case kF16: window2d_dispatch<__half>(in, out, w, stream); return true;
@@ -258,9 +261,9 @@ size_t global_pool_workspace(int64_t images, int64_t channels) {
   return sizeof(double) * static_cast<size_t>((kTargetBlocks + images) * channels);
 }
 
-bool launch_global_pool(const void* in, void* out, int dtype, int64_t images, int64_t spatial, int64_t channels,
-                        bool channels_last, bool is_max, void* workspace, size_t workspace_bytes,
-                        Stream stream) {
+bool launch_global_pool(const void* in, void* out, int dtype, int64_t images, int64_t spatial,
+                        int64_t channels, bool channels_last, bool is_max, void* workspace,
+                        size_t workspace_bytes, Stream stream) {
   if (images * channels == 0 || spatial == 0) return images * channels == 0;
   switch (dtype) {
     case kF32:
