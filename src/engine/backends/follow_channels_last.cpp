@@ -16,9 +16,9 @@ bool no_spatial_extent(const Dims& p) {
   return std::all_of(p.begin() + 2, p.end(), [](int64_t v) { return v == 1; });
 }
 
-/// Whether a tensor of dims `d`, broadcast to rank `rank`, lies in memory the same in Plain and in the blocked
-/// order of `lanes` ([N, C / lanes, spatial..., lanes]): one channel (stored as [N, 1, spatial..., 1]), or
-/// channels in whole blocks and no spatial extent (a [N, C, 1, 1] squeeze-excite scale).
+/// Whether a tensor of dims `d`, broadcast to rank `rank`, lies in memory the same in Plain and in the
+/// blocked order of `lanes` ([N, C / lanes, spatial..., lanes]): one channel (stored as [N, 1, spatial...,
+/// 1]), or channels in whole blocks and no spatial extent (a [N, C, 1, 1] squeeze-excite scale).
 bool same_in_blocked(const Dims& d, size_t rank, int64_t lanes) {
   Dims p = padded_to_rank(d, rank);
   return p.size() < 3 || p[1] == 1 || (p[1] % lanes == 0 && no_spatial_extent(p));
@@ -30,8 +30,8 @@ bool same_in(const Dims& d, size_t rank, TensorFormat format) {
   return lanes == 0 ? same_in_channels_last(d, rank) : same_in_blocked(d, rank, lanes);
 }
 
-/// The dims of a tensor as a blocked format of `lanes` stores them, after padding to `rank` (channels in whole
-/// blocks, or one channel).
+/// The dims of a tensor as a blocked format of `lanes` stores them, after padding to `rank` (channels in
+/// whole blocks, or one channel).
 Dims blocked_order(const Dims& d, size_t rank, int64_t lanes) {
   Dims p = padded_to_rank(d, rank);
   const int64_t inner = p[1] == 1 ? 1 : lanes;
@@ -59,7 +59,9 @@ TacticFormats follow(const LayerInfo& info, TensorFormat format) {
     return t.min[1] == out.min[1] && t.max[1] == out.max[1] && t.opt[1] == out.opt[1];
   };
   if (lanes > 0 && (out.min[1] != out.max[1] || out.max[1] <= 0 || out.max[1] % lanes != 0)) return plain;
-  const auto same = [&](const TensorInfo& t) { return same_in(t.min, r, format) && same_in(t.max, r, format); };
+  const auto same = [&](const TensorInfo& t) {
+    return same_in(t.min, r, format) && same_in(t.max, r, format);
+  };
   TacticFormats f = plain;
   for (size_t k = 0; k < info.inputs.size(); ++k) {
     const TensorInfo& t = info.inputs[k];
@@ -110,8 +112,8 @@ TacticFormats pointwise_formats_following_blocked(const LayerInfo& info) {
 
 Dims pointwise_operand_dims(const Dims& d, TensorFormat format, TensorFormat out_format, size_t rank) {
   if (out_format == TensorFormat::Plain) {
-    KILN_CHECK(format == TensorFormat::Plain, Internal, "pointwise: an operand in ", tensor_format_name(format),
-               " of an output in plain");
+    KILN_CHECK(format == TensorFormat::Plain, Internal, "pointwise: an operand in ",
+               tensor_format_name(format), " of an output in plain");
     return d;
   }
   const int64_t lanes = block_lanes(out_format);
@@ -122,8 +124,9 @@ Dims pointwise_operand_dims(const Dims& d, TensorFormat format, TensorFormat out
              tensor_format_name(out_format));
   if (lanes == 0) return channels_last_order(d, rank);
   const Dims p = padded_to_rank(d, rank);
-  KILN_CHECK(p.size() >= 3 && (p[1] == 1 || p[1] % lanes == 0), Internal, "pointwise: ", p.size() >= 3 ? p[1] : 0,
-             " channels in ", tensor_format_name(out_format), " (whole blocks or one channel only)");
+  KILN_CHECK(p.size() >= 3 && (p[1] == 1 || p[1] % lanes == 0), Internal,
+             "pointwise: ", p.size() >= 3 ? p[1] : 0, " channels in ", tensor_format_name(out_format),
+             " (whole blocks or one channel only)");
   return blocked_order(d, rank, lanes);
 }
 

@@ -90,7 +90,7 @@ decltype(auto) with_type(DType dtype, const void* data, Fn&& fn) {
 struct Broadcast {
   enum Kind { kSame, kRuns, kCycle, kCycleRuns, kGather } kind = kSame;
   int64_t step = 1;
-  int64_t run = 0;                // kCycleRuns
+  int64_t run = 0;               // kCycleRuns
   std::vector<int64_t> offsets;  // kGather
 };
 
@@ -115,13 +115,16 @@ Broadcast broadcast_of(const Dims& in, const Dims& out) {
     b.kind = Broadcast::kCycle;
     b.step = in_n;
   } else if (in_n > 0 && one_broadcast_run) {
-    // matched, broadcast, matched: the trailing matched dims form the period, repeated over the broadcast ones.
+    // matched, broadcast, matched: the trailing matched dims form the period, repeated over the broadcast
+    // ones.
     int64_t period = 1, broadcast = 1;
     size_t k = 0;
     for (size_t d = 0; d < out.size(); ++d) {
       if (out[d] == 1) continue;
-      if (k > last_b) period *= out[d];
-      else if (k >= first_b) broadcast *= out[d];
+      if (k > last_b)
+        period *= out[d];
+      else if (k >= first_b)
+        broadcast *= out[d];
       ++k;
     }
     b.kind = Broadcast::kCycleRuns;

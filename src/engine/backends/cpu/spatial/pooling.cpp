@@ -67,8 +67,8 @@ void add_into(float* acc, const float* x, int64_t lanes) {
 /// stored with `lanes` values per position and `row` values per row, into acc lane-wise: one call per window
 /// (resnet18's 3x3 max pool made one max_into call per position).
 KILN_SIMD_CLONES
-void max_window_into(float* acc, const float* x, int64_t lo1, int64_t hi1, int64_t s1, int64_t lo2, int64_t hi2,
-                     int64_t s2, int64_t row, int64_t lanes) {
+void max_window_into(float* acc, const float* x, int64_t lo1, int64_t hi1, int64_t s1, int64_t lo2,
+                     int64_t hi2, int64_t s2, int64_t row, int64_t lanes) {
   for (int64_t i1 = lo1; i1 < hi1; i1 += s1) {
     for (int64_t i2 = lo2; i2 < hi2; i2 += s2) {
       const float* src = x + i1 * row + i2 * lanes;
@@ -78,12 +78,12 @@ void max_window_into(float* acc, const float* x, int64_t lo1, int64_t hi1, int64
 }
 
 /// Sums `rows` consecutive rows of `lanes` values into acc lane-wise, in row order (the same sums as add_into
-/// per row), W lanes at a time held in registers: a channels-last or blocked window row is one such run, and a
-/// global average pool of 112 x 112 positions made one call per position. (Max pooling: max_window_into; the
-/// NaN-propagating select over a register array measured 2-3x slower on resnet18's 3x3 windows.)
+/// per row), W lanes at a time held in registers: a channels-last or blocked window row is one such run, and
+/// a global average pool of 112 x 112 positions made one call per position. (Max pooling: max_window_into;
+/// the NaN-propagating select over a register array measured 2-3x slower on resnet18's 3x3 windows.)
 template <int W>
 inline __attribute__((always_inline)) void add_rows_chunk(float* acc, const float* x, int64_t rows,
-                                                         int64_t lanes) {
+                                                          int64_t lanes) {
   float s[W];
   for (int j = 0; j < W; ++j) s[j] = acc[j];
   for (int64_t r = 0; r < rows; ++r) {
@@ -121,8 +121,9 @@ class PoolingKernel : public Kernel {
     const float* xd = x.as<float>();
     float* yd = y.as<float>();
     bool max = p_.kind == PoolingParams::Max;
-    // Tasks of about 4096 values read: an item pools one window (a global pool's window is the whole plane, so
-    // a grain in items alone kept efficientnet_b0's squeeze-excite pools of up to 144 x 56 x 56 on one thread).
+    // Tasks of about 4096 values read: an item pools one window (a global pool's window is the whole plane,
+    // so a grain in items alone kept efficientnet_b0's squeeze-excite pools of up to 144 x 56 x 56 on one
+    // thread).
     int64_t window = 1;
     for (int d = 0; d < 3; ++d) window *= p_.adaptive ? (xs[d] + ys[d] - 1) / ys[d] + 1 : win[d];
     int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(lanes * window, 1));
@@ -153,14 +154,14 @@ class PoolingKernel : public Kernel {
         int64_t count = 0;
         for (int64_t i0 = lo[0]; i0 < hi[0]; i0 += step[0]) {
           if (max && lanes > 1 && xv.spatial_stride == lanes) {
-            max_window_into(acc, xb + i0 * xs[1] * xs[2] * lanes, lo[1], hi[1], step[1], lo[2], hi[2], step[2],
-                            xs[2] * lanes, lanes);
+            max_window_into(acc, xb + i0 * xs[1] * xs[2] * lanes, lo[1], hi[1], step[1], lo[2], hi[2],
+                            step[2], xs[2] * lanes, lanes);
             continue;
           }
           for (int64_t i1 = lo[1]; i1 < hi[1]; i1 += step[1]) {
             if (!max && step[2] == 1 && xv.spatial_stride == lanes && lanes > 1 && hi[2] > lo[2]) {
-              // The window row's positions are one run of rows of `lanes` values; where the window spans whole
-              // rows, its remaining rows too (a global pool: one run).
+              // The window row's positions are one run of rows of `lanes` values; where the window spans
+              // whole rows, its remaining rows too (a global pool: one run).
               int64_t rows = hi[2] - lo[2];
               const float* src = xb + ((i0 * xs[1] + i1) * xs[2] + lo[2]) * xv.spatial_stride;
               if (step[1] == 1 && rows == xs[2]) {

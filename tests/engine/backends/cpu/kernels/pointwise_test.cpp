@@ -139,8 +139,9 @@ TEST(VecPointwise, PeriodicOperandsTiledOverBlocks) {
 
 /// Runs `l` with its inputs stored in `in_formats` (converted from random plain values) and the output in the
 /// formats the row asks for; compares the output, read back as plain, with the reference kernel.
-void check_in_formats(const OneLayer& l, const std::vector<Dims>& dims, const std::vector<TensorFormat>& in_formats,
-                      const TacticFormats& want, const std::string& what) {
+void check_in_formats(const OneLayer& l, const std::vector<Dims>& dims,
+                      const std::vector<TensorFormat>& in_formats, const TacticFormats& want,
+                      const std::string& what) {
   LayerInfo info = l.info(dims);
   for (size_t k = 0; k < dims.size(); ++k) info.inputs[k].format = in_formats[k];
   const KernelRow& r = row(l.layer.kind, "vec");
@@ -156,7 +157,8 @@ void check_in_formats(const OneLayer& l, const std::vector<Dims>& dims, const st
     std::vector<std::vector<float>> plain, stored;
     KernelArgs args;
     for (size_t k = 0; k < dims.size(); ++k) {
-      plain.push_back(random_floats(static_cast<size_t>(numel(dims[k])), 40 + static_cast<uint32_t>(k), -4, 4));
+      plain.push_back(
+          random_floats(static_cast<size_t>(numel(dims[k])), 40 + static_cast<uint32_t>(k), -4, 4));
       stored.push_back(to_format(plain.back(), dims[k], got.inputs[k]));
     }
     for (size_t k = 0; k < dims.size(); ++k)
@@ -179,8 +181,8 @@ TEST(VecPointwise, FollowsABlockedInputWithWholeBlocksOfChannels) {
   // inputs: one of the output's dims in Plain is read blocked (a reformat in front), one channel broadcast
   // over C is read as it is; channels that do not fill whole blocks keep every tensor Plain.
   constexpr TensorFormat kPlain = TensorFormat::Plain;
-  OneLayer gate = fused({activation(ActivationKind::HardSigmoid, kIn, 1.0 / 6, 0.5),
-                         binary(ElementwiseOp::Mul, kT, kIn + 1)});
+  OneLayer gate = fused(
+      {activation(ActivationKind::HardSigmoid, kIn, 1.0 / 6, 0.5), binary(ElementwiseOp::Mul, kT, kIn + 1)});
   OneLayer add;
   add.layer.name = "add";
   add.layer.kind = LayerKind::Elementwise;

@@ -64,13 +64,13 @@ TEST(VecPooling, MatchesReferenceInPlainFormat) {
 
 TEST(VecPooling, ReadsAndWritesTheInputsFormat) {
   ThreadPool pool(2);
-  std::vector<std::pair<OneLayer, Dims>> cases{{pooling(PoolingParams::Max, {3, 3}, {2, 2}, {1, 1}), {1, 20, 9, 9}},
-                                               {pooling(PoolingParams::Max, {2, 2}, {1, 1}, {0, 0}, {2, 2}), {1, 20, 9, 8}},
-                                               {adaptive(PoolingParams::Average, {1, 1}), {2, 19, 5, 6}},
-                                               // a global pool split over the threads, one plane per task
-                                               {adaptive(PoolingParams::Average, {1, 1}), {1, 64, 28, 28}},
-                                               {pooling(PoolingParams::Average, {2, 2, 2}, {1, 1, 1}, {1, 0, 1}),
-                                                {1, 9, 3, 4, 5}}};
+  std::vector<std::pair<OneLayer, Dims>> cases{
+      {pooling(PoolingParams::Max, {3, 3}, {2, 2}, {1, 1}), {1, 20, 9, 9}},
+      {pooling(PoolingParams::Max, {2, 2}, {1, 1}, {0, 0}, {2, 2}), {1, 20, 9, 8}},
+      {adaptive(PoolingParams::Average, {1, 1}), {2, 19, 5, 6}},
+      // a global pool split over the threads, one plane per task
+      {adaptive(PoolingParams::Average, {1, 1}), {1, 64, 28, 28}},
+      {pooling(PoolingParams::Average, {2, 2, 2}, {1, 1, 1}, {1, 0, 1}), {1, 9, 3, 4, 5}}};
   for (TensorFormat format : {TensorFormat::ChannelsLast, TensorFormat::Blocked8c, TensorFormat::Blocked16c}) {
     for (const auto& [layer, d] : cases) {
       std::string what = std::string(tensor_format_name(format)) + " rank " + std::to_string(d.size());
