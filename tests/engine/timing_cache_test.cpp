@@ -78,16 +78,16 @@ TEST(TimingCacheEntry, TrustNeedsCalmFiguresAndTwoAgreeingCloseCalls) {
 }
 
 /// A network with one convolution (two optimized CPU candidates: onednn_blocked and onednn) and one linear on
-/// another input (one optimized candidate: onednn).
+/// another input (one optimized candidate: onednn; its A is transposed, which onednn_1x1 does not take).
 void add_conv_and_linear(Network& net, std::mt19937& rng) {
   Tensor* x = net.add_input("x", DType::Float32, {1, 16, 14, 14});
   ConvolutionParams p;
   p.pre_padding = p.post_padding = {1, 1};
   net.mark_output(net.add_convolution(
       "conv", x, Weights("cw", random_tensor(DType::Float32, {16, 16, 3, 3}, rng)), Weights(), p));
-  Tensor* v = net.add_input("v", DType::Float32, {4, 64});
+  Tensor* v = net.add_input("v", DType::Float32, {64, 4});
   Tensor* w = net.add_constant("w", Weights("w", random_tensor(DType::Float32, {64, 32}, rng)));
-  net.mark_output(net.add_matrix_multiply("linear", v, false, w, false));
+  net.mark_output(net.add_matrix_multiply("linear", v, true, w, false));
 }
 
 std::string tactic_of(const Plan& plan, LayerKind kind) {

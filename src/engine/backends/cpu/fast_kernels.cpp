@@ -10,6 +10,7 @@ void register_fast_kernels(KernelTable& registry) {
   onednn::register_onednn_convolution(registry);
   onednn::register_onednn_int8_convolution(registry);
   onednn::register_onednn_matmul(registry);
+  onednn::register_onednn_matmul_conv1x1(registry);  // after "onednn": preferred to it (where it applies)
   onednn::register_onednn_int8_matmul(registry);
   onednn::register_onednn_reformat(registry);
   fast::register_normalization(registry);

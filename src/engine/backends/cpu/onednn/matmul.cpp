@@ -203,15 +203,7 @@ bool matmul_applies(const LayerInfo& info, std::string* why) {
     return refuse(
         why, "rank " + std::to_string(rank) + " (onednn takes 2 to " + std::to_string(DNNL_MAX_NDIMS) + ")");
   }
-  if (!post_ops_supported(p.post_ops, why)) return false;
-  if (count_sum_post_ops(p.post_ops) > 0) {
-    const TensorInfo& r = info.inputs[static_cast<size_t>(first_residual_input(layer))];
-    const TensorInfo& y = info.outputs[0];
-    if (r.dtype != y.dtype || r.min != y.min || r.opt != y.opt || r.max != y.max) {
-      return refuse(why, "a residual of another dtype or dims than the output");
-    }
-  }
-  return true;
+  return matmul_post_ops_fit(info, p.post_ops, why);
 }
 
 }  // namespace

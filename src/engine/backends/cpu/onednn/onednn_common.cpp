@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "engine/ops/shape_inference.h"
 #include "kiln/support/error.h"
 #include "kiln/support/host_math.h"
 
@@ -143,6 +144,18 @@ bool post_ops_supported(const std::vector<PostOp>& post_ops, std::string* why) {
     }
   }
   return eltwise_steps(post_ops, nullptr, why);
+}
+
+bool matmul_post_ops_fit(const LayerInfo& info, const std::vector<PostOp>& post_ops, std::string* why) {
+  if (!post_ops_supported(post_ops, why)) return false;
+  if (count_sum_post_ops(post_ops) > 0) {
+    const TensorInfo& r = info.inputs[static_cast<size_t>(first_residual_input(*info.layer))];
+    const TensorInfo& y = info.outputs[0];
+    if (r.dtype != y.dtype || r.min != y.min || r.opt != y.opt || r.max != y.max) {
+      return refuse(why, "a residual of another dtype or dims than the output");
+    }
+  }
+  return true;
 }
 
 std::shared_ptr<dnnl::memory> reordered_copy(const dnnl::memory::desc& user_md, const void* data,

@@ -37,6 +37,10 @@ TensorFormat format_of(const dnnl::memory::desc& md, const Dims& dims);
 /// usable (at most one); `why` says what is not.
 bool post_ops_supported(const std::vector<PostOp>& post_ops, std::string* why = nullptr);
 
+/// Whether a matrix multiply's `post_ops` run in oneDNN (post_ops_supported) with the residual of a Sum of the
+/// output's dtype and dims (min, opt and max: oneDNN's sum post-op adds into the destination); `why` says why not.
+bool matmul_post_ops_fit(const LayerInfo& info, const std::vector<PostOp>& post_ops, std::string* why);
+
 /// The oneDNN primitive attributes for `post_ops` (which must be supported). A Sum post-op becomes oneDNN's
 /// sum post-op: the destination must hold the residual before the primitive runs. An INT8 kernel multiplies
 /// the sum's scale by `sum_factor` (the residual's quantization step over the output's) and names the

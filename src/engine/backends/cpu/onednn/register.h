@@ -11,6 +11,8 @@ void register_onednn_convolution(KernelTable& registry);
 void register_onednn_int8_convolution(KernelTable& registry);
 /// Row "onednn" for Reformat (fp32 reorders between Plain and the blocked formats).
 void register_onednn_reformat(KernelTable& registry);
+/// Row "onednn_1x1" for MatrixMultiply by a constant matrix: oneDNN's 1x1 convolution over A's rows.
+void register_onednn_matmul_conv1x1(KernelTable& registry);
 /// Row "onednn" for MatrixMultiply.
 void register_onednn_matmul(KernelTable& registry);
 /// Row "onednn_int8" for MatrixMultiply with a constant 2-D B (Tactic::int8).

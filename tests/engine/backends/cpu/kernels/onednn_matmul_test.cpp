@@ -28,8 +28,10 @@ PostOp act(ActivationKind k) {
   return op;
 }
 
-/// Runs with operand dims `runs` (each: a dims, plus b dims when b is an input); residual dims appended.
-void check(const OneLayer& l, std::vector<std::vector<Dims>> runs, const std::string& what) {
+/// Runs tactic `tactic` with operand dims `runs` (each: a dims, plus b dims when b is an input); residual dims
+/// appended.
+void check(const OneLayer& l, std::vector<std::vector<Dims>> runs, const std::string& what,
+           const std::string& tactic = "onednn") {
   int64_t sums = count_sum_post_ops(l.layer.get<MatrixMultiplyParams>().post_ops);
   for (auto& in : runs) {
     OneLayer plain = l;  // shape inference without residual inputs
@@ -37,7 +39,7 @@ void check(const OneLayer& l, std::vector<std::vector<Dims>> runs, const std::st
     Dims y = plain.output_dims(in);
     for (int64_t i = 0; i < sums; ++i) in.push_back(y);
   }
-  check_against_reference(l, "onednn", runs[0], runs, kRtol, kAtol, what);
+  check_against_reference(l, tactic, runs[0], runs, kRtol, kAtol, what);
 }
 
 TEST(OnednnMatmul, LinearWithConstantWeightsFoldsBatch) {
@@ -98,6 +100,46 @@ TEST(OnednnMatmul, PostOpsAndResidual) {
   half.scale = -0.5;
   s.post_ops = {half, act(ActivationKind::Relu)};
   check(matmul_layer(s, nullptr, 0, 7), {{{2, 6, 8}, {2, 8, 7}}}, "input B, scaled residual then relu");
+}
+
+// "onednn_1x1": a constant B as a 1x1 convolution's weights over A's rows; B as [K, N] and transposed [N, K],
+// B with leading unit dims, A of rank 2 to 4, rows other than the build's (a primitive per row count), bias,
+// activations and a residual. The first run's dims are the build's.
+TEST(OnednnMatmul1x1, ConstantBAsConvolutionWeights) {
+  MatrixMultiplyParams linear;
+  linear.transpose_b = true;
+  Dims w{48, 32};
+  check(matmul_layer(linear, &w, 48, 41), {{{2, 7, 32}}, {{1, 128, 32}}, {{5, 32}}}, "linear",
+        "onednn_1x1");
+  MatrixMultiplyParams conv1d;  // GPT-2's Conv1D: x @ W, W [K, N]
+  Dims w2{64, 96};
+  check(matmul_layer(conv1d, &w2, 96, 42), {{{1, 16, 64}}, {{3, 64}}}, "x @ W", "onednn_1x1");
+  Dims w3{1, 33, 17};
+  check(matmul_layer(conv1d, &w3, 0, 43), {{{3, 33}}, {{1, 2, 4, 33}}}, "B [1, K, N], odd sizes, no bias",
+        "onednn_1x1");
+  for (ActivationKind k : {ActivationKind::Relu, ActivationKind::GeluTanh, ActivationKind::GeluErf}) {
+    MatrixMultiplyParams p;
+    p.post_ops = {act(k)};
+    check(matmul_layer(p, &w2, 96, 44), {{{1, 9, 64}}}, activation_kind_name(k), "onednn_1x1");
+  }
+  MatrixMultiplyParams r;
+  PostOp sum;
+  sum.kind = PostOp::Sum;
+  r.post_ops = {sum};
+  Dims w4{96, 64};
+  check(matmul_layer(r, &w4, 64, 45), {{{1, 16, 96}}, {{2, 96}}}, "residual", "onednn_1x1");
+}
+
+TEST(OnednnMatmul1x1, DoesNotApplyToAnInputBOrABatchOfBOrTransposedA) {
+  MatrixMultiplyParams p;
+  const KernelRow& r = row(LayerKind::MatrixMultiply, "onednn_1x1");
+  EXPECT_FALSE(r.runs(matmul_layer(p, nullptr, 0, 46).info({{2, 4}, {4, 3}}), nullptr));
+  Dims batch{2, 4, 3};
+  EXPECT_FALSE(r.runs(matmul_layer(p, &batch, 0, 47).info({{2, 5, 4}}), nullptr));
+  MatrixMultiplyParams ta;
+  ta.transpose_a = true;
+  Dims w{4, 3};
+  EXPECT_FALSE(r.runs(matmul_layer(ta, &w, 0, 48).info({{4, 5}}), nullptr));
 }
 
 TEST(OnednnMatmul, DoesNotApplyToSoftsign) {
