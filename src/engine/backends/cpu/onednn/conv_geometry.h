@@ -119,22 +119,25 @@ struct ConvGeometry {
     attr = make_attr(p.post_ops);
   }
 
-  /// The primitive descriptor for activations `src` and `dst` (weights in any layout).
-  dnnl::primitive_desc make_pd(const memory::desc& src, const memory::desc& dst) const {
+  /// The primitive descriptor for activations `src` and `dst` (weights in any layout), with the post-ops of
+  /// `attr_override` in place of the layer's when set.
+  dnnl::primitive_desc make_pd(const memory::desc& src, const memory::desc& dst,
+                               const dnnl::primitive_attr* attr_override = nullptr) const {
+    const dnnl::primitive_attr& a = attr_override ? *attr_override : attr;
     memory::desc wts(weights_user_md.dims(), weights_dt, Tag::any);
     memory::dims st(stride.begin(), stride.end()), dl(dilate.begin(), dilate.end());
     memory::dims pl(pad_l.begin(), pad_l.end()), pr(pad_r.begin(), pad_r.end());
     if (!p.transposed) {
       dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, src, wts, bias_md, dst,
                                         st, dl, pl, pr);
-      dnnl::convolution_forward::primitive_desc pd(d, attr, cpu_engine());
+      dnnl::convolution_forward::primitive_desc pd(d, a, cpu_engine());
       skip_implementations_that_cannot_run(pd);
       return pd;
     }
     dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference,
                                         dnnl::algorithm::deconvolution_direct, src, wts, bias_md, dst, st, dl,
                                         pl, pr);
-    dnnl::deconvolution_forward::primitive_desc pd(d, attr, cpu_engine());
+    dnnl::deconvolution_forward::primitive_desc pd(d, a, cpu_engine());
     skip_implementations_that_cannot_run(pd);
     return pd;
   }

@@ -11,7 +11,8 @@
 //                     groups, where this CPU has it): fewer multiplications, results differ from the direct
 //                     sums by a few float ulps of the partial sums (the transforms reassociate them).
 // Both prepare the weights once, in the layout the primitive prefers at the profile's opt shape. Primitives
-// are cached per input shape in the per-context state.
+// are cached per input shape in the per-context state. A direct convolution with ReLU post-ops runs them as
+// oneDNN's relu where max_relu.h proves that exact for the call's input (a second primitive per shape).
 
 #include <algorithm>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <memory>
 
 #include "engine/backends/cpu/onednn/conv_geometry.h"
+#include "engine/backends/cpu/onednn/max_relu.h"
 #include "engine/backends/cpu/onednn/onednn_common.h"
 #include "engine/backends/cpu/onednn/register.h"
 #include "engine/ops/shape_inference.h"
@@ -31,7 +33,7 @@ namespace {
 using ConvEntry = ConvPrimitive;
 
 struct ConvState : KernelState {
-  std::map<Dims, std::unique_ptr<ConvEntry>> entries;
+  std::map<Dims, std::unique_ptr<ConvEntry>> entries, max_relu_entries;
   dnnl::stream stream{cpu_engine()};
 };
 
@@ -77,7 +79,8 @@ TacticFormats preferred_formats(const LayerInfo& info, bool winograd) {
 
 class ConvolutionKernel : public Kernel {
  public:
-  ConvolutionKernel(const LayerInfo& info, bool winograd) : geo_(*info.layer, winograd) {
+  ConvolutionKernel(const LayerInfo& info, bool winograd)
+      : geo_(*info.layer, winograd), max_relu_(MaxRelu::for_convolution(*info.layer, winograd)) {
     const Layer& layer = *info.layer;
     src_format_ = info.inputs[0].format;
     dst_format_ = info.outputs[0].format;
@@ -117,14 +120,13 @@ class ConvolutionKernel : public Kernel {
     // created with, and running it with more fails ("could not execute a primitive").
     use_threads(threads_for_work(args.pool, conv_macs(x, y),
                                  static_cast<double>(x.nbytes() + y.nbytes() + weight_values_.size() * sizeof(float))));
-    ConvEntry& e =
-        entry_for_shape(state->entries[x.dims], "convolution", [&] { return make_entry(x.dims, y.dims); });
+    const TensorView* r = geo_.residual_input >= 0 ? &args.inputs[geo_.residual_input] : nullptr;
+    const bool max_relu = max_relu_ && max_relu_->holds(x, r, args.pool);
+    ConvEntry& e = entry_for_shape((max_relu ? state->max_relu_entries : state->entries)[x.dims], "convolution",
+                                   [&] { return make_entry(x.dims, y.dims, max_relu); });
     dnnl::stream& s = state->stream;
 
-    if (geo_.residual_input >= 0) {
-      const TensorView& r = args.inputs[geo_.residual_input];
-      if (r.data != y.data) std::memcpy(y.data, r.data, y.nbytes());
-    }
+    if (r != nullptr && r->data != y.data) std::memcpy(y.data, r->data, y.nbytes());
     std::unordered_map<int, memory> margs{{DNNL_ARG_SRC, memory(e.src_md, cpu_engine(), x.data)},
                                           {DNNL_ARG_WEIGHTS, *e.weights},
                                           {DNNL_ARG_DST, memory(e.dst_md, cpu_engine(), y.data)},
@@ -142,16 +144,17 @@ class ConvolutionKernel : public Kernel {
   }
 
  private:
-  dnnl::primitive_desc make_pd(const Dims& x, const Dims& y) const {
-    return geo_.make_pd(activation_md(x, DT::f32, src_format_), activation_md(y, DT::f32, dst_format_));
+  dnnl::primitive_desc make_pd(const Dims& x, const Dims& y, bool max_relu = false) const {
+    return geo_.make_pd(activation_md(x, DT::f32, src_format_), activation_md(y, DT::f32, dst_format_),
+                        max_relu ? &max_relu_->attr() : nullptr);
   }
 
   std::shared_ptr<memory> reorder_weights(const memory::desc& md) const {
     return reordered_copy(geo_.weights_user_md, weight_values_.data(), md);
   }
 
-  std::unique_ptr<ConvEntry> make_entry(const Dims& x, const Dims& y) const {
-    return std::make_unique<ConvEntry>(make_pd(x, y), prepared_md_, prepared_,
+  std::unique_ptr<ConvEntry> make_entry(const Dims& x, const Dims& y, bool max_relu) const {
+    return std::make_unique<ConvEntry>(make_pd(x, y, max_relu), prepared_md_, prepared_,
                                        [&](const memory::desc& md) { return reorder_weights(md); });
   }
 
@@ -161,6 +164,7 @@ class ConvolutionKernel : public Kernel {
   }
 
   ConvGeometry geo_;
+  std::optional<MaxRelu> max_relu_;
   double macs_per_element_ = 0.0;
   TensorFormat src_format_ = TensorFormat::Plain, dst_format_ = TensorFormat::Plain;
   memory::desc prepared_md_;
