@@ -116,7 +116,17 @@ TEST(Int8Quantization, GivenScalesThatReproduceTheWeightsAreUsed) {
 // are exact in s32; 2e-6 of the output's max allows the fp32 sums' rounding), also after the plan is
 // serialized and loaded (plan format 7 keeps the scales). Without them the kernel requantizes the weights at
 // max |w| / 127 and misses by up to half of that step per weight (measured 4.2e-3 of the max here).
+// The INT8 kernels' tests need a CPU whose INT8 products are exact (VNNI); elsewhere the INT8 tactics refuse
+// and the layers stay fp32 (CliQdq.WithoutExactInt8KernelsTheProgramsArithmeticRunsAndSaysWhy, and
+// Int8Engine.ExactInt8IsAPropertyOfTheCpuBackendOnThisMachine below).
+#define REQUIRE_EXACT_INT8()                                                      \
+  do {                                                                            \
+    std::string why_not_exact;                                                    \
+    if (!backend_runs_int8("cpu", &why_not_exact)) GTEST_SKIP() << why_not_exact; \
+  } while (0)
+
 TEST(Int8Engine, GivenWeightScalesReproduceTheProgramsIntegers) {
+  REQUIRE_EXACT_INT8();
   std::mt19937 rng(2011);
   std::uniform_int_distribution<int> wq(-100, 100), xq(-127, 127);
   const int64_t o = 8, c = 16;
@@ -244,6 +254,7 @@ std::map<std::string, DType> written_dtypes(const Plan& plan) {
 }
 
 TEST(Int8Engine, CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationStep) {
+  REQUIRE_EXACT_INT8();
   std::mt19937 rng(2001);
   ResidualNet model(rng);
   Network net;
@@ -301,6 +312,7 @@ TEST(Int8Engine, CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationSte
 // Explicit quantization (ranges from a program's Q/DQ nodes, BuilderConfig::int8_explicit): the residual r of
 // conv c stays fp32 (the program adds it unrounded), conv b's output, read only as conv c's input, stays u8.
 TEST(Int8Engine, ExplicitQuantizationKeepsResidualsFp32) {
+  REQUIRE_EXACT_INT8();
   std::mt19937 rng(2003);
   ResidualNet model(rng);
   Network net;
@@ -320,6 +332,7 @@ TEST(Int8Engine, ExplicitQuantizationKeepsResidualsFp32) {
 // `kiln refit` of such a module (a Q/DQ program's) failed. The refitted plan computes what a fresh build with
 // the same weights and ranges computes, bit for bit.
 TEST(Int8Engine, RefitOfAPlanWithInt8TensorsBetweenLayers) {
+  REQUIRE_EXACT_INT8();
   std::mt19937 rng(2013);
   ResidualNet model(rng);
   Network net;
@@ -349,6 +362,7 @@ TEST(Int8Engine, RefitOfAPlanWithInt8TensorsBetweenLayers) {
 // x -> conv a + x -> relu -> conv b -> relu -> conv c: conv a adds the fp32 network input as its residual
 // into its u8 output (quantized to s8 into the destination first: x is negative too).
 TEST(Int8Engine, AnFp32ResidualIsQuantizedIntoAnInt8Output) {
+  REQUIRE_EXACT_INT8();
   std::mt19937 rng(2005);
   ResidualNet m(rng);
   Network net;
@@ -372,6 +386,7 @@ TEST(Int8Engine, AnFp32ResidualIsQuantizedIntoAnInt8Output) {
 // 255), so every residual value above amax / 2 was clipped to half the range (qdq_tiny_resnet's first block
 // adds its max pool's output so).
 TEST(Int8Engine, ANeverNegativeFp32ResidualIsNotClipped) {
+  REQUIRE_EXACT_INT8();
   std::mt19937 rng(2007);
   ResidualNet m(rng);
   Network net;
@@ -393,6 +408,7 @@ TEST(Int8Engine, ANeverNegativeFp32ResidualIsNotClipped) {
 // x [4, 6, 64] -> x W1 + b1 -> relu -> h W2^T: two INT8 matrix multiplies (linear layers, A's batch dims
 // folded into M), the second with a transposed B, against the fp32 build.
 TEST(Int8Engine, CalibratedMatrixMultipliesMatchFp32WithinTheQuantizationStep) {
+  REQUIRE_EXACT_INT8();
   std::mt19937 rng(2004);
   const HostTensor w1 = random_tensor(DType::Float32, {64, 48}, rng, -0.3, 0.3);
   const HostTensor b1 = random_tensor(DType::Float32, {48}, rng);
@@ -430,6 +446,7 @@ TEST(Int8Engine, CalibratedMatrixMultipliesMatchFp32WithinTheQuantizationStep) {
 }
 
 TEST(Int8Engine, FirstAndLastLayersStayFp32ByDefaultAndNoRangeMeansFp32) {
+  REQUIRE_EXACT_INT8();
   std::mt19937 rng(2002);
   ResidualNet model(rng);
   Network net;
@@ -467,6 +484,20 @@ TEST(Int8Engine, ABatchThatDoesNotFitIsOneLineInvalidInput) {
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(Int8Engine, ExactInt8IsAPropertyOfTheCpuBackendOnThisMachine) {
+  std::string why;
+  EXPECT_FALSE(backend_runs_int8("cuda", &why));
+  EXPECT_EQ(why, "backend cuda has no INT8 tactics");
+  EXPECT_FALSE(backend_runs_int8("npu", &why));
+  EXPECT_EQ(why, "unknown backend npu");
+  why.clear();
+  if (backend_runs_int8("cpu", &why)) {
+    EXPECT_TRUE(why.empty()) << why;
+  } else {
+    EXPECT_NE(why.find("no VNNI"), std::string::npos) << why;
   }
 }
 

@@ -16,6 +16,7 @@
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
 #include "kiln/conversion/impl/pointwise.h"
+#include "kiln/engine/backend.h"
 #include "kiln/support/error.h"
 
 namespace kiln::conversion {
@@ -73,11 +74,9 @@ std::string fold_refusal(const ConversionContext& ctx, const engine::Tensor* x, 
                          engine::DynamicRange* range) {
   if (ctx.compilation_settings.enabled_precisions.count(DType::Int8) == 0)
     return "int8 precision not enabled";
-  // (docs/quantization.md: only the cpu backend has INT8 tactics; elsewhere a range would be ignored and the
-  // engine would compute the unquantized model, not the program)
-  if (ctx.compilation_settings.backend != "cpu") {
-    return "backend " + ctx.compilation_settings.backend + " has no INT8 tactics";
-  }
+  // (docs/quantization.md: only the cpu backend has INT8 tactics, exact only on CPUs with VNNI; elsewhere a
+  // range would be ignored and the engine would compute the unquantized model, not the program)
+  if (std::string why; !engine::backend_runs_int8(ctx.compilation_settings.backend, &why)) return why;
   if (q.axis >= 0) return "per-channel on an activation (ranges are per tensor)";
   if (x->dtype() != DType::Float32) return std::string("input is ") + dtype_name(x->dtype()) + ", not f32";
   if (q.zero_points[0] != 0)

@@ -78,6 +78,7 @@ bool residual_converted(const TensorInfo& r, const TensorInfo& y) {
 bool int8_conv_applies(const LayerInfo& info, std::string* why = nullptr) {
   const Layer& layer = *info.layer;
   const auto& p = layer.get<ConvolutionParams>();
+  if (!int8_products_exact(why)) return false;
   if (p.transposed) return refuse(why, "transposed");
   if (layer.weights.empty() || !layer.weights[0].defined() || !is_floating(layer.weights[0].value.dtype())) {
     return refuse(why, "no floating-point kernel weight");

@@ -45,6 +45,7 @@ struct Int8MatmulState : KernelState {
 bool int8_matmul_applies(const LayerInfo& info, std::string* why = nullptr) {
   const Layer& layer = *info.layer;
   const auto& p = layer.get<MatrixMultiplyParams>();
+  if (!int8_products_exact(why)) return false;
   if (layer.weights.empty() || !layer.weights[0].defined() || !is_floating(layer.weights[0].value.dtype()) ||
       layer.weights[0].value.dim() != 2) {
     return refuse(why, "B is not a constant floating-point matrix");

@@ -25,9 +25,10 @@ struct Eltwise {
 };
 
 // oneDNN 2.6's JIT eltwise relu (alpha 0) and clip compute max(x, lo) / min(x, hi) with the vmaxps/vminps
-// operand order that maps NaN to the bound, where torch propagates NaN. Its elu keeps NaN, and elu with alpha 0
-// is exactly relu for every other value (0 * (exp(x) - 1) is a zero), so relu is elu(0) followed by x*1 + 0,
-// which turns elu's -0 into torch's +0. A clip with a finite upper bound hi uses min(y, hi) = hi - relu(hi - y).
+// operand order that maps NaN to the bound, where torch propagates NaN. Its elu keeps NaN, and elu with alpha
+// 0 is exactly relu for every other value (0 * (exp(x) - 1) is a zero), so relu is elu(0) followed by x*1 +
+// 0, which turns elu's -0 into torch's +0. A clip with a finite upper bound hi uses min(y, hi) = hi - relu(hi
+// - y).
 constexpr Eltwise kEluZero{dnnl::algorithm::eltwise_elu, 0.0f, 0.0f};
 constexpr Eltwise kPlusZero{dnnl::algorithm::eltwise_linear, 1.0f, 0.0f};
 
@@ -66,8 +67,10 @@ bool append_activation(const ActivationParams& a, std::vector<Eltwise>& steps) {
       bool lower = !(std::isinf(a.alpha) && a.alpha < 0), upper = !(std::isinf(a.beta) && a.beta > 0);
       if (lower && a.alpha != 0) return false;
       if (lower) steps.push_back(kEluZero);
-      if (upper) upper_bound(a.beta);
-      else if (lower) steps.push_back(kPlusZero);
+      if (upper)
+        upper_bound(a.beta);
+      else if (lower)
+        steps.push_back(kPlusZero);
       return true;
     }
     case ActivationKind::Mish: add(algorithm::eltwise_mish, 0, 0); return true;
@@ -87,7 +90,9 @@ bool eltwise_steps(const std::vector<PostOp>& post_ops, std::vector<std::vector<
   for (const PostOp& op : post_ops) {
     std::vector<Eltwise> steps;
     if (op.kind == PostOp::Activation && !append_activation(op.activation, steps)) {
-      if (why) *why = std::string("activation ") + activation_kind_name(op.activation.kind) + " has no oneDNN post-op";
+      if (why)
+        *why =
+            std::string("activation ") + activation_kind_name(op.activation.kind) + " has no oneDNN post-op";
       return false;
     }
     for (const Eltwise& e : steps) {
@@ -118,8 +123,8 @@ dnnl::memory::dims dense_strides(const dnnl::memory::dims& dims) { return contig
 dnnl::memory::desc activation_md(const Dims& dims, DT dtype, TensorFormat format) {
   using Tag = dnnl::memory::format_tag;
   dnnl::memory::dims d = to_dnnl_dims(dims);
-  KILN_CHECK(format_applies(format, dims.size()), Internal, "format ", tensor_format_name(format), " for rank ",
-             dims.size());
+  KILN_CHECK(format_applies(format, dims.size()), Internal, "format ", tensor_format_name(format),
+             " for rank ", dims.size());
   if (format == TensorFormat::Plain) return dnnl::memory::desc(d, dtype, dense_strides(d));
   static const Tag kTags[3][3] = {{Tag::aBc8b, Tag::aBc16b, Tag::acb},
                                   {Tag::aBcd8b, Tag::aBcd16b, Tag::acdb},
@@ -130,7 +135,8 @@ dnnl::memory::desc activation_md(const Dims& dims, DT dtype, TensorFormat format
 TensorFormat format_of(const dnnl::memory::desc& md, const Dims& dims) {
   for (int f = 1; f < kNumTensorFormats; ++f) {
     auto format = static_cast<TensorFormat>(f);
-    if (format_applies(format, dims.size()) && md == activation_md(dims, md.data_type(), format)) return format;
+    if (format_applies(format, dims.size()) && md == activation_md(dims, md.data_type(), format))
+      return format;
   }
   return TensorFormat::Plain;
 }
@@ -214,6 +220,18 @@ bool built_on_sgemm(const std::string& impl) {
 
 bool is_reference_impl(const std::string& impl) { return impl.starts_with("ref"); }
 
+bool int8_products_exact(std::string* why) {
+  static const bool vnni = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    constexpr unsigned kAvx512Vnni = dnnl_cpu_isa_avx512_core_vnni & ~dnnl_cpu_isa_avx512_core;
+    constexpr unsigned kAvx2Vnni = dnnl_cpu_isa_avx2_vnni & ~dnnl_cpu_isa_avx2;
+    return (isa & (kAvx512Vnni | kAvx2Vnni)) != 0;
+  }();
+  return vnni || refuse(why,
+                        "this CPU has no VNNI: oneDNN's INT8 kernels would add u8 x s8 product pairs in "
+                        "saturating 16 bits");
+}
+
 void require_optimized(const LayerInfo& info, const dnnl::primitive_desc& pd, const std::string& what) {
   if (!info.tune) return;
   // An empty tensor at the opt shape: oneDNN's implementations for zero volumes are the reference ones, and
@@ -257,7 +275,9 @@ int threads_for(const ThreadPool* pool, double wanted) {
 }  // namespace
 
 int threads_for_macs(const ThreadPool* pool, double macs) { return threads_for(pool, macs / kMacsPerThread); }
-int threads_for_bytes(const ThreadPool* pool, double bytes) { return threads_for(pool, bytes / kBytesPerThread); }
+int threads_for_bytes(const ThreadPool* pool, double bytes) {
+  return threads_for(pool, bytes / kBytesPerThread);
+}
 int threads_for_work(const ThreadPool* pool, double macs, double bytes) {
   return threads_for(pool, std::max(macs / kMacsPerThread, bytes / kBytesPerThread));
 }

@@ -62,6 +62,13 @@ bool sgemm_runs();
 /// "gemm:jit"; not brgemm's "brg..." kernels, which have their own JIT code).
 bool built_on_sgemm(const std::string& impl);
 
+/// Whether this CPU multiplies INT8 exactly in oneDNN's optimized kernels: with VNNI (AVX-512 VNNI, AVX-VNNI,
+/// AMX) products of u8 x s8 pairs accumulate in 32 bits. Without it (plain AVX2 / AVX-512) oneDNN's kernels add
+/// each pair's two products in a saturating 16-bit register (vpmaddubsw): full-range weights then give wrong
+/// sums (9 dB SQNR on the Q/DQ resnet fixture on an AVX2 EPYC), so the INT8 tactics refuse (`why` says so) and
+/// those layers stay fp32, or run the backend's exact reference kernel where INT8 is the program's own.
+bool int8_products_exact(std::string* why);
+
 /// Whether oneDNN implementation `impl` (impl_info_str()) is one of oneDNN's reference implementations
 /// (oneDNN 2.6 names them "ref:any", "ref_int8:any", ...): plain loops, which a primitive descriptor lands on
 /// when no optimized implementation takes the configuration, e.g. a plain-format convolution once the sgemm
