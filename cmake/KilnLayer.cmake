@@ -33,16 +33,35 @@ function(kiln_sublayers layer)
   endforeach()
 endfunction()
 
-# kiln_add_test_suite(LAYER DEPS ...): one gtest binary kiln_LAYER_tests from tests/LAYER/**/*_test.cpp, each test
-# a ctest labeled LAYER. A suite.cmake that sets KILN_SUITE_GPU_TESTS (a gtest filter of tests that need a GPU)
-# leaves those tests out of that list and runs them as one ctest kiln_LAYER_gpu_tests labeled "LAYER;gpu" (only
-# when the CUDA backend is built): CI runs `ctest -LE gpu`, the GPU machine `ctest -L gpu`.
+# kiln_add_test_suite(LAYER DEPS ...): one gtest binary kiln_LAYER_tests from tests/LAYER/**/*_test.cpp, each gtest
+# suite a ctest "LAYER:Suite" labeled LAYER (kiln_add_gtest_suites). A suite.cmake that sets KILN_SUITE_GPU_TESTS (a
+# gtest filter of tests that need a GPU) leaves those tests out of those ctests and runs them as one ctest
+# kiln_LAYER_gpu_tests labeled "LAYER;gpu" (only when the CUDA backend is built): CI runs `ctest -LE gpu`, the GPU
+# machine `ctest -L gpu`.
 # Every test runs with KILN_CACHE_DIR in the build tree (KILN_TEST_ENV): the default engine and timing caches of
 # compiles inside tests stay there, so tactic choices timed while tests run side by side (a loaded machine) never
 # reach the caches that later compiles on the machine read.
 # OpenMP threads (oneDNN's, libtorch's) sleep as soon as a parallel region ends (OMP_WAIT_POLICY=PASSIVE, as the
 # kiln command sets it), instead of spinning on cores that tests running side by side need.
 set(KILN_TEST_ENV "KILN_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache;OMP_WAIT_POLICY=PASSIVE")
+
+# kiln_add_gtest_suites(TARGET LAYER LABELS EXCLUDE): after TARGET links, cmake/KilnGtestSuites.cmake lists its
+# tests and writes one ctest per gtest suite (name "LAYER:Suite", labels LAYER and LABELS, tests matching the gtest
+# filter EXCLUDE left out), which ctest reads through the directory's TEST_INCLUDE_FILES. One process per suite, not
+# per test: a binary linked with libtorch takes about a second to start.
+function(kiln_add_gtest_suites target layer labels exclude)
+  set(ctest_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_suites.cmake)
+  string(REPLACE ";" "|" env "${KILN_TEST_ENV}")
+  string(REPLACE ";" "|" labels "${labels}")
+  add_custom_command(TARGET ${target} POST_BUILD BYPRODUCTS ${ctest_file} VERBATIM
+                     COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${target}> -DOUT=${ctest_file} -DLAYER=${layer}
+                             -DLABELS=${labels} -DEXCLUDE=${exclude} -DENV=${env}
+                             -P ${PROJECT_SOURCE_DIR}/cmake/KilnGtestSuites.cmake)
+  set(include_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_include.cmake)
+  file(WRITE ${include_file} "if(EXISTS [==[${ctest_file}]==])\n  include([==[${ctest_file}]==])\nelse()\n"
+       "  add_test([==[${target}_NOT_BUILT]==] [==[${target}_NOT_BUILT]==])\nendif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include_file})
+endfunction()
 
 function(kiln_add_test_suite layer)
   cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})
@@ -64,15 +83,9 @@ function(kiln_add_test_suite layer)
   if(EXISTS ${PROJECT_SOURCE_DIR}/tests/${layer}/suite.cmake)
     include(${PROJECT_SOURCE_DIR}/tests/${layer}/suite.cmake)
   endif()
-  if(KILN_SUITE_GPU_TESTS)
-    gtest_discover_tests(kiln_${layer}_tests DISCOVERY_TIMEOUT 120 TEST_FILTER "-${KILN_SUITE_GPU_TESTS}"
-                         PROPERTIES LABELS "${layer};${ARG_LABELS}" ENVIRONMENT "${KILN_TEST_ENV}")
-    if(KILN_CUDA_ENABLED)
-      add_test(NAME kiln_${layer}_gpu_tests COMMAND kiln_${layer}_tests --gtest_filter=${KILN_SUITE_GPU_TESTS})
-      set_tests_properties(kiln_${layer}_gpu_tests PROPERTIES LABELS "${layer};gpu" ENVIRONMENT "${KILN_TEST_ENV}")
-    endif()
-  else()
-    gtest_discover_tests(kiln_${layer}_tests DISCOVERY_TIMEOUT 120 PROPERTIES LABELS "${layer};${ARG_LABELS}"
-                         ENVIRONMENT "${KILN_TEST_ENV}")
+  kiln_add_gtest_suites(kiln_${layer}_tests ${layer} "${ARG_LABELS}" "${KILN_SUITE_GPU_TESTS}")
+  if(KILN_SUITE_GPU_TESTS AND KILN_CUDA_ENABLED)
+    add_test(NAME kiln_${layer}_gpu_tests COMMAND kiln_${layer}_tests --gtest_filter=${KILN_SUITE_GPU_TESTS})
+    set_tests_properties(kiln_${layer}_gpu_tests PROPERTIES LABELS "${layer};gpu" ENVIRONMENT "${KILN_TEST_ENV}")
   endif()
 endfunction()
