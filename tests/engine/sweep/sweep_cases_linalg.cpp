@@ -143,6 +143,41 @@ void add_convolutions(std::vector<SweepCase>& cases) {
        .stride = {2, 2, 2},
        .transposed = true,
        .dtype = F::Float16},
+      // Depthwise shapes of every path of cuda's "depthwise_nhwc" (depthwise.cu): 16-byte vectors with the
+      // kernel size and stride compiled in (5x5 stride 1 with a row tail, 7x7 stride 2), run-time bounds
+      // (dilation), and one channel per thread (a channel count off the vector, asymmetric padding).
+      {.name = "2d_depthwise_f16_5x5_silu",
+       .x = {2, 24, 9, 11},
+       .w = {24, 1, 5, 5},
+       .pre = {2, 2},
+       .post = {2, 2},
+       .groups = 24,
+       .post_ops = {activation_post_op(A::Silu)},
+       .dtype = F::Float16},
+      {.name = "2d_depthwise_f16_7x7_s2_hardswish",
+       .x = {2, 32, 15, 15},
+       .w = {32, 1, 7, 7},
+       .stride = {2, 2},
+       .pre = {3, 3},
+       .post = {3, 3},
+       .groups = 32,
+       .post_ops = {activation_post_op(A::HardSwish)},
+       .dtype = F::Float16},
+      {.name = "2d_depthwise_dilated",
+       .x = {1, 16, 12, 12},
+       .w = {16, 1, 3, 3},
+       .pre = {2, 2},
+       .post = {2, 2},
+       .dilation = {2, 2},
+       .groups = 16},
+      {.name = "2d_depthwise_bf16_odd_channels_asym",
+       .x = {1, 5, 8, 7},
+       .w = {5, 1, 3, 3},
+       .stride = {2, 2},
+       .pre = {1, 0},
+       .post = {0, 1},
+       .groups = 5,
+       .dtype = F::BFloat16},
   };
   uint32_t seed = 1000;
   for (const Conv& c : list) cases.push_back(conv(c, seed += 10));
@@ -156,6 +191,18 @@ void add_convolutions(std::vector<SweepCase>& cases) {
                      2000);
   r.inputs.push_back(in({1, 4, 6, 6}));
   cases.push_back(r);
+  // The same on a depthwise fp16 convolution (the chain runs inside cuda's depthwise kernel).
+  SweepCase dw = conv({.name = "2d_depthwise_f16_residual_sum_relu",
+                       .x = {1, 16, 6, 6},
+                       .w = {16, 1, 3, 3},
+                       .pre = {1, 1},
+                       .post = {1, 1},
+                       .groups = 16,
+                       .post_ops = {sum(0.5), activation_post_op(A::Relu)},
+                       .dtype = F::Float16},
+                      2010);
+  dw.inputs.push_back(in({1, 16, 6, 6}, F::Float16));
+  cases.push_back(dw);
 }
 
 SweepCase matmul(std::string name, Dims a, Dims b, bool ta = false, bool tb = false, DType dtype = F::Float32,

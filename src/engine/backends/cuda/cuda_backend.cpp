@@ -58,6 +58,13 @@ bool f32_output(const LayerInfo& layer, std::string* why) {
   return refuse(why, "TF32 is for f32 layers");
 }
 
+TacticFormats all_channels_last(const LayerInfo& layer) {
+  TacticFormats f;
+  f.inputs.assign(layer.inputs.size(), TensorFormat::ChannelsLast);
+  f.outputs.assign(layer.outputs.size(), TensorFormat::ChannelsLast);
+  return f;
+}
+
 const KernelTable& cuda_kernels() {
   static const KernelTable kRows = [] {
     KernelTable rows;
@@ -69,7 +76,8 @@ const KernelTable& cuda_kernels() {
     register_attention(rows);
     register_pooling(rows);
     register_matmul(rows);
-    register_conv_graph(rows);  // before register_convolution: the graph API wins within noise
+    register_depthwise_conv(rows);  // before cuDNN's: untimed builds take Kiln's depthwise kernel
+    register_conv_graph(rows);      // before register_convolution: the graph API wins within noise
     register_convolution(rows);
     register_scatter(rows);
     register_resize(rows);

@@ -104,6 +104,7 @@ void register_attention(KernelTable& rows);
 void register_matmul(KernelTable& rows);
 void register_convolution(KernelTable& rows);
 void register_conv_graph(KernelTable& rows);
+void register_depthwise_conv(KernelTable& rows);
 void register_scatter(KernelTable& rows);
 void register_resize(KernelTable& rows);
 void register_fill(KernelTable& rows);
@@ -128,5 +129,8 @@ bool ranks_fit(const LayerInfo& layer, std::string* why);
 bool float_dtypes(const LayerInfo& layer, std::string* why);
 /// True when the layer's output is f32 (TF32 tactics); otherwise false with `why` set.
 bool f32_output(const LayerInfo& layer, std::string* why);
+/// Every input and output of the layer channels-last (the tactics that run channels-last end to end: the
+/// NHWC convolutions, whose residuals are then read in the output's format).
+TacticFormats all_channels_last(const LayerInfo& layer);
 
 }  // namespace kiln::engine::cuda

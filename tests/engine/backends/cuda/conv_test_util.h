@@ -155,6 +155,11 @@ inline void expect_near_scaled(const HostTensor& got, const HostTensor& want, do
                                 << scale;
 }
 
+/// One rounding of the dtype, relative (fp32 2^-23, fp16 2^-10, bf16 2^-7, rounded up): a result rounded once
+/// from the exact value, compared with the exact value rounded to the dtype.
+inline double dtype_rounding(DType dt) {
+  return dt == DType::Float32 ? 1.2e-7 : dt == DType::Float16 ? 9.8e-4 : 7.9e-3;
+}
 inline double tolerance(DType dt) { return dt == DType::Float32 ? 1e-4 : dt == DType::Float16 ? 1e-2 : 2e-2; }
 
 /// A residual convolution layer (conv_layer with [Sum, ReLU], a bias, one residual) with random x and r

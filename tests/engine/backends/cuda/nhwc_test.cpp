@@ -297,9 +297,12 @@ TEST(EngineCuda, NhwcConvolutionMatchesCpu) {
       for (const auto& l : plan->layers()) {
         if (l.kind != LayerKind::Convolution) continue;
         ++convs;
+        // Depthwise convolutions take Kiln's kernel (depthwise_test.cpp), the first row of an untimed build;
         // fp16 / bf16 take the graph API (conv_graph_test.cpp) unless cuDNN's graph API has no engine for a
         // grouped convolution.
-        if (dt == DType::Float32) {
+        if (cc.groups == cc.cin && cc.cout == cc.cin && cc.groups > 1) {
+          EXPECT_EQ(l.tactic, "depthwise_nhwc") << describe(plan->layers());
+        } else if (dt == DType::Float32) {
           EXPECT_EQ(l.tactic, "cudnn_nhwc") << describe(plan->layers());
         } else if (cc.groups == 1) {
           EXPECT_EQ(l.tactic, "cudnn_graph") << describe(plan->layers());

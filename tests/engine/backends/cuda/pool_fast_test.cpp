@@ -24,8 +24,6 @@ using namespace testing;
 using namespace cuda_conv_test;
 constexpr TensorFormat kCl = TensorFormat::ChannelsLast, kPlain = TensorFormat::Plain;
 
-double rounding(DType dt) { return dt == DType::Float32 ? 1.2e-7 : dt == DType::Float16 ? 9.8e-4 : 7.9e-3; }
-
 /// got within one rounding of `want`, plus 1e-6 of `magnitude` (per element; empty: none).
 void expect_close(const std::vector<double>& got, const std::vector<double>& want, DType dt,
                   const std::string& what, const std::vector<double>& magnitude = {}) {
@@ -36,7 +34,8 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
       continue;
     }
     const double sum_error = magnitude.empty() ? 0.0 : 1e-6 * magnitude[i];
-    EXPECT_NEAR(got[i], want[i], std::abs(want[i]) * rounding(dt) + sum_error + 1e-30) << what << " at " << i;
+    EXPECT_NEAR(got[i], want[i], std::abs(want[i]) * dtype_rounding(dt) + sum_error + 1e-30)
+        << what << " at " << i;
   }
 }
 

@@ -60,13 +60,6 @@ bool conv_applies_nhwc(const LayerInfo& layer, std::string* why) {
   return true;
 }
 
-TacticFormats conv_nhwc_formats(const LayerInfo& layer) {
-  TacticFormats f;
-  f.inputs.assign(layer.inputs.size(), TensorFormat::ChannelsLast);
-  f.outputs.assign(layer.outputs.size(), TensorFormat::ChannelsLast);
-  return f;
-}
-
 }  // namespace kiln::engine::cuda
 
 #endif

@@ -1,7 +1,7 @@
 #pragma once
 // What the cuda convolution tactics share: the cuDNN handle and error check, the KRSC weight order, and the
 // rules of which layers they take (conv_applies for every cuDNN tactic, conv_applies_nhwc for the
-// channels-last ones) with the formats those ask for.
+// channels-last ones, which ask for all_channels_last formats).
 
 #ifdef KILN_HAVE_CUDNN
 #include <cudnn.h>
@@ -31,8 +31,6 @@ HostTensor to_krsc(const HostTensor& w);
 bool conv_applies(const LayerInfo& layer, std::string* why);
 /// conv_applies, and a forward 2-D convolution (4-D tensors): what the channels-last tactics take.
 bool conv_applies_nhwc(const LayerInfo& layer, std::string* why);
-/// x, every residual and y channels-last.
-TacticFormats conv_nhwc_formats(const LayerInfo& layer);
 
 }  // namespace kiln::engine::cuda
 

@@ -302,7 +302,7 @@ void register_conv_graph(KernelTable& rows) {
             .kind = LayerKind::Convolution,
             .applies = &applies,
             .create = &create,
-            .formats = &conv_nhwc_formats});
+            .formats = &all_channels_last});
 }
 
 }  // namespace kiln::engine::cuda

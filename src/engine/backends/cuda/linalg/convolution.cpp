@@ -576,13 +576,13 @@ void register_convolution(KernelTable& rows) {
             .kind = LayerKind::Convolution,
             .applies = &applies_nhwc_tf32,
             .create = &create_nhwc_tf32,
-            .formats = &conv_nhwc_formats,
+            .formats = &all_channels_last,
             .tf32 = true});
   rows.add({.name = "cudnn_nhwc",
             .kind = LayerKind::Convolution,
             .applies = &conv_applies_nhwc,
             .create = &create_nhwc,
-            .formats = &conv_nhwc_formats});
+            .formats = &all_channels_last});
   rows.add({.name = "cudnn_tf32",
             .kind = LayerKind::Convolution,
             .applies = &applies_tf32,

@@ -65,32 +65,39 @@ bool PostOpPass::uses_epilogue(const KernelArgs& args) const {
   return true;
 }
 
+bool PostOpPass::epilogue_params(const KernelArgs& args, EpilogueParams* p) const {
+  if (!uses_epilogue(args)) return false;
+  const TensorView& y = args.outputs[0];
+  *p = EpilogueParams{};
+  p->out = y.data;
+  p->dtype = dcode(dtype_);
+  p->n = y.numel();
+  p->src[0].data = y.data;
+  int s = 1;
+  if (bias_) {
+    p->src[s].data = bias_;
+    p->src[s].len = y.dims[channel_dim_];
+    p->src[s].div = 1;  // channels-last: the channel is the innermost dim in memory
+    if (!channels_last_) {
+      for (size_t k = channel_dim_ + 1; k < y.dims.size(); ++k) p->src[s].div *= y.dims[k];
+    }
+    ++s;
+  }
+  for (int r : residual_inputs_) p->src[s++].data = args.inputs[r].data;
+  p->n_sources = s;
+  p->n_instr = static_cast<int>(instr_.size());
+  for (size_t i = 0; i < instr_.size(); ++i) p->instr[i] = instr_[i];
+  return true;
+}
+
 void PostOpPass::run(const KernelArgs& args, const char* what) const {
   const TensorView& y = args.outputs[0];
   if (instr_.empty() || y.numel() == 0) return;
-  if (!uses_epilogue(args)) {
-    run_generic(args);
-  } else {
-    EpilogueParams p;
-    p.out = y.data;
-    p.dtype = dcode(dtype_);
-    p.n = y.numel();
-    p.src[0].data = y.data;
-    int s = 1;
-    if (bias_) {
-      p.src[s].data = bias_;
-      p.src[s].len = y.dims[channel_dim_];
-      p.src[s].div = 1;  // channels-last: the channel is the innermost dim in memory
-      if (!channels_last_) {
-        for (size_t k = channel_dim_ + 1; k < y.dims.size(); ++k) p.src[s].div *= y.dims[k];
-      }
-      ++s;
-    }
-    for (int r : residual_inputs_) p.src[s++].data = args.inputs[r].data;
-    p.n_sources = s;
-    p.n_instr = static_cast<int>(instr_.size());
-    for (size_t i = 0; i < instr_.size(); ++i) p.instr[i] = instr_[i];
+  EpilogueParams p;
+  if (epilogue_params(args, &p)) {
     launch_epilogue(p, stream_of(args));
+  } else {
+    run_generic(args);
   }
   check_launch(what);
 }

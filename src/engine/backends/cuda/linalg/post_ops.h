@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/backends/cuda/launch.h"
+#include "engine/backends/cuda/linalg/epilogue.h"
 #include "engine/backends/cuda/pointwise/pointwise_launch.h"
 #include "kiln/engine/backend.h"
 
@@ -32,6 +33,10 @@ class PostOpPass {
   bool empty() const { return instr_.empty(); }
   /// Whether run() takes the vectorized epilogue for these arguments (else the generic interpreter).
   bool uses_epilogue(const KernelArgs& args) const;
+  /// The vectorized epilogue's parameters for these arguments, when run() would take it (false, leaving `p`
+  /// alone, otherwise): what a kernel that applies the chain to its results as it stores them runs
+  /// (epilogue_apply.cuh), instead of a pass over the output after it.
+  bool epilogue_params(const KernelArgs& args, EpilogueParams* p) const;
   /// Applies the pass to args.outputs[0] in place, on the arguments' stream; `what` names the layer kind in
   /// launch errors.
   void run(const KernelArgs& args, const char* what) const;
