@@ -76,8 +76,8 @@ const KernelTable& cuda_kernels() {
     register_attention(rows);
     register_pooling(rows);
     register_matmul(rows);
-    register_depthwise_conv(rows);  // before cuDNN's: untimed builds take Kiln's depthwise kernel
-    register_conv_graph(rows);      // before register_convolution: the graph API wins within noise
+    register_nhwc_conv(rows);   // before cuDNN's: untimed builds take Kiln's depthwise and grouped kernels
+    register_conv_graph(rows);  // before register_convolution: the graph API wins within noise
     register_convolution(rows);
     register_scatter(rows);
     register_resize(rows);

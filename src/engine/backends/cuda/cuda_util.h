@@ -104,7 +104,7 @@ void register_attention(KernelTable& rows);
 void register_matmul(KernelTable& rows);
 void register_convolution(KernelTable& rows);
 void register_conv_graph(KernelTable& rows);
-void register_depthwise_conv(KernelTable& rows);
+void register_nhwc_conv(KernelTable& rows);
 void register_scatter(KernelTable& rows);
 void register_resize(KernelTable& rows);
 void register_fill(KernelTable& rows);

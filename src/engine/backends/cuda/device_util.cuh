@@ -113,6 +113,9 @@ __host__ __device__ inline int64_t shape_numel(const Shape& s) {
   return n;
 }
 
+/// Whether `q` is 16-byte aligned (what a vector access of Pack<T, 16 / sizeof(T)> needs).
+inline bool aligned16(const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; }
+
 /// Grid size for n elements at `threads` per block, capped (kernels loop with a grid stride).
 inline unsigned grid_for(int64_t n, int threads) {
   int64_t b = (n + threads - 1) / threads;

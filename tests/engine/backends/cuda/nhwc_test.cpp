@@ -48,9 +48,10 @@ using namespace cuda_conv_test;
 // ---- Without a GPU ----
 
 TEST(EngineCudaNhwc, ConvolutionRowsNhwcFirst) {
-  std::vector<std::string> want = {"cudnn_graph", "cudnn_nhwc_tf32", "cudnn_nhwc", "cudnn_tf32", "cudnn"};
+  std::vector<std::string> want = {"depthwise_nhwc", "grouped_nhwc", "cudnn_graph", "cudnn_nhwc_tf32",
+                                   "cudnn_nhwc",     "cudnn_tf32",   "cudnn"};
   std::vector<std::string> got = row_names(LayerKind::Convolution);
-  if (got.empty()) GTEST_SKIP() << "built without cuDNN";
+  if (!row(LayerKind::Convolution, "cudnn")) GTEST_SKIP() << "built without cuDNN";
   EXPECT_EQ(got, want);
   EXPECT_TRUE(row(LayerKind::Convolution, "cudnn_nhwc_tf32")->tf32);
   EXPECT_FALSE(row(LayerKind::Convolution, "cudnn_nhwc")->tf32);
@@ -297,18 +298,16 @@ TEST(EngineCuda, NhwcConvolutionMatchesCpu) {
       for (const auto& l : plan->layers()) {
         if (l.kind != LayerKind::Convolution) continue;
         ++convs;
-        // Depthwise convolutions take Kiln's kernel (depthwise_test.cpp), the first row of an untimed build;
-        // fp16 / bf16 take the graph API (conv_graph_test.cpp) unless cuDNN's graph API has no engine for a
-        // grouped convolution.
-        if (cc.groups == cc.cin && cc.cout == cc.cin && cc.groups > 1) {
-          EXPECT_EQ(l.tactic, "depthwise_nhwc") << describe(plan->layers());
+        // Depthwise and grouped convolutions take Kiln's kernels (nhwc_conv_test.cpp), the first rows of an
+        // untimed build; the others cudnn_nhwc in fp32 and the graph API (conv_graph_test.cpp) in fp16 /
+        // bf16.
+        if (cc.groups > 1) {
+          EXPECT_EQ(l.tactic, cc.groups == cc.cin && cc.cout == cc.cin ? "depthwise_nhwc" : "grouped_nhwc")
+              << describe(plan->layers());
         } else if (dt == DType::Float32) {
           EXPECT_EQ(l.tactic, "cudnn_nhwc") << describe(plan->layers());
-        } else if (cc.groups == 1) {
-          EXPECT_EQ(l.tactic, "cudnn_graph") << describe(plan->layers());
         } else {
-          EXPECT_TRUE(l.tactic == "cudnn_graph" || l.tactic == "cudnn_nhwc") << describe(plan->layers());
-          std::printf("%s: %s\n", what.c_str(), l.tactic.c_str());
+          EXPECT_EQ(l.tactic, "cudnn_graph") << describe(plan->layers());
         }
         EXPECT_EQ(l.output_formats[0], TensorFormat::ChannelsLast);
       }

@@ -379,8 +379,6 @@ cudaError_t allow_smem() {
                               static_cast<int>(Smem<D>::kBytes));
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
 /// Whether every row of an operand starts 16 bytes after a 16-byte aligned base (16-bit elements).
 bool rows_aligned16(const AttnRows& r) { return (r.offset | r.outer | r.inner | r.row) % 8 == 0; }
 

@@ -1,4 +1,4 @@
-// The depthwise convolution kernel (depthwise_launch.h). Channels-last, so a thread takes V consecutive
+// The depthwise convolution kernel (nhwc_conv_launch.h). Channels-last, so a thread takes V consecutive
 // channels (one 16-byte load of x and of each weight) of TW consecutive outputs along a row: with the kernel
 // size and stride known at compile time (3, 5 or 7 square, stride 1 or 2), the input columns the TW outputs
 // share are loaded once and the row's weights stay in registers. Other shapes (dilation, rectangular or other
@@ -11,8 +11,8 @@
 // runs without CUDA graphs; this one costs a launch.
 
 #include "engine/backends/cuda/device_util.cuh"
-#include "engine/backends/cuda/linalg/depthwise_launch.h"
 #include "engine/backends/cuda/linalg/epilogue_apply.cuh"
+#include "engine/backends/cuda/linalg/nhwc_conv_launch.h"
 
 namespace kiln::engine::cuda {
 namespace {
@@ -23,17 +23,6 @@ struct Dw {
   int n, h, w, c, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
   int cvecs, ogroups;  // c / V, ceil(ow / TW)
 };
-
-template <typename S, int V>
-__device__ __forceinline__ void load_vec(const S* p, float (&v)[V]) {
-  if constexpr (V == 1) {
-    v[0] = to_float(*p);
-  } else {
-    const Pack<S, V> pk = *reinterpret_cast<const Pack<S, V>*>(p);
-#pragma unroll
-    for (int j = 0; j < V; ++j) v[j] = to_float(pk.v[j]);
-  }
-}
 
 /// K: square kernel size and ST: stride known at compile time (dilation 1), or 0: the run-time p.kh x p.kw,
 /// strides and dilations (TW must then be 1).
@@ -65,14 +54,14 @@ __global__ void __launch_bounds__(kThreads)
       if constexpr (K > 0) {
         float wv[K][V];
 #pragma unroll
-        for (int s = 0; s < K; ++s) load_vec<S, V>(wrow + s * d.c, wv[s]);
+        for (int s = 0; s < K; ++s) epi::load<S, V>(wrow + s * d.c, 0, V, wv[s]);
         constexpr int kSpan = (TW - 1) * ST + K;
 #pragma unroll
         for (int j = 0; j < kSpan; ++j) {
           const int ix = ix0 + j;
           if (ix < 0 || ix >= d.w) continue;
           float xv[V];
-          load_vec<S, V>(xrow + ix * d.c, xv);
+          epi::load<S, V>(xrow + ix * d.c, 0, V, xv);
 #pragma unroll
           for (int t = 0; t < TW; ++t) {
             const int s = j - t * ST;
@@ -86,8 +75,8 @@ __global__ void __launch_bounds__(kThreads)
           const int ix = ix0 + s * d.dw;
           if (ix < 0 || ix >= d.w) continue;
           float xv[V], wv[V];
-          load_vec<S, V>(xrow + ix * d.c, xv);
-          load_vec<S, V>(wrow + s * d.c, wv);
+          epi::load<S, V>(xrow + ix * d.c, 0, V, xv);
+          epi::load<S, V>(wrow + s * d.c, 0, V, wv);
 #pragma unroll
           for (int v = 0; v < V; ++v) acc[0][v] = fmaf(xv[v], wv[v], acc[0][v]);
         }
@@ -105,9 +94,9 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename S, int V, int K, int ST, int TW>
-void run(const DepthwiseParams& p, const EpilogueParams& chain, Stream stream) {
-  Dw d{p.n,  p.h,  p.w_in, p.c,  p.oh, p.ow, p.kh,    p.kw,
-       p.sh, p.sw, p.ph,   p.pw, p.dh, p.dw, p.c / V, (p.ow + TW - 1) / TW};
+void run(const NhwcConvParams& p, const EpilogueParams& chain, Stream stream) {
+  Dw d{p.n,  p.h,  p.w_in, p.c_in, p.oh, p.ow, p.kh,       p.kw,
+       p.sh, p.sw, p.ph,   p.pw,   p.dh, p.dw, p.c_in / V, (p.ow + TW - 1) / TW};
   const int64_t total = int64_t{d.n} * d.oh * d.ogroups * d.cvecs;
   depthwise_kernel<S, V, K, ST, TW><<<grid_for(total, kThreads), kThreads, 0, stream>>>(
       static_cast<const S*>(p.x), static_cast<const S*>(p.w), static_cast<S*>(p.y), d, chain,
@@ -115,7 +104,7 @@ void run(const DepthwiseParams& p, const EpilogueParams& chain, Stream stream) {
 }
 
 template <typename S, int V, int ST, int TW>
-bool run_square(const DepthwiseParams& p, const EpilogueParams& chain, Stream stream) {
+bool run_square(const NhwcConvParams& p, const EpilogueParams& chain, Stream stream) {
   switch (p.kh) {
     case 3: run<S, V, 3, ST, TW>(p, chain, stream); return true;
     case 5: run<S, V, 5, ST, TW>(p, chain, stream); return true;
@@ -124,14 +113,11 @@ bool run_square(const DepthwiseParams& p, const EpilogueParams& chain, Stream st
   }
 }
 
-bool aligned16(const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; }
-
 template <typename S>
-void launch_as(const DepthwiseParams& p, const EpilogueParams& chain, Stream stream) {
+void launch_as(const NhwcConvParams& p, const EpilogueParams& chain, Stream stream) {
   constexpr int kVec = 16 / sizeof(S);
-  bool vec = p.c % kVec == 0 && aligned16(p.x) && aligned16(p.w) && aligned16(p.y);
-  for (int s = 0; s < chain.n_sources; ++s)
-    vec = vec && (chain.src[s].len != 0 || aligned16(chain.src[s].data));
+  bool vec = p.c_in % kVec == 0 && aligned16(p.x) && aligned16(p.w) && aligned16(p.y);
+  vec = vec && epi::sources_aligned16(chain);
   if (!vec) return run<S, 1, 0, 0, 1>(p, chain, stream);
   const bool square = p.kh == p.kw && p.sh == p.sw && p.dh == 1 && p.dw == 1;
   if (square && p.sh == 1 && run_square<S, kVec, 1, 4>(p, chain, stream)) return;
@@ -141,8 +127,8 @@ void launch_as(const DepthwiseParams& p, const EpilogueParams& chain, Stream str
 
 }  // namespace
 
-void launch_depthwise_nhwc(const DepthwiseParams& p, const EpilogueParams& chain, Stream stream) {
-  if (int64_t{p.n} * p.oh * p.ow * p.c == 0) return;
+void launch_depthwise_nhwc(const NhwcConvParams& p, const EpilogueParams& chain, Stream stream) {
+  if (int64_t{p.n} * p.oh * p.ow * p.c_in == 0) return;
   switch (p.dtype) {
     case kF16: launch_as<__half>(p, chain, stream); break;
     case kBF16: launch_as<__nv_bfloat16>(p, chain, stream); break;

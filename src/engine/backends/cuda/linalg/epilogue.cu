@@ -28,9 +28,7 @@ __global__ void __launch_bounds__(kThreads) epilogue_kernel(const __grid_constan
 template <typename S>
 void launch_as(const EpilogueParams& p, Stream stream) {
   constexpr int kVec = 16 / sizeof(S);
-  auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
-  bool vec = aligned(p.out);
-  for (int s = 0; s < p.n_sources; ++s) vec = vec && (p.src[s].len != 0 || aligned(p.src[s].data));
+  const bool vec = epi::sources_aligned16(p);  // source 0 is the output
   if (vec) {
     epilogue_kernel<S, kVec><<<grid_for((p.n + kVec - 1) / kVec, kThreads), kThreads, 0, stream>>>(p);
   } else {

@@ -82,4 +82,13 @@ __device__ __forceinline__ void apply_chain(const EpilogueParams& p, uint32_t ba
   }
 }
 
+/// Whether every per-element source of `p` (and so its output) is 16-byte aligned: what the vector loads of
+/// the chain need (per-channel sources are read element by element).
+inline bool sources_aligned16(const EpilogueParams& p) {
+  for (int s = 0; s < p.n_sources; ++s) {
+    if (p.src[s].len == 0 && !aligned16(p.src[s].data)) return false;
+  }
+  return true;
+}
+
 }  // namespace kiln::engine::cuda::epi

@@ -240,8 +240,6 @@ void softmax_t(const RowPlan& p, const void* in, void* out, int64_t rows, int le
   });
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
-
 /// Calls f(T{}, Int<V>) for the dtype and the plan's vector width; false for other dtypes.
 template <typename F>
 bool with_type(int dtype, const RowPlan& p, F&& f) {

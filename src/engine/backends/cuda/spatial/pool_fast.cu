@@ -79,8 +79,6 @@ void window2d(const void* in, void* out, Window2d p, Stream stream) {
       static_cast<const T*>(in), static_cast<T*>(out), p, total);
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
-
 template <typename T>
 void window2d_dispatch(const void* in, void* out, const Window2d& p, Stream stream) {
   constexpr int kVec = 16 / sizeof(T);
