@@ -41,6 +41,8 @@ if(KILN_CUDA_ENABLED)
   file(GLOB_RECURSE _kiln_cuda_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/engine/backends/cuda/*.cpp
        ${PROJECT_SOURCE_DIR}/src/engine/backends/cuda/*.cu)
   target_sources(kiln_${name} PRIVATE ${_kiln_cuda_sources})
+  # Each CUDA kernel file defines its table rows' applies() and create() (kernel_table.h): compiled file by file.
+  set_source_files_properties(${_kiln_cuda_sources} TARGET_DIRECTORY kiln_${name} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
   target_compile_definitions(kiln_${name} PRIVATE KILN_HAVE_CUDA=1)
   target_link_libraries(kiln_${name} PUBLIC CUDA::cudart CUDA::cublasLt CUDA::nvrtc)
   set_target_properties(kiln_${name} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)

@@ -21,17 +21,14 @@
 #include "kiln/support/error.h"
 #include "kiln/support/file.h"
 #include "kiln/support/hash.h"
+#include "scratch_dir.h"
 
 namespace kiln::compiler {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("kiln_cache_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  return dir.string();
-}
+using kiln::test_files::scratch_dir;
 
 std::string hash_of(int i) {
   std::string h(64, '0');
@@ -52,7 +49,7 @@ std::vector<uint8_t> blob_of(size_t size, uint8_t seed) {
 }
 
 TEST(DiskEngineCache, SavesAndLoads) {
-  DiskEngineCache cache(fresh_dir("roundtrip"), 1 << 20);
+  DiskEngineCache cache(scratch_dir("cache_test_roundtrip", false).string(), 1 << 20);
   EXPECT_FALSE(cache.load(hash_of(1)).has_value());
   cache.save(hash_of(1), blob_of(1000, 7));
   auto loaded = cache.load(hash_of(1));
@@ -64,14 +61,14 @@ TEST(DiskEngineCache, SavesAndLoads) {
 }
 
 TEST(DiskEngineCache, RejectsNonHashKeys) {
-  DiskEngineCache cache(fresh_dir("keys"), 1 << 20);
+  DiskEngineCache cache(scratch_dir("cache_test_keys", false).string(), 1 << 20);
   for (const char* bad : {"../../etc/passwd", "ABCDEF0123456789", "short", ""}) {
     EXPECT_THROW(cache.save(bad, blob_of(4, 1)), Error) << bad;
   }
 }
 
 TEST(DiskEngineCache, CorruptedTruncatedAndForeignEntriesAreMisses) {
-  DiskEngineCache cache(fresh_dir("corrupt"), 1 << 20);
+  DiskEngineCache cache(scratch_dir("cache_test_corrupt", false).string(), 1 << 20);
   const std::vector<uint8_t> blob = blob_of(500, 3);
   cache.save(hash_of(1), blob);
   const std::vector<uint8_t> good = read_file_bytes(cache.entry_path(hash_of(1)));
@@ -96,7 +93,7 @@ TEST(DiskEngineCache, CorruptedTruncatedAndForeignEntriesAreMisses) {
 }
 
 TEST(DiskEngineCache, EvictsLeastRecentlyUsedBeyondBudget) {
-  const std::string dir = fresh_dir("lru");
+  const std::string dir = scratch_dir("cache_test_lru", false).string();
   DiskEngineCache cache(dir, 3 * 1200);  // room for three ~1.1 KB entries
   for (int i = 1; i <= 3; ++i) {
     cache.save(hash_of(i), blob_of(1000, static_cast<uint8_t>(i)));
@@ -118,7 +115,7 @@ TEST(DiskEngineCache, EvictsLeastRecentlyUsedBeyondBudget) {
 }
 
 TEST(DiskEngineCache, ConcurrentWritersAndReadersSeeWholeEntries) {
-  const std::string dir = fresh_dir("concurrent");
+  const std::string dir = scratch_dir("cache_test_concurrent", false).string();
   std::vector<std::thread> threads;
   std::atomic<int> bad{0};
   for (int t = 0; t < 6; ++t) {
@@ -183,7 +180,7 @@ EntryLayout layout_of(const std::vector<uint8_t>& entry) {
 // recomputed gave a hit with the outputs mis-wired.)
 TEST(DiskEngineCache, ForgedEntriesAreMissesAndRemoved) {
   const std::vector<uint8_t> key = test_key(1);
-  DiskEngineCache cache(fresh_dir("forged"), 1 << 20, key);
+  DiskEngineCache cache(scratch_dir("cache_test_forged", false).string(), 1 << 20, key);
   ASSERT_TRUE(cache.usable());
   const std::vector<uint8_t> blob = blob_of(300, 5);
   cache.save(hash_of(1), blob);
@@ -217,7 +214,7 @@ TEST(DiskEngineCache, ForgedEntriesAreMissesAndRemoved) {
 // A FIFO, directory or device node in place of an entry is a miss with a warning (and is removed), never a
 // read that blocks or never ends.
 TEST(DiskEngineCache, NonRegularEntriesAreMisses) {
-  DiskEngineCache cache(fresh_dir("fifo"), 1 << 20, test_key(1));
+  DiskEngineCache cache(scratch_dir("cache_test_fifo", false).string(), 1 << 20, test_key(1));
   ASSERT_EQ(::mkfifo(cache.entry_path(hash_of(1)).c_str(), 0600), 0);
   EXPECT_FALSE(cache.load(hash_of(1)).has_value());
   EXPECT_FALSE(fs::exists(fs::symlink_status(cache.entry_path(hash_of(1)))));
@@ -229,7 +226,7 @@ TEST(DiskEngineCache, NonRegularEntriesAreMisses) {
 
 // A directory other users can write is not used (a warning; no entry is read or written there).
 TEST(DiskEngineCache, SharedDirectoryIsNotUsed) {
-  const std::string dir = fresh_dir("shared");
+  const std::string dir = scratch_dir("cache_test_shared", false).string();
   fs::create_directories(dir);
   fs::permissions(dir, fs::perms::all);
   DiskEngineCache cache(dir, 1 << 20, test_key(1));
@@ -238,7 +235,7 @@ TEST(DiskEngineCache, SharedDirectoryIsNotUsed) {
   EXPECT_FALSE(cache.load(hash_of(1)).has_value());
   EXPECT_TRUE(fs::is_empty(dir));
   // A fresh directory is created private.
-  const std::string fresh = fresh_dir("private");
+  const std::string fresh = scratch_dir("cache_test_private", false).string();
   DiskEngineCache created(fresh, 1 << 20, test_key(1));
   EXPECT_TRUE(created.usable());
   EXPECT_EQ(fs::status(fresh).permissions(), fs::perms::owner_all);

@@ -12,7 +12,7 @@
 namespace kiln::compiler {
 namespace {
 
-std::string hash(const CompilationSettings& s) {
+std::string settings_hash(const CompilationSettings& s) {
   static const std::unique_ptr<ir::Graph> g = ir::parse_graph(
       "graph(%x: f32[s0, 8]) {\n  symbol s0 in [1, 64] hint 4\n"
       "  %w: f32[4, 8] = parameter(\"fc.weight\")\n"
@@ -21,16 +21,16 @@ std::string hash(const CompilationSettings& s) {
 }
 
 TEST(EngineSegmentHash, ChangesIffAnEngineInvariantSettingChanges) {
-  const std::string base = hash(CompilationSettings{});
+  const std::string base = settings_hash(CompilationSettings{});
   int invariant = 0;
   for (const settings::SettingDescriptor& d : settings::descriptors()) {
     CompilationSettings s;
     settings::set_setting(s, d.name, settings::testing::non_default_value(d));
     if (d.engine_invariant) {
       ++invariant;
-      EXPECT_NE(hash(s), base) << d.name << " is engine-invariant: the key must change";
+      EXPECT_NE(settings_hash(s), base) << d.name << " is engine-invariant: the key must change";
     } else {
-      EXPECT_EQ(hash(s), base) << d.name << " does not change the engine: the key must not change";
+      EXPECT_EQ(settings_hash(s), base) << d.name << " does not change the engine: the key must not change";
     }
   }
   EXPECT_EQ(invariant, 14);  // (use_cuda_graphs and static_shape_cuda_graphs are the last)

@@ -20,19 +20,14 @@
 #include "kiln/engine/backend.h"
 #include "kiln/frontend/program.h"
 #include "kiln/support/npz.h"
+#include "scratch_dir.h"
 
 namespace kiln::compiler {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string fresh_dir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("kiln_int8_cache_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
+using kiln::test_files::scratch_dir;
 
 CompilationSettings int8_settings(const std::string& dir) {
   CompilationSettings s;
@@ -71,7 +66,7 @@ std::map<std::string, detail::DynamicRanges> calibration_entries(const std::stri
 float amax(const engine::DynamicRange& r) { return std::max(std::fabs(r.min), std::fabs(r.max)); }
 
 TEST(Int8CompileCache, ThePercentileChoosesTheRangesAndKeysBothCaches) {
-  const std::string dir = fresh_dir("percentile");
+  const std::string dir = scratch_dir("int8_cache_test_percentile").string();
   const frontend::Program program = frontend::load_program(testing_util::fixture("tiny_resnet"));
   CompilationSettings high = int8_settings(dir);
   high.calibration = calibration_with_outliers(dir);
@@ -132,7 +127,7 @@ std::vector<std::string> int8_lines(const CompileReport& report) {
 TEST(Int8CompileCache, ACacheHitReportsTheInt8SummaryOfTheBuild) {
   // The program's Q/DQ pairs fold into INT8 layers only where the CPU multiplies INT8 exactly (VNNI).
   if (std::string why; !engine::backend_runs_int8("cpu", &why)) GTEST_SKIP() << why;
-  const std::string dir = fresh_dir("qdq_hit");
+  const std::string dir = scratch_dir("int8_cache_test_qdq_hit").string();
   const frontend::Program program =
       frontend::load_program(std::string(KILN_TEST_DATA_DIR) + "/qdq/qdq_tiny_mlp/model.pt2");
   const CompilationSettings settings = int8_settings(dir);

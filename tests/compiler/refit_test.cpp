@@ -15,6 +15,7 @@
 #include "kiln/runtime/module_archive.h"
 #include "kiln/support/error.h"
 #include "kiln/support/file.h"
+#include "scratch_dir.h"
 
 namespace kiln::compiler {
 namespace {
@@ -56,11 +57,7 @@ void expect_same_outputs(const runtime::CompiledModule& a, const runtime::Compil
   }
 }
 
-std::string fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("kiln_refit_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  return dir.string();
-}
+using kiln::test_files::scratch_dir;
 
 // Refittable settings with one shared timing cache. Builds usually pick the same tactics, but not always: a
 // choice timed on a loaded machine (tests run side by side) is timed again by the next build, which may
@@ -79,7 +76,7 @@ CompilationSettings refittable_settings(const std::string& dir) {
 // Refitting the module compiled with weights A to weights B gives what a fresh compile with B gives, within
 // kOtherBuildTolerance (the fresh build may have chosen other kernels); a reloaded module is bit-exact.
 TEST(RefitModuleWeights, MatchesAFreshCompileOnEveryFixture) {
-  const std::string dir = fresh_dir("refit");
+  const std::string dir = scratch_dir("refit_test_refit", false).string();
   for (const std::string& path : test_data::fixture_programs()) {
     SCOPED_TRACE(path);
     const CompilationSettings settings = refittable_settings(dir);
@@ -101,7 +98,7 @@ TEST(RefitModuleWeights, MatchesAFreshCompileOnEveryFixture) {
 }
 
 TEST(RefitModuleWeights, RejectsAnotherArchitectureNamingTheDifference) {
-  CompilationSettings settings = refittable_settings(fresh_dir("arch"));
+  CompilationSettings settings = refittable_settings(scratch_dir("refit_test_arch", false).string());
   auto module = compile(frontend::load_program(testing_util::fixture("tiny_mlp")), settings);
   frontend::Program other = frontend::load_program(testing_util::fixture("tiny_convnet"));
   try {
@@ -126,7 +123,7 @@ ir::Node* first_node(ir::Graph& g, const std::string& op) {
 void expect_refused(const std::string& fixture, const std::function<void(ir::Graph&)>& edit,
                     const std::string& needle) {
   SCOPED_TRACE(fixture + ": " + needle);
-  CompilationSettings settings = refittable_settings(fresh_dir("edit"));
+  CompilationSettings settings = refittable_settings(scratch_dir("refit_test_edit", false).string());
   auto module = compile(frontend::load_program(testing_util::fixture(fixture)), settings);
   frontend::Program other = frontend::load_program(testing_util::fixture(fixture));
   edit(*other.graph);
@@ -183,7 +180,7 @@ TEST(RefitModuleWeights, RejectsImmutableEngines) {
 // hit and refit. Tolerance 0 between the build and its cache hit (the same engine); kOtherBuildTolerance
 // against a separate build.
 TEST(EngineCacheCompile, SecondCompileHitsAndOtherWeightsRefit) {
-  const std::string dir = fresh_dir("cache");
+  const std::string dir = scratch_dir("refit_test_cache", false).string();
   for (const std::string& path : test_data::fixture_programs()) {
     SCOPED_TRACE(path);
     CompilationSettings settings = refittable_settings(dir);
@@ -211,7 +208,7 @@ TEST(EngineCacheCompile, SecondCompileHitsAndOtherWeightsRefit) {
 TEST(EngineCacheCompile, RequiresRefittableEngines) {
   CompilationSettings settings;
   settings.cache_built_engines = true;
-  settings.engine_cache_dir = fresh_dir("immutable");
+  settings.engine_cache_dir = scratch_dir("refit_test_immutable", false).string();
   EXPECT_THROW(compile(frontend::load_program(testing_util::fixture("tiny_mlp")), settings), Error);
 }
 
@@ -230,7 +227,7 @@ class MemoryCache : public EngineCache {
 
 TEST(EngineCacheCompile, UsesAUserCache) {
   MemoryCache cache;
-  CompilationSettings settings = refittable_settings(fresh_dir("user"));
+  CompilationSettings settings = refittable_settings(scratch_dir("refit_test_user", false).string());
   settings.cache_built_engines = settings.reuse_cached_engines = true;
   frontend::Program program = frontend::load_program(testing_util::fixture("tiny_resnet"));
   CompileReport report;
@@ -242,7 +239,7 @@ TEST(EngineCacheCompile, UsesAUserCache) {
 
 // MutableModule state transitions, each checked against a fresh compile (tolerance 0 as above).
 TEST(MutableModule, StatesFollowWeightShapeAndProgramChanges) {
-  const std::string dir = fresh_dir("mutable");
+  const std::string dir = scratch_dir("refit_test_mutable", false).string();
   const std::string path = testing_util::fixture("tiny_mlp");  // dynamic rows in [1, 1024]
   const CompilationSettings settings = refittable_settings(dir);
   MutableModule m = MutableModule::from_file(path, settings, {parse_input_spec("x=1x32:8x32:64x32")});
@@ -289,7 +286,7 @@ TEST(MutableModule, StatesFollowWeightShapeAndProgramChanges) {
 }
 
 TEST(MutableModule, SaveAndLoadKeepStateWeightsAndModule) {
-  const std::string dir = fresh_dir("mutable_save");
+  const std::string dir = scratch_dir("refit_test_mutable_save", false).string();
   const std::string path = testing_util::fixture("tiny_resnet");
   MutableModule m = MutableModule::from_file(path, refittable_settings(dir));
   auto inputs = io_inputs(read_npz((fs::path(path).parent_path() / "io_0.npz").string()));

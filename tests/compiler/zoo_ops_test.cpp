@@ -20,7 +20,7 @@ namespace {
 
 using testing_util::closeness;
 
-constexpr const char* kProgram = R"(graph(%x: f32[s0, 8, s1], %mask: f32[s0, 1, s1, s1]) {
+constexpr const char* kZooProgram = R"(graph(%x: f32[s0, 8, s1], %mask: f32[s0, 1, s1, s1]) {
   symbol s0 in [1, 8] hint 2
   symbol s1 in [3, 16] hint 6
   %v: f32[8, 4, 3] = parameter("pos_conv.weight_v")
@@ -50,7 +50,7 @@ HostTensor random(DType dtype, std::vector<int64_t> sizes, std::mt19937& rng) {
 // ~1e-6 relative error, a softmax).
 TEST(CompileZooOps, WeightNormDiffDigammaAndMaskSliceRunInEngines) {
   frontend::Program program;
-  program.graph = ir::parse_graph(kProgram);
+  program.graph = ir::parse_graph(kZooProgram);
   std::mt19937 rng(16);
   for (const char* name : {"v", "g", "b"}) {
     ir::Value* p = program.graph->find_value(name);

@@ -10,6 +10,7 @@
 #include "e2e/cli_util.h"
 #include "kiln/runtime/compiled_module.h"
 #include "kiln/runtime/module_archive.h"
+#include "scratch_dir.h"
 
 namespace kiln {
 namespace {
@@ -17,12 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace kiln::cli_test;  // NOLINT(google-build-using-namespace)
 
-fs::path work_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("kiln_cli_compile_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using kiln::test_files::scratch_dir;
 
 // The fp32 CPU bound: max abs error <= 1e-3 (engines and libtorch may sum in different orders).
 std::string compare_io(const std::string& fixture, int io = 0) {
@@ -31,7 +27,7 @@ std::string compare_io(const std::string& fixture, int io = 0) {
 }
 
 TEST(CliCompile, CompiledModuleAndInMemoryCompileMatchTorch) {
-  fs::path dir = work_dir("match");
+  fs::path dir = scratch_dir("cli_compile_match");
   for (const std::string fixture : {"tiny_convnet", "tiny_resnet", "tiny_encoder", "tiny_mlp"}) {
     const std::string kiln_file = (dir / (fixture + ".kiln")).string();
     Result c = kiln("compile " + data(fixture + "/model.pt2") + " -o " + kiln_file + " --no-cache");
@@ -46,7 +42,7 @@ TEST(CliCompile, CompiledModuleAndInMemoryCompileMatchTorch) {
 }
 
 TEST(CliCompile, CudaGraphsAndTf32FlagsAreAcceptedAndTheModuleKeepsGraphs) {
-  fs::path dir = work_dir("graphs");
+  fs::path dir = scratch_dir("cli_compile_graphs");
   const std::string kiln_file = (dir / "graphs.kiln").string();
   // On the cpu backend both settings change nothing in the results; the .kiln still records use_cuda_graphs.
   Result c = kiln("compile " + data("tiny_mlp/model.pt2") + " -o " + kiln_file +
@@ -61,7 +57,7 @@ TEST(CliCompile, CudaGraphsAndTf32FlagsAreAcceptedAndTheModuleKeepsGraphs) {
 }
 
 TEST(CliCompile, EngineCacheHitsInASecondProcess) {
-  fs::path dir = work_dir("cache");
+  fs::path dir = scratch_dir("cli_compile_cache");
   const std::string flags = " --cache-dir " + (dir / "engines").string() + " --timing-cache " +
                             (dir / "timing.bin").string();
   Result first = kiln("compile " + data("tiny_resnet/model.pt2") + " -o " + (dir / "a.kiln").string() + flags);
@@ -75,7 +71,7 @@ TEST(CliCompile, EngineCacheHitsInASecondProcess) {
 }
 
 TEST(CliCompile, RefitKeepsOutputsAndRefusesWhatItCannotDo) {
-  fs::path dir = work_dir("refit");
+  fs::path dir = scratch_dir("cli_compile_refit");
   const std::string refittable = (dir / "refittable.kiln").string();
   ASSERT_EQ(kiln("compile " + data("tiny_convnet/model.pt2") + " -o " + refittable + " --refittable --no-cache").code, 0);
   const std::string refitted = (dir / "refitted.kiln").string();
@@ -110,7 +106,7 @@ TEST(CliCompile, BenchPrintsTheDocumentedJson) {
 }
 
 TEST(CliCompile, BadInputIsOneLineAndLeavesNoFile) {
-  fs::path dir = work_dir("bad");
+  fs::path dir = scratch_dir("cli_compile_bad");
   const std::string out = (dir / "out.kiln").string();
   for (const std::string& args :
        {"compile " + data("tiny_mlp/model.pt2") + " -o " + out + " --input x=4:2:8",

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e/cli_util.h"
+#include "scratch_dir.h"
 
 namespace kiln {
 namespace {
@@ -20,12 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace kiln::cli_test;  // NOLINT(google-build-using-namespace)
 
-fs::path work_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("kiln_cli_files_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using kiln::test_files::scratch_dir;
 
 const std::string kModel = data("tiny_mlp/model.pt2");
 const std::string kInputs = data("tiny_mlp/io_0.npz");
@@ -40,7 +36,7 @@ std::string char_device(const fs::path& dir, const std::string& name, int minor)
 // A FIFO or a device as the model, the inputs or the timing cache is a one-line error naming what it is,
 // never a read that blocks (a FIFO without a writer) or runs until memory is exhausted (/dev/zero).
 TEST(CliFiles, NonRegularInputsAreOneLineErrors) {
-  fs::path dir = work_dir("inputs");
+  fs::path dir = scratch_dir("cli_files_inputs");
   const std::string fifo = (dir / "model.pt2").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const std::string out = (dir / "out.kiln").string();
@@ -64,7 +60,7 @@ TEST(CliFiles, NonRegularInputsAreOneLineErrors) {
 // character device is written in place and stays one (as root, `-o /dev/null` turned /dev/null into a regular
 // file); an output that is the command's own input is refused and the input is untouched.
 TEST(CliFiles, OutputsNeverReplaceNodesOrInputs) {
-  fs::path dir = work_dir("outputs");
+  fs::path dir = scratch_dir("cli_files_outputs");
   const std::string fifo = (dir / "fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   fs::copy_file(kModel, dir / "model.pt2");
@@ -103,7 +99,7 @@ TEST(CliFiles, OutputsNeverReplaceNodesOrInputs) {
 // A write that fails (here the file size limit; a full disk the same) says why and leaves no file, not even
 // an empty one (`bench --profile-json` on a full disk left a 0-byte file and said no reason).
 TEST(CliFiles, FailedProfileWriteSaysWhyAndLeavesNothing) {
-  fs::path dir = work_dir("profile");
+  fs::path dir = scratch_dir("cli_files_profile");
   const std::string profile = (dir / "profile.json").string();
   Result r = kiln("bench " + kModel + " --inputs " + kInputs +
                       " --iters 1 --warmup 0 --threads 1 --profile-json " + profile,

@@ -16,6 +16,7 @@
 
 #include "e2e/cli_util.h"
 #include "kiln/support/npz.h"
+#include "scratch_dir.h"
 #include "sqnr.h"
 
 namespace kiln {
@@ -24,12 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace kiln::cli_test;  // NOLINT(google-build-using-namespace)
 
-fs::path work_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("kiln_cli_int8_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using kiln::test_files::scratch_dir;
 
 // `batches` random-normal batches of tiny_resnet's 2x3x32x32 input, stacked in dim 0 under `name`.
 std::string calibration_file(const fs::path& dir, const std::string& file, const std::string& name,
@@ -44,7 +40,7 @@ std::string calibration_file(const fs::path& dir, const std::string& file, const
 }
 
 TEST(CliInt8, CalibratesOnceThenReusesTheRangesAndMatchesTorchWithinQuantizationNoise) {
-  const fs::path dir = work_dir("calibrate");
+  const fs::path dir = scratch_dir("cli_int8_calibrate");
   const std::string model = data("tiny_resnet/model.pt2");
   const std::string calib = calibration_file(dir, "calib.npz", "input_0", {16, 3, 32, 32});  // 8 batches
   const std::string flags = " --precision int8 --calibration " + calib + " --cache-dir " +
@@ -82,7 +78,7 @@ TEST(CliInt8, CalibratesOnceThenReusesTheRangesAndMatchesTorchWithinQuantization
 }
 
 TEST(CliInt8, CalibratesAProgramWithTokenIdInputs) {
-  const fs::path dir = work_dir("tokens");
+  const fs::path dir = scratch_dir("cli_int8_tokens");
   const std::string model = data("models/bert/model.pt2");
   const std::map<std::string, HostTensor> io = read_npz(data("models/bert/io_0.npz"));
   // Random token ids below the fixture's largest id and attention masks of ones, as int64: 20 rows, which
@@ -126,7 +122,7 @@ TEST(CliInt8, CalibratesAProgramWithTokenIdInputs) {
 }
 
 TEST(CliInt8, CalibrationDataThatDoesNotFitIsAOneLineError) {
-  const fs::path dir = work_dir("bad");
+  const fs::path dir = scratch_dir("cli_int8_bad");
   const std::string model = data("tiny_resnet/model.pt2");
   const std::string out = (dir / "bad.kiln").string();
   const std::vector<std::pair<std::string, std::string>> cases = {

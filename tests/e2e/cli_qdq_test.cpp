@@ -24,6 +24,7 @@
 #include "e2e/cli_util.h"
 #include "kiln/engine/backend.h"
 #include "kiln/support/npz.h"
+#include "scratch_dir.h"
 #include "sqnr.h"
 
 namespace kiln {
@@ -35,12 +36,7 @@ using namespace kiln::cli_test;  // NOLINT(google-build-using-namespace)
 const std::vector<std::string> kFixtures = {"qdq_tiny_resnet", "fq_tiny_resnet", "qdq_tiny_mlp",
                                             "fq_tiny_mlp"};
 
-fs::path work_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("kiln_cli_qdq_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using kiln::test_files::scratch_dir;
 
 // Compiles `fixture` with `flags` into dir/out.kiln and runs it on io_0.npz: (compile stdout, output_0).
 std::pair<std::string, HostTensor> compile_and_run(const fs::path& dir, const std::string& fixture,
@@ -80,7 +76,7 @@ void expect_the_programs_outputs(const HostTensor& got, const std::string& fixtu
 
 TEST(CliQdq, Int8FoldsEveryQdqPairAndMatchesTheProgram) {
   if (const std::string why = int8_inexact_reason(); !why.empty()) GTEST_SKIP() << why;
-  const fs::path dir = work_dir("int8");
+  const fs::path dir = scratch_dir("cli_qdq_int8");
   for (const std::string& fixture : kFixtures) {
     SCOPED_TRACE(fixture);
     auto [out, got] = compile_and_run(dir, fixture, " --precision int8");
@@ -122,7 +118,7 @@ TEST(CliQdq, Int8FoldsEveryQdqPairAndMatchesTheProgram) {
 // gives the same outputs: within the tolerance above of the program's.
 TEST(CliQdq, RefitOfTheInt8ModuleKeepsItsOutputs) {
   if (const std::string why = int8_inexact_reason(); !why.empty()) GTEST_SKIP() << why;
-  const fs::path dir = work_dir("refit");
+  const fs::path dir = scratch_dir("cli_qdq_refit");
   auto [out, got] = compile_and_run(dir, "qdq_tiny_resnet", " --precision int8 --refittable");
   ASSERT_TRUE(got.defined());
   const std::string refitted = (dir / "refitted.kiln").string();
@@ -138,7 +134,7 @@ TEST(CliQdq, RefitOfTheInt8ModuleKeepsItsOutputs) {
 }
 
 TEST(CliQdq, Fp32RunsTheQdqArithmeticAndSaysWhyNothingFolds) {
-  const fs::path dir = work_dir("fp32");
+  const fs::path dir = scratch_dir("cli_qdq_fp32");
   for (const std::string& fixture : kFixtures) {
     SCOPED_TRACE(fixture);
     auto [out, got] = compile_and_run(dir, fixture, "");
@@ -155,7 +151,7 @@ TEST(CliQdq, WithoutExactInt8KernelsTheProgramsArithmeticRunsAndSaysWhy) {
   const std::string why = int8_inexact_reason();
   if (why.empty())
     GTEST_SKIP() << "this CPU's INT8 kernels are exact (Int8FoldsEveryQdqPairAndMatchesTheProgram)";
-  const fs::path dir = work_dir("inexact");
+  const fs::path dir = scratch_dir("cli_qdq_inexact");
   for (const std::string& fixture : kFixtures) {
     SCOPED_TRACE(fixture);
     auto [out, got] = compile_and_run(dir, fixture, " --precision int8");
@@ -167,7 +163,7 @@ TEST(CliQdq, WithoutExactInt8KernelsTheProgramsArithmeticRunsAndSaysWhy) {
 }
 
 TEST(CliQdq, CalibrationDataIsNotUsedForAQdqProgramAndIsStillNeededWithoutOne) {
-  const fs::path dir = work_dir("calibration");
+  const fs::path dir = scratch_dir("cli_qdq_calibration");
   HostTensor calib(DType::Float32, {4, 3, 32, 32});
   for (int64_t i = 0; i < calib.numel(); ++i) calib.set_from_double(i, static_cast<double>(i % 7) - 3.0);
   const std::string file = (dir / "calib.npz").string();

@@ -20,13 +20,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Case {
+struct ZooCase {
   std::string folder;  // tests/data/<group>/<name>
   std::string label;   // <group>_<name>
 };
 
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<ZooCase> zoo_cases() {
+  std::vector<ZooCase> out;
   for (const char* group : {"zoo", "hops"}) {
     fs::path root = fs::path(KILN_TEST_DATA_DIR) / group;
     if (!fs::exists(root)) continue;
@@ -36,22 +36,22 @@ std::vector<Case> cases() {
       }
     }
   }
-  std::sort(out.begin(), out.end(), [](const Case& a, const Case& b) { return a.label < b.label; });
+  std::sort(out.begin(), out.end(), [](const ZooCase& a, const ZooCase& b) { return a.label < b.label; });
   return out;
 }
 
-void expect_matches(const runtime::CompiledModule& module, const std::string& io_path,
-                    const std::string& label) {
+void expect_zoo_matches(const runtime::CompiledModule& module, const std::string& io_path,
+                        const std::string& label) {
   auto io = read_npz(io_path);
   std::vector<HostTensor> outputs = module.execute_host(testing_util::io_inputs(io));
   testing_util::expect_outputs_match(outputs, module.user_output_indices(), io, 0.9999, 1e-3, true,
                                      label + " " + io_path);
 }
 
-class ZooFixture : public ::testing::TestWithParam<Case> {};
+class ZooFixture : public ::testing::TestWithParam<ZooCase> {};
 
 TEST_P(ZooFixture, CompilesForTheCpuAndMatchesEagerFp32) {
-  const Case& c = GetParam();
+  const ZooCase& c = GetParam();
   frontend::Program program = frontend::load_program(c.folder + "/model.pt2");
   compiler::CompileReport report;
   auto module = compiler::compile(program, compiler::CompilationSettings{}, {}, &report);
@@ -64,18 +64,18 @@ TEST_P(ZooFixture, CompilesForTheCpuAndMatchesEagerFp32) {
     EXPECT_NE(node->target().name, "wrap_with_set_grad_enabled") << c.label;
     EXPECT_NE(node->target().name, "wrap_with_autocast") << c.label;
   }
-  for (const std::string& io : testing_util::io_files(c.folder)) expect_matches(*module, io, c.label);
+  for (const std::string& io : testing_util::io_files(c.folder)) expect_zoo_matches(*module, io, c.label);
 
   std::string path = (fs::temp_directory_path() / ("kiln_zoo_" + c.label + ".kiln")).string();
   runtime::save(*module, path);
   auto loaded = runtime::load(path);
   fs::remove(path);
   for (const std::string& io : testing_util::io_files(c.folder))
-    expect_matches(*loaded, io, c.label + " (reloaded)");
+    expect_zoo_matches(*loaded, io, c.label + " (reloaded)");
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, ZooFixture, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.label; });
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooFixture, ::testing::ValuesIn(zoo_cases()),
+                         [](const ::testing::TestParamInfo<ZooCase>& info) { return info.param.label; });
 
 }  // namespace
 }  // namespace kiln

@@ -92,7 +92,7 @@ TEST(EngineAttentionViews, InvalidViewsAreRejected) {
 
 constexpr int64_t kB = 2, kS = 5, kH = 3, kD = 8, kE = kH * kD;
 
-int count_kind(const Plan& plan, LayerKind kind) {
+int count_in_plan(const Plan& plan, LayerKind kind) {
   int n = 0;
   for (const auto& pl : plan.impl().layers) n += pl.layer.kind == kind;
   return n;
@@ -250,8 +250,8 @@ TEST(EngineAttentionViews, VitChainFolds) {
                                                     : "bf16");
     auto [off, on] = build_both(vit_chain(), inputs, precision);
     if (!on) GTEST_SKIP() << "backend " << test_backend() << " unavailable";
-    EXPECT_EQ(count_kind(*off, LayerKind::Gather), 3);
-    EXPECT_EQ(count_kind(*on, LayerKind::Gather), 0) << "the selects are bypassed";
+    EXPECT_EQ(count_in_plan(*off, LayerKind::Gather), 3);
+    EXPECT_EQ(count_in_plan(*on, LayerKind::Gather), 0) << "the selects are bypassed";
     EXPECT_EQ(count_permutes(*off), 5);
     EXPECT_EQ(count_permutes(*on), 0);
     const AttentionParams& p = attention_params(*on);
@@ -298,8 +298,8 @@ TEST(EngineAttentionViews, Gpt2SplitChainFolds) {
   std::map<std::string, HostTensor> inputs = {{"x", random_tensor(DType::Float32, {kB, kS, kE}, rng)}};
   auto [off, on] = build_both(gpt2_chain(), inputs, TestPrecision::FP32);
   if (!on) GTEST_SKIP() << "backend " << test_backend() << " unavailable";
-  EXPECT_EQ(count_kind(*off, LayerKind::Slice), 3);
-  EXPECT_EQ(count_kind(*on, LayerKind::Slice), 0) << "the q/k/v split is bypassed";
+  EXPECT_EQ(count_in_plan(*off, LayerKind::Slice), 3);
+  EXPECT_EQ(count_in_plan(*on, LayerKind::Slice), 0) << "the q/k/v split is bypassed";
   EXPECT_EQ(count_permutes(*on), 0);
   const AttentionParams& p = attention_params(*on);
   for (int i = 0; i < 3; ++i) {

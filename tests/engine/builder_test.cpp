@@ -19,12 +19,6 @@ const PlanLayerInfo* find_kind(const std::vector<PlanLayerInfo>& layers, LayerKi
   return nullptr;
 }
 
-int count_kind(const std::vector<PlanLayerInfo>& layers, LayerKind kind) {
-  int n = 0;
-  for (const auto& l : layers) n += l.kind == kind;
-  return n;
-}
-
 TEST(EngineBuilder, FusesResidualBlockWithBatchNorm) {
   std::mt19937 rng(51);
   const int64_t c = 4, h = 6, w = 5;

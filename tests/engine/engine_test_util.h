@@ -71,6 +71,21 @@ inline std::vector<double> conv3x3(const std::vector<double>& x, int64_t c, int6
   return y;
 }
 
+/// How many of a plan's layers are of `kind`.
+inline int count_kind(const std::vector<PlanLayerInfo>& layers, LayerKind kind) {
+  int n = 0;
+  for (const PlanLayerInfo& l : layers) n += l.kind == kind;
+  return n;
+}
+
+/// The tactic of the plan's first layer of `kind`; empty when it has none.
+inline std::string tactic_of(const Plan& plan, LayerKind kind) {
+  for (const PlanLayerInfo& l : plan.layers()) {
+    if (l.kind == kind) return l.tactic;
+  }
+  return "";
+}
+
 inline std::shared_ptr<Plan> build(const Network& net, BuilderConfig config = {}) {
   config.threads = config.threads ? config.threads : 2;
   return Builder(config).build(net);

@@ -17,19 +17,13 @@ namespace kiln::engine {
 namespace {
 using namespace testing;
 
-constexpr double kRtol = 1e-4, kAtol = 1e-4;
+constexpr double kFormatRtol = 1e-4, kFormatAtol = 1e-4;
 
-void relu(std::vector<double>& v) {
+void relu_in_place(std::vector<double>& v) {
   for (auto& x : v) x = std::max(x, 0.0);
 }
 
-int count_kind(const std::vector<PlanLayerInfo>& layers, LayerKind kind) {
-  int n = 0;
-  for (const auto& l : layers) n += l.kind == kind;
-  return n;
-}
-
-std::string describe(const std::vector<PlanLayerInfo>& layers) {
+std::string describe_layers(const std::vector<PlanLayerInfo>& layers) {
   std::string s;
   for (const auto& l : layers) {
     s += "\n  " + l.name + " (" + layer_kind_name(l.kind) + ", " + l.tactic + "):";
@@ -42,7 +36,8 @@ std::string describe(const std::vector<PlanLayerInfo>& layers) {
   return s;
 }
 
-/// conv-relu, conv + residual(x)-relu, conv-relu: 32 channels, 10x12 (a basic block and one more conv).
+/// conv-relu_in_place, conv + residual(x)-relu_in_place, conv-relu_in_place: 32 channels, 10x12 (a basic
+/// block and one more conv).
 struct ConvChain {
   static constexpr int64_t c = 32, h = 10, w = 12;
   Network net;
@@ -68,12 +63,12 @@ struct ConvChain {
   std::vector<double> reference(const HostTensor& in) const {
     std::vector<double> xv = values(in);
     auto a = conv3x3(xv, c, h, w, k[0], b[0]);
-    relu(a);
+    relu_in_place(a);
     auto r = conv3x3(a, c, h, w, k[1], b[1]);
     for (size_t i = 0; i < r.size(); ++i) r[i] += xv[i];
-    relu(r);
+    relu_in_place(r);
     auto y = conv3x3(r, c, h, w, k[2], b[2]);
-    relu(y);
+    relu_in_place(y);
     return y;
   }
 };
@@ -89,8 +84,8 @@ TEST(EngineFormats, ConvChainWithResidualPassesBlockedTensors) {
   ConvChain m(rng);
   auto plan = build(m.net, untimed());
   auto layers = plan->layers();
-  std::printf("formats: conv chain plan:%s\n", describe(layers).c_str());
-  SCOPED_TRACE(describe(layers));
+  std::printf("formats: conv chain plan:%s\n", describe_layers(layers).c_str());
+  SCOPED_TRACE(describe_layers(layers));
   ASSERT_EQ(count_kind(layers, LayerKind::Convolution), 3);
   // Reformats only at the bindings: x into the blocked format (read by conv1 and as conv2's residual), and
   // conv3's output back to the plain y.
@@ -115,7 +110,7 @@ TEST(EngineFormats, ConvChainWithResidualPassesBlockedTensors) {
   EXPECT_EQ(layers[2].inputs[1], layers[1].inputs[0]);
   for (int batch_run = 0; batch_run < 2; ++batch_run) {
     HostTensor in = random_tensor(DType::Float32, {1, m.c, m.h, m.w}, rng);
-    expect_close(run(plan, {{"x", in}})[0], m.reference(in), kRtol, kAtol, "blocked conv chain");
+    expect_close(run(plan, {{"x", in}})[0], m.reference(in), kFormatRtol, kFormatAtol, "blocked conv chain");
   }
 }
 
@@ -135,7 +130,7 @@ TEST(EngineFormats, ReformatsAroundLayersThatNeedPlain) {
   net.mark_output(y);
   auto plan = build(net, untimed());
   auto layers = plan->layers();
-  SCOPED_TRACE(describe(layers));
+  SCOPED_TRACE(describe_layers(layers));
   // x -> blocked, conv1, -> plain, softmax, -> blocked, conv2, -> plain y.
   ASSERT_EQ(layers.size(), 7u);
   const LayerKind want[] = {LayerKind::Reformat, LayerKind::Convolution, LayerKind::Reformat, LayerKind::Softmax,
@@ -154,7 +149,8 @@ TEST(EngineFormats, ReformatsAroundLayersThatNeedPlain) {
     for (int64_t ch = 0; ch < c; ++ch) sum += std::exp(a[ch * h * w + s] - mx);
     for (int64_t ch = 0; ch < c; ++ch) a[ch * h * w + s] = std::exp(a[ch * h * w + s] - mx) / sum;
   }
-  expect_close(run(plan, {{"x", in}})[0], conv3x3(a, c, h, w, k2, b2), kRtol, kAtol, "conv-softmax-conv");
+  expect_close(run(plan, {{"x", in}})[0], conv3x3(a, c, h, w, k2, b2), kFormatRtol, kFormatAtol,
+               "conv-softmax-conv");
 }
 
 TEST(EngineFormats, ChannelsNotAMultipleOfTheBlockArePadded) {
@@ -179,7 +175,7 @@ TEST(EngineFormats, ChannelsNotAMultipleOfTheBlockArePadded) {
   prof.set_dimensions("x", {1, c, h, w}, {2, c, h, w}, {3, c, h, w});
   config.profiles = {prof};
   auto plan = build(net, config);
-  SCOPED_TRACE(describe(plan->layers()));
+  SCOPED_TRACE(describe_layers(plan->layers()));
   for (int64_t batch : {1, 3, 2}) {
     HostTensor in = random_tensor(DType::Float32, {batch, c, h, w}, rng);
     std::vector<double> xv = values(in), want;
@@ -187,18 +183,18 @@ TEST(EngineFormats, ChannelsNotAMultipleOfTheBlockArePadded) {
     for (int64_t n = 0; n < batch; ++n) {
       std::vector<double> xi(xv.begin() + n * image, xv.begin() + (n + 1) * image);
       auto a = conv3x3(xi, c, h, w, k1, b1);
-      relu(a);
+      relu_in_place(a);
       auto r = conv3x3(a, c, h, w, k2, b2);
       for (int64_t i = 0; i < image; ++i) want.push_back(r[i] + xi[i]);
     }
-    expect_close(run(plan, {{"x", in}})[0], want, kRtol, kAtol, "batch " + std::to_string(batch));
+    expect_close(run(plan, {{"x", in}})[0], want, kFormatRtol, kFormatAtol, "batch " + std::to_string(batch));
   }
 }
 
 TEST(EngineFormats, ResidualThatIsAlsoTheConvolutionInput) {
-  // y = relu(conv2(t) + t) with t = relu(conv1(x)): t is conv2's input and residual, so conv2 must not
-  // write its output over t (the memory plan's in-place residual applies only when the residual is read
-  // as nothing else); numbers against the naive reference.
+  // y = relu_in_place(conv2(t) + t) with t = relu_in_place(conv1(x)): t is conv2's input and residual, so
+  // conv2 must not write its output over t (the memory plan's in-place residual applies only when the
+  // residual is read as nothing else); numbers against the naive reference.
   std::mt19937 rng(75);
   const int64_t c = 16, h = 6, w = 7;
   HostTensor k1 = random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.2, 0.2), b1 = random_tensor(DType::Float32, {c}, rng);
@@ -213,15 +209,15 @@ TEST(EngineFormats, ResidualThatIsAlsoTheConvolutionInput) {
   y->set_name("y");
   net.mark_output(y);
   auto plan = build(net, untimed());
-  SCOPED_TRACE(describe(plan->layers()));
+  SCOPED_TRACE(describe_layers(plan->layers()));
   EXPECT_EQ(count_kind(plan->layers(), LayerKind::Convolution), 2);
   HostTensor in = random_tensor(DType::Float32, {1, c, h, w}, rng);
   auto a = conv3x3(values(in), c, h, w, k1, b1);
-  relu(a);
+  relu_in_place(a);
   auto r = conv3x3(a, c, h, w, k2, b2);
   for (size_t i = 0; i < r.size(); ++i) r[i] += a[i];
-  relu(r);
-  expect_close(run(plan, {{"x", in}})[0], r, kRtol, kAtol, "residual = input");
+  relu_in_place(r);
+  expect_close(run(plan, {{"x", in}})[0], r, kFormatRtol, kFormatAtol, "residual = input");
 }
 
 TEST(EngineFormats, BlockedPlanRoundTripIsBitIdentical) {

@@ -98,10 +98,10 @@ TEST(EngineLayers, ScatterIntegerAndBoolData) {
 }
 
 /// Collects a data-dependent output in host memory (cpu) or device memory (a device backend).
-class CollectingAllocator : public OutputAllocator {
+class DeviceOutputAllocator : public OutputAllocator {
  public:
-  explicit CollectingAllocator(const Backend* device) : device_(device) {}
-  ~CollectingAllocator() override {
+  explicit DeviceOutputAllocator(const Backend* device) : device_(device) {}
+  ~DeviceOutputAllocator() override {
     if (device_ && data_) device_->deallocate(data_);
   }
   void* reallocate_output(const std::string&, size_t bytes) override {
@@ -177,7 +177,7 @@ void check_nonzero(const std::string& what, const HostTensor& x,
     xp = dev.add(x.nbytes());
     device->copy(xp, x.data(), x.nbytes(), CopyKind::HostToDevice, nullptr);
   }
-  CollectingAllocator alloc(device);
+  DeviceOutputAllocator alloc(device);
   ExecutionContext ctx(plan);
   ctx.set_input_shape("x", x.sizes());
   ctx.set_tensor_address("x", xp);
@@ -264,7 +264,7 @@ TEST(EngineLayers, LayersAfterNonZeroGiveADataDependentOutput) {
     ExecutionContext ctx(plan);
     ctx.set_input_shape("x", in.sizes());
     ctx.set_tensor_address("x", xp);
-    CollectingAllocator alloc(device);
+    DeviceOutputAllocator alloc(device);
     ctx.set_output_allocator("y", &alloc);
     ctx.execute();
     if (device) device->synchronize(nullptr);

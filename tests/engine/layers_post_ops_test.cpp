@@ -33,7 +33,7 @@ double activate(const Act& a, double x) {
   }
 }
 
-std::string describe(const char* what, const Act& a, bool act_first, const Dims& d) {
+std::string describe_chain(const char* what, const Act& a, bool act_first, const Dims& d) {
   std::string s = std::string(what) + " " + activation_kind_name(a.kind) +
                   (act_first ? " then residual" : " after residual");
   for (int64_t x : d) s += " " + std::to_string(x);
@@ -68,7 +68,7 @@ TEST(EngineLayers, ConvolutionBiasActivationResidualPostOps) {
     ConvolutionParams p;
     p.pre_padding = p.post_padding = {1, 1};
     check_layer(
-        describe("conv", c.act, c.act_first, c.x), {x},
+        describe_chain("conv", c.act, c.act_first, c.x), {x},
         [&](Network& net, const std::vector<Tensor*>& in) {
           Tensor* y = net.add_convolution("conv", in[0], Weights("k", k), Weights("b", b), p);
           if (c.act_first) y = net.add_activation("act", y, c.act.kind, c.act.alpha, c.act.beta);
@@ -115,7 +115,7 @@ TEST(EngineLayers, MatrixMultiplyBiasActivationResidualPostOps) {
     HostTensor b = random_tensor(DType::Float32, {f}, rng);
     HostTensor x = random_tensor(DType::Float32, c.x, rng);
     check_layer(
-        describe("matmul", c.act, c.act_first, c.x), {x},
+        describe_chain("matmul", c.act, c.act_first, c.x), {x},
         [&](Network& net, const std::vector<Tensor*>& in) {
           Tensor* y =
               net.add_matrix_multiply("mm", in[0], false, net.add_constant("w", Weights("w", wt)), false);

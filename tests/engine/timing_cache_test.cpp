@@ -90,13 +90,6 @@ void add_conv_and_linear(Network& net, std::mt19937& rng) {
   net.mark_output(net.add_matrix_multiply("linear", v, true, w, false));
 }
 
-std::string tactic_of(const Plan& plan, LayerKind kind) {
-  for (const PlanLayerInfo& l : plan.layers()) {
-    if (l.kind == kind) return l.tactic;
-  }
-  return "";
-}
-
 void rewrite_cache(const std::string& path, const std::function<void(TimingEntry&)>& edit) {
   TimingCache cache(path);
   for (const TimingCacheRecord& r : read_timing_cache(path)) {

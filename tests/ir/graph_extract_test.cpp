@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ir/ir_test_util.h"
 #include "kiln/ir/text.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/support/error.h"
@@ -12,7 +13,7 @@
 namespace kiln::ir {
 namespace {
 
-TensorMeta f32(std::vector<int64_t> sizes) { return TensorMeta::make(DType::Float32, sizes); }
+using testing::f32;
 
 // x -> relu -> mul(relu, w) -> add(mul, relu) -> neg; outputs add and neg.
 struct Net {

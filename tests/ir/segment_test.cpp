@@ -4,12 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "ir/ir_test_util.h"
 #include "kiln/support/error.h"
 
 namespace kiln::ir {
 namespace {
 
-TensorMeta f32(std::vector<int64_t> sizes) { return TensorMeta::make(DType::Float32, sizes); }
+using testing::f32;
 
 // A graph with one engine segment reading x and y (its subgraph adds them).
 struct Segmented {

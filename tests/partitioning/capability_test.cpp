@@ -13,7 +13,7 @@ namespace {
 using testing::parse;
 using testing::register_stubs;
 
-const char* kGraph = R"(graph(%x: f32[2, 3], %d: f32[s0, 3]) {
+const char* kCapabilityGraph = R"(graph(%x: f32[2, 3], %d: f32[s0, 3]) {
   symbol s0 in [1, 64] hint 2
   %r: f32[2, 3] = aten.relu.default(self=%x)
   %l: f32[2, 3] = aten.special_airy_ai.default(x=%r)
@@ -27,7 +27,7 @@ const char* kGraph = R"(graph(%x: f32[2, 3], %d: f32[s0, 3]) {
 )";
 
 TEST(Capability, ReasonsForEveryKindOfMiss) {
-  auto g = parse(kGraph);
+  auto g = parse(kCapabilityGraph);
   conversion::ConverterRegistry reg;
   register_stubs(reg, {"aten.relu.default", "aten.add_.Tensor", "aten._assert_scalar.default"});
   conversion::RegistrationOptions o;
@@ -83,7 +83,7 @@ TEST(Capability, HigherOrderOpsUnreadableArgumentsAndAutocastOffRegionsStayInPyT
 }
 
 TEST(Capability, GraphCoverageCountsAndPerOpBreakdown) {
-  auto g = parse(kGraph);
+  auto g = parse(kCapabilityGraph);
   conversion::ConverterRegistry reg;
   register_stubs(reg, {"aten.relu.default"});
   // sym_size always sees a dynamic input, so its converter must declare dynamic-shape support.

@@ -10,15 +10,12 @@
 #include <limits>
 
 #include "kiln/support/error.h"
+#include "support/test_util.h"
 
 namespace kiln {
 namespace {
 
-std::vector<double> values(const HostTensor& t) {
-  std::vector<double> out;
-  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.get_as_double(i));
-  return out;
-}
+using test::values;
 
 HostTensor iota(DType dtype, std::vector<int64_t> sizes) {
   HostTensor t(dtype, std::move(sizes));

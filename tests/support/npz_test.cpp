@@ -20,6 +20,7 @@ namespace {
 using test::bytes_of;
 using test::expect_error;
 using test::support_data;
+using test::values;
 
 // A tensor of `dtype` whose bytes are pseudo-random (any bit pattern, NaNs included, except for bool).
 HostTensor random_tensor(DType dtype, std::vector<int64_t> sizes, uint64_t seed) {
@@ -39,12 +40,6 @@ void expect_bitwise_equal(const HostTensor& a, const HostTensor& b) {
   if (a.nbytes() > 0) {
     EXPECT_EQ(std::memcmp(a.data(), b.data(), a.nbytes()), 0) << a.describe();
   }
-}
-
-std::vector<double> values(const HostTensor& t) {
-  std::vector<double> out;
-  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.get_as_double(i));
-  return out;
 }
 
 // A .npy with the given header text, padded as numpy pads it, followed by `data`.

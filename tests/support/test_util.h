@@ -1,6 +1,7 @@
 #pragma once
-// Helpers of the support tests: fixture paths, deterministic bytes, temporary directories, and a builder of
-// hand-made zip archives (stored or raw-deflated entries, every field overridable) for malformed cases.
+// Helpers of the support tests: fixture paths, deterministic bytes, tensor values, temporary directories, and
+// a builder of hand-made zip archives (stored or raw-deflated entries, every field overridable) for malformed
+// cases.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "kiln/support/error.h"
+#include "kiln/support/host_tensor.h"
 
 namespace kiln::test {
 
@@ -35,6 +37,13 @@ inline std::vector<uint8_t> lcg_bytes(size_t n, uint64_t seed = 12345) {
 
 inline std::vector<uint8_t> bytes_of(const std::string& text) {
   return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+/// A tensor's elements as doubles.
+inline std::vector<double> values(const HostTensor& t) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.get_as_double(i));
+  return out;
 }
 
 /// A fresh directory under the system temporary directory, removed with its contents on destruction.

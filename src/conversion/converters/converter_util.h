@@ -63,4 +63,9 @@ inline DType out_dtype(const ir::Node& n, size_t i = 0) {
   return n.outputs().size() > i && n.outputs()[i]->is_tensor() ? n.outputs()[i]->meta().dtype : DType::Float32;
 }
 
+/// A capability check: the node's output is floating point (converters whose kernels compute in float only).
+inline bool floating_output(const ir::Node& n, const settings::CompilationSettings&) {
+  return is_floating(out_dtype(n));
+}
+
 }  // namespace kiln::conversion::detail

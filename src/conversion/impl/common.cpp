@@ -1,6 +1,5 @@
 #include "kiln/conversion/impl/common.h"
 
-#include "kiln/support/dtype_promotion.h"
 #include "kiln/support/error.h"
 
 namespace kiln::conversion::impl {
@@ -27,10 +26,6 @@ engine::Tensor* cast(ConversionContext& ctx, engine::Tensor* t, DType dtype) {
 
 engine::Tensor* identity(ConversionContext& ctx, engine::Tensor* t) {
   return ctx.net.add_shuffle(ctx.name("identity"), t, engine::ShuffleParams{});
-}
-
-DType promote_types(DType a, int64_t rank_a, DType b, int64_t rank_b) {
-  return ::kiln::promote_types(a, rank_a, b, rank_b);  // one home: kiln/support/dtype_promotion.h
 }
 
 int64_t normalize_dim(int64_t dim, int64_t rank, const std::string& what) {

@@ -4,6 +4,7 @@
 
 #include "kiln/conversion/impl/common.h"
 #include "kiln/conversion/impl/shape.h"
+#include "kiln/support/dtype_promotion.h"
 #include "kiln/support/error.h"
 
 namespace kiln::conversion::impl {

@@ -9,7 +9,7 @@
 namespace kiln::conversion::testing {
 namespace {
 
-NamedCase make(const std::string& name, const std::string& body) {
+NamedCase factory_case(const std::string& name, const std::string& body) {
   NamedCase c;
   c.name = name;
   c.c.ir = "graph(%x: f32[s0, 6]) {\n  symbol s0 in [1, 8] hint 2\n" + body + "}\n";
@@ -29,35 +29,45 @@ const std::string kAdd = "  %y: f32[s0, 6] = aten.add.Tensor(self=%x, other=%f, 
 CaseList factory_cases() {
   const std::string opts = "dtype=None, layout=None, device=None, pin_memory=None";
   return {
-      make("arange_end", "  %f: i64[6] = aten.arange.default(end=6, *, " + opts + ")\n" + kAdd),
-      make("arange_start", "  %f: i64[6] = aten.arange.start(start=-2, end=4, *, " + opts + ")\n" + kAdd),
-      make("arange_start_step_float", "  %f: f32[6] = aten.arange.start_step(start=0.5, end=3.5, step=0.5, *, " +
-                                          opts + ")\n" + kAdd),
-      make("full_symbolic", "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
-                            "  %f: f32[s0, 6] = aten.full.default(size=[%n, 6], fill_value=1.5, *, " + opts + ")\n" +
-                                kAdd),
-      make("zeros", "  %f: f32[1, 6] = aten.zeros.default(size=[1, 6], *, " + opts + ")\n" + kAdd),
-      make("ones_int", "  %f: i64[6] = aten.ones.default(size=[6], *, dtype=dtype.i64, layout=None, device=None, "
-                       "pin_memory=None)\n" + kAdd),
-      make("full_like", "  %f: f32[s0, 6] = aten.full_like.default(self=%x, fill_value=-2.5, *, " + opts +
-                            ", memory_format=None)\n" + kAdd),
-      make("zeros_like", "  %f: f32[s0, 6] = aten.zeros_like.default(self=%x, *, " + opts +
-                             ", memory_format=None)\n" + kAdd),
-      make("zero", "  %f: f32[s0, 6] = aten.zero.default(self=%x)\n" + kAdd),
-      make("ones_like", "  %f: f32[s0, 6] = aten.ones_like.default(self=%x, *, " + opts + ", memory_format=None)\n" +
-                            kAdd),
+      factory_case("arange_end", "  %f: i64[6] = aten.arange.default(end=6, *, " + opts + ")\n" + kAdd),
+      factory_case("arange_start",
+                   "  %f: i64[6] = aten.arange.start(start=-2, end=4, *, " + opts + ")\n" + kAdd),
+      factory_case(
+          "arange_start_step_float",
+          "  %f: f32[6] = aten.arange.start_step(start=0.5, end=3.5, step=0.5, *, " + opts + ")\n" + kAdd),
+      factory_case("full_symbolic",
+                   "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
+                   "  %f: f32[s0, 6] = aten.full.default(size=[%n, 6], fill_value=1.5, *, " +
+                       opts + ")\n" + kAdd),
+      factory_case("zeros", "  %f: f32[1, 6] = aten.zeros.default(size=[1, 6], *, " + opts + ")\n" + kAdd),
+      factory_case("ones_int",
+                   "  %f: i64[6] = aten.ones.default(size=[6], *, dtype=dtype.i64, layout=None, device=None, "
+                   "pin_memory=None)\n" +
+                       kAdd),
+      factory_case("full_like", "  %f: f32[s0, 6] = aten.full_like.default(self=%x, fill_value=-2.5, *, " +
+                                    opts + ", memory_format=None)\n" + kAdd),
+      factory_case("zeros_like", "  %f: f32[s0, 6] = aten.zeros_like.default(self=%x, *, " + opts +
+                                     ", memory_format=None)\n" + kAdd),
+      factory_case("zero", "  %f: f32[s0, 6] = aten.zero.default(self=%x)\n" + kAdd),
+      factory_case("ones_like", "  %f: f32[s0, 6] = aten.ones_like.default(self=%x, *, " + opts +
+                                    ", memory_format=None)\n" + kAdd),
       // arange with a SymInt end (torch.arange(seq_len)); the length is computed from the shape at run time.
-      three_sizes(make("arange_sym_end", "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
-                             "  %f: i64[s0] = aten.arange.default(end=%n, *, " + opts + ")\n  return (%f)\n")),
-      three_sizes(make("arange_sym_end_start_step_float",
-           "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
-           "  %f: f32[floordiv(s0, 2)] = aten.arange.start_step(start=1, end=%n, step=2, *, dtype=dtype.f32, "
-           "layout=None, device=None, pin_memory=None)\n  return (%f)\n")),
-      three_sizes(make("arange_sym_end_negative_step",
-           "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
-           "  %f: i64[max(0, 6 - s0)] = aten.arange.start_step(start=6, end=%n, step=-1, *, " + opts +
-               ")\n  return (%f)\n")),
-      make("scalar_tensor", "  %f: f32[] = aten.scalar_tensor.default(s=0.25, *, " + opts + ")\n" + kAdd),
+      three_sizes(factory_case("arange_sym_end",
+                               "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
+                               "  %f: i64[s0] = aten.arange.default(end=%n, *, " +
+                                   opts + ")\n  return (%f)\n")),
+      three_sizes(factory_case(
+          "arange_sym_end_start_step_float",
+          "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
+          "  %f: f32[floordiv(s0, 2)] = aten.arange.start_step(start=1, end=%n, step=2, *, dtype=dtype.f32, "
+          "layout=None, device=None, pin_memory=None)\n  return (%f)\n")),
+      three_sizes(
+          factory_case("arange_sym_end_negative_step",
+                       "  %n: sym_int(s0) = aten.sym_size.int(self=%x, dim=0)\n"
+                       "  %f: i64[max(0, 6 - s0)] = aten.arange.start_step(start=6, end=%n, step=-1, *, " +
+                           opts + ")\n  return (%f)\n")),
+      factory_case("scalar_tensor",
+                   "  %f: f32[] = aten.scalar_tensor.default(s=0.25, *, " + opts + ")\n" + kAdd),
   };
 }
 

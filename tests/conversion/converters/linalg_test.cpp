@@ -10,8 +10,9 @@
 namespace kiln::conversion::testing {
 namespace {
 
-NamedCase make(const std::string& name, const std::string& inputs, const std::string& body,
-               std::vector<std::vector<std::vector<int64_t>>> runs = {}, std::map<size_t, InputFill> fills = {}) {
+NamedCase linalg_case(const std::string& name, const std::string& inputs, const std::string& body,
+                      std::vector<std::vector<std::vector<int64_t>>> runs = {},
+                      std::map<size_t, InputFill> fills = {}) {
   return graph_case(name, inputs, "s0 in [1, 8] hint 2", body, std::move(runs), std::move(fills));
 }
 
@@ -31,44 +32,47 @@ CaseList linalg_cases() {
     return r;
   };
   return {
-      make("linear", "%x: f32[s0, 3, 16]",
-           "  %w: f32[12, 16] = parameter(\"fc.weight\")\n  %b: f32[12] = parameter(\"fc.bias\")\n"
-           "  %y: f32[s0, 3, 12] = aten.linear.default(input=%x, weight=%w, bias=%b)\n  return (%y)\n",
-           {{{2, 3, 16}}, {{5, 3, 16}}}),
-      make("linear_no_bias_1d", "%x: f32[16]",
-           "  %w: f32[12, 16] = parameter(\"fc.weight\")\n"
-           "  %y: f32[12] = aten.linear.default(input=%x, weight=%w, bias=None)\n  return (%y)\n"),
-      make("linear_tensor_weight", "%x: f32[s0, 16], %w: f32[12, 16]",
-           "  %y: f32[s0, 12] = aten.linear.default(input=%x, weight=%w, bias=None)\n  return (%y)\n",
-           {{{2, 16}, {12, 16}}, {{7, 16}, {12, 16}}}),
-      make("addmm", "%x: f32[s0, 16]",
-           "  %w: f32[16, 12] = parameter(\"fc.weight_t\")\n  %b: f32[12] = parameter(\"fc.bias\")\n"
-           "  %y: f32[s0, 12] = aten.addmm.default(self=%b, mat1=%x, mat2=%w, *, beta=1, alpha=1)\n  return (%y)\n",
-           {{{2, 16}}, {{6, 16}}}),
-      make("addmm_alpha_beta", "%c: f32[4, 12], %x: f32[4, 16], %w: f32[16, 12]",
-           "  %y: f32[4, 12] = aten.addmm.default(self=%c, mat1=%x, mat2=%w, *, beta=0.5, alpha=2.0)\n"
-           "  return (%y)\n"),
-      make("mm", "%x: f32[s0, 16], %w: f32[16, 9]",
-           "  %y: f32[s0, 9] = aten.mm.default(self=%x, mat2=%w)\n  return (%y)\n", {{{3, 16}, {16, 9}}, {{5, 16}, {16, 9}}}),
-      make("bmm", "%x: f32[s0, 4, 16], %w: f32[s0, 16, 9]",
-           "  %y: f32[s0, 4, 9] = aten.bmm.default(self=%x, mat2=%w)\n  return (%y)\n",
-           {{{2, 4, 16}, {2, 16, 9}}, {{3, 4, 16}, {3, 16, 9}}}),
-      make("matmul_broadcast", "%x: f32[s0, 3, 4, 16], %w: f32[16, 9]",
-           "  %y: f32[s0, 3, 4, 9] = aten.matmul.default(self=%x, other=%w)\n  return (%y)\n",
-           {{{2, 3, 4, 16}, {16, 9}}, {{4, 3, 4, 16}, {16, 9}}}),
-      make("matmul_vector_rhs", "%x: f32[3, 4, 16], %w: f32[16]",
-           "  %y: f32[3, 4] = aten.matmul.default(self=%x, other=%w)\n  return (%y)\n"),
-      make("matmul_vector_lhs", "%x: f32[16], %w: f32[2, 16, 5]",
-           "  %y: f32[2, 5] = aten.matmul.default(self=%x, other=%w)\n  return (%y)\n"),
-      make("matmul_dot", "%x: f32[16], %w: f32[16]", "  %y: f32[] = aten.matmul.default(self=%x, other=%w)\n  return (%y)\n"),
-      make("sdpa", qkv, sdpa("None", "False", "None"), qkv_runs),
-      make("sdpa_causal", qkv, sdpa("None", "True", "None"), qkv_runs),
-      make("sdpa_scale", qkv, sdpa("None", "False", "0.2"), qkv_runs),
-      make("sdpa_bool_mask", qkv + ", %m: bool[5, 5]", sdpa("%m", "False", "None"), with_mask({5, 5}),
-           {{3, {-0.5, 2}}}),
-      make("sdpa_float_mask", qkv + ", %m: f32[s0, 1, 5, 5]", sdpa("%m", "False", "None"),
-           {{{1, 2, 5, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}, {1, 1, 5, 5}},
-            {{3, 2, 5, 8}, {3, 2, 5, 8}, {3, 2, 5, 8}, {3, 1, 5, 5}}}),
+      linalg_case("linear", "%x: f32[s0, 3, 16]",
+                  "  %w: f32[12, 16] = parameter(\"fc.weight\")\n  %b: f32[12] = parameter(\"fc.bias\")\n"
+                  "  %y: f32[s0, 3, 12] = aten.linear.default(input=%x, weight=%w, bias=%b)\n  return (%y)\n",
+                  {{{2, 3, 16}}, {{5, 3, 16}}}),
+      linalg_case("linear_no_bias_1d", "%x: f32[16]",
+                  "  %w: f32[12, 16] = parameter(\"fc.weight\")\n"
+                  "  %y: f32[12] = aten.linear.default(input=%x, weight=%w, bias=None)\n  return (%y)\n"),
+      linalg_case("linear_tensor_weight", "%x: f32[s0, 16], %w: f32[12, 16]",
+                  "  %y: f32[s0, 12] = aten.linear.default(input=%x, weight=%w, bias=None)\n  return (%y)\n",
+                  {{{2, 16}, {12, 16}}, {{7, 16}, {12, 16}}}),
+      linalg_case("addmm", "%x: f32[s0, 16]",
+                  "  %w: f32[16, 12] = parameter(\"fc.weight_t\")\n  %b: f32[12] = parameter(\"fc.bias\")\n"
+                  "  %y: f32[s0, 12] = aten.addmm.default(self=%b, mat1=%x, mat2=%w, *, beta=1, alpha=1)\n  "
+                  "return (%y)\n",
+                  {{{2, 16}}, {{6, 16}}}),
+      linalg_case("addmm_alpha_beta", "%c: f32[4, 12], %x: f32[4, 16], %w: f32[16, 12]",
+                  "  %y: f32[4, 12] = aten.addmm.default(self=%c, mat1=%x, mat2=%w, *, beta=0.5, alpha=2.0)\n"
+                  "  return (%y)\n"),
+      linalg_case("mm", "%x: f32[s0, 16], %w: f32[16, 9]",
+                  "  %y: f32[s0, 9] = aten.mm.default(self=%x, mat2=%w)\n  return (%y)\n",
+                  {{{3, 16}, {16, 9}}, {{5, 16}, {16, 9}}}),
+      linalg_case("bmm", "%x: f32[s0, 4, 16], %w: f32[s0, 16, 9]",
+                  "  %y: f32[s0, 4, 9] = aten.bmm.default(self=%x, mat2=%w)\n  return (%y)\n",
+                  {{{2, 4, 16}, {2, 16, 9}}, {{3, 4, 16}, {3, 16, 9}}}),
+      linalg_case("matmul_broadcast", "%x: f32[s0, 3, 4, 16], %w: f32[16, 9]",
+                  "  %y: f32[s0, 3, 4, 9] = aten.matmul.default(self=%x, other=%w)\n  return (%y)\n",
+                  {{{2, 3, 4, 16}, {16, 9}}, {{4, 3, 4, 16}, {16, 9}}}),
+      linalg_case("matmul_vector_rhs", "%x: f32[3, 4, 16], %w: f32[16]",
+                  "  %y: f32[3, 4] = aten.matmul.default(self=%x, other=%w)\n  return (%y)\n"),
+      linalg_case("matmul_vector_lhs", "%x: f32[16], %w: f32[2, 16, 5]",
+                  "  %y: f32[2, 5] = aten.matmul.default(self=%x, other=%w)\n  return (%y)\n"),
+      linalg_case("matmul_dot", "%x: f32[16], %w: f32[16]",
+                  "  %y: f32[] = aten.matmul.default(self=%x, other=%w)\n  return (%y)\n"),
+      linalg_case("sdpa", qkv, sdpa("None", "False", "None"), qkv_runs),
+      linalg_case("sdpa_causal", qkv, sdpa("None", "True", "None"), qkv_runs),
+      linalg_case("sdpa_scale", qkv, sdpa("None", "False", "0.2"), qkv_runs),
+      linalg_case("sdpa_bool_mask", qkv + ", %m: bool[5, 5]", sdpa("%m", "False", "None"), with_mask({5, 5}),
+                  {{3, {-0.5, 2}}}),
+      linalg_case("sdpa_float_mask", qkv + ", %m: f32[s0, 1, 5, 5]", sdpa("%m", "False", "None"),
+                  {{{1, 2, 5, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}, {1, 1, 5, 5}},
+                   {{3, 2, 5, 8}, {3, 2, 5, 8}, {3, 2, 5, 8}, {3, 1, 5, 5}}}),
   };
 }
 

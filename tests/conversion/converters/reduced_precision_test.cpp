@@ -16,37 +16,43 @@ namespace {
 
 using Runs = std::vector<std::vector<std::vector<int64_t>>>;
 
-NamedCase make(const std::string& name, const std::string& inputs, const std::string& body, Runs runs) {
+NamedCase precision_case(const std::string& name, const std::string& inputs, const std::string& body,
+                         Runs runs) {
   return graph_case(name, inputs, "s0 in [1, 8] hint 2", body, std::move(runs));
 }
 
 CaseList fp32_cases() {
   return {
-      make("linear", "%x: f32[s0, 6, 64]",
-           "  %w: f32[32, 64] = parameter(\"fc.weight\")\n  %b: f32[32] = parameter(\"fc.bias\")\n"
-           "  %y: f32[s0, 6, 32] = aten.linear.default(input=%x, weight=%w, bias=%b)\n  return (%y)\n",
-           {{{2, 6, 64}}, {{5, 6, 64}}}),
-      make("matmul", "%x: f32[s0, 4, 12, 48], %z: f32[s0, 4, 48, 20]",
-           "  %y: f32[s0, 4, 12, 20] = aten.matmul.default(self=%x, other=%z)\n  return (%y)\n",
-           {{{1, 4, 12, 48}, {1, 4, 48, 20}}, {{3, 4, 12, 48}, {3, 4, 48, 20}}}),
-      make("conv2d", "%x: f32[s0, 8, 10, 10]",
-           "  %w: f32[16, 8, 3, 3] = parameter(\"conv.weight\")\n  %b: f32[16] = parameter(\"conv.bias\")\n"
-           "  %y: f32[s0, 16, 10, 10] = aten.convolution.default(input=%x, weight=%w, bias=%b, stride=[1, 1], "
-           "padding=[1, 1], dilation=[1, 1], transposed=False, output_padding=[0, 0], groups=1)\n  return (%y)\n",
-           {{{1, 8, 10, 10}}, {{3, 8, 10, 10}}}),
-      make("softmax", "%x: f32[s0, 4, 64]",
-           "  %y: f32[s0, 4, 64] = aten.softmax.int(self=%x, dim=-1, dtype=None)\n  return (%y)\n",
-           {{{2, 4, 64}}, {{6, 4, 64}}}),
-      make("layer_norm", "%x: f32[s0, 6, 64]",
-           "  %w: f32[64] = parameter(\"ln.weight\")\n  %b: f32[64] = parameter(\"ln.bias\")\n"
-           "  %y: f32[s0, 6, 64] = aten.layer_norm.default(input=%x, normalized_shape=[64], weight=%w, bias=%b, "
-           "eps=1e-05, cudnn_enable=False)\n  return (%y)\n",
-           {{{2, 6, 64}}, {{4, 6, 64}}}),
-      make("elementwise", "%x: f32[s0, 8, 32], %z: f32[8, 32]",
-           "  %m: f32[s0, 8, 32] = aten.mul.Tensor(self=%x, other=%z)\n"
-           "  %a: f32[s0, 8, 32] = aten.add.Tensor(self=%m, other=%x, *, alpha=1)\n"
-           "  %y: f32[s0, 8, 32] = aten.gelu.default(self=%a, *, approximate=\"none\")\n  return (%y)\n",
-           {{{2, 8, 32}, {8, 32}}, {{5, 8, 32}, {8, 32}}}),
+      precision_case(
+          "linear", "%x: f32[s0, 6, 64]",
+          "  %w: f32[32, 64] = parameter(\"fc.weight\")\n  %b: f32[32] = parameter(\"fc.bias\")\n"
+          "  %y: f32[s0, 6, 32] = aten.linear.default(input=%x, weight=%w, bias=%b)\n  return (%y)\n",
+          {{{2, 6, 64}}, {{5, 6, 64}}}),
+      precision_case("matmul", "%x: f32[s0, 4, 12, 48], %z: f32[s0, 4, 48, 20]",
+                     "  %y: f32[s0, 4, 12, 20] = aten.matmul.default(self=%x, other=%z)\n  return (%y)\n",
+                     {{{1, 4, 12, 48}, {1, 4, 48, 20}}, {{3, 4, 12, 48}, {3, 4, 48, 20}}}),
+      precision_case(
+          "conv2d", "%x: f32[s0, 8, 10, 10]",
+          "  %w: f32[16, 8, 3, 3] = parameter(\"conv.weight\")\n  %b: f32[16] = parameter(\"conv.bias\")\n"
+          "  %y: f32[s0, 16, 10, 10] = aten.convolution.default(input=%x, weight=%w, bias=%b, stride=[1, 1], "
+          "padding=[1, 1], dilation=[1, 1], transposed=False, output_padding=[0, 0], groups=1)\n  return "
+          "(%y)\n",
+          {{{1, 8, 10, 10}}, {{3, 8, 10, 10}}}),
+      precision_case("softmax", "%x: f32[s0, 4, 64]",
+                     "  %y: f32[s0, 4, 64] = aten.softmax.int(self=%x, dim=-1, dtype=None)\n  return (%y)\n",
+                     {{{2, 4, 64}}, {{6, 4, 64}}}),
+      precision_case("layer_norm", "%x: f32[s0, 6, 64]",
+                     "  %w: f32[64] = parameter(\"ln.weight\")\n  %b: f32[64] = parameter(\"ln.bias\")\n"
+                     "  %y: f32[s0, 6, 64] = aten.layer_norm.default(input=%x, normalized_shape=[64], "
+                     "weight=%w, bias=%b, "
+                     "eps=1e-05, cudnn_enable=False)\n  return (%y)\n",
+                     {{{2, 6, 64}}, {{4, 6, 64}}}),
+      precision_case(
+          "elementwise", "%x: f32[s0, 8, 32], %z: f32[8, 32]",
+          "  %m: f32[s0, 8, 32] = aten.mul.Tensor(self=%x, other=%z)\n"
+          "  %a: f32[s0, 8, 32] = aten.add.Tensor(self=%m, other=%x, *, alpha=1)\n"
+          "  %y: f32[s0, 8, 32] = aten.gelu.default(self=%a, *, approximate=\"none\")\n  return (%y)\n",
+          {{{2, 8, 32}, {8, 32}}, {{5, 8, 32}, {8, 32}}}),
   };
 }
 

@@ -9,7 +9,7 @@
 namespace kiln::conversion::testing {
 namespace {
 
-NamedCase dyn(const std::string& name, const std::string& call) {
+NamedCase reorder_case(const std::string& name, const std::string& call) {
   NamedCase c;
   c.name = name;
   c.c.ir = one_op("f32[s0, 4, 6]", call, "f32[s0, 4, 6]", "  symbol s0 in [1, 8] hint 2\n");
@@ -19,20 +19,20 @@ NamedCase dyn(const std::string& name, const std::string& call) {
 
 CaseList reorder_cases() {
   return {
-      dyn("flip_last", "aten.flip.default(self=%x, dims=[-1])"),
-      dyn("flip_two", "aten.flip.default(self=%x, dims=[1, 2])"),
-      dyn("flip_dynamic_dim", "aten.flip.default(self=%x, dims=[0])"),
-      dyn("roll_one", "aten.roll.default(self=%x, shifts=[2], dims=[2])"),
-      dyn("roll_two_negative", "aten.roll.default(self=%x, shifts=[-1, 9], dims=[1, -1])"),
-      dyn("roll_dynamic_dim", "aten.roll.default(self=%x, shifts=[-4], dims=[0])"),
-      dyn("roll_flat", "aten.roll.default(self=%x, shifts=[5], dims=[])"),
+      reorder_case("flip_last", "aten.flip.default(self=%x, dims=[-1])"),
+      reorder_case("flip_two", "aten.flip.default(self=%x, dims=[1, 2])"),
+      reorder_case("flip_dynamic_dim", "aten.flip.default(self=%x, dims=[0])"),
+      reorder_case("roll_one", "aten.roll.default(self=%x, shifts=[2], dims=[2])"),
+      reorder_case("roll_two_negative", "aten.roll.default(self=%x, shifts=[-1, 9], dims=[1, -1])"),
+      reorder_case("roll_dynamic_dim", "aten.roll.default(self=%x, shifts=[-4], dims=[0])"),
+      reorder_case("roll_flat", "aten.roll.default(self=%x, shifts=[5], dims=[])"),
       [] {
         NamedCase c;
         c.name = "roll_static";
         c.c.ir = one_op("f32[3, 5, 6]", "aten.roll.default(self=%x, shifts=[2, -1], dims=[1, 2])", "f32[3, 5, 6]");
         return c;
       }(),
-      dyn("roll_swin_window_shift", "aten.roll.default(self=%x, shifts=[-2, -3], dims=[1, 2])"),
+      reorder_case("roll_swin_window_shift", "aten.roll.default(self=%x, shifts=[-2, -3], dims=[1, 2])"),
   };
 }
 

@@ -9,7 +9,7 @@
 namespace kiln::conversion::testing {
 namespace {
 
-NamedCase make(const std::string& name, const std::string& body) {
+NamedCase symbolic_case(const std::string& name, const std::string& body) {
   NamedCase c;
   c.name = name;
   c.c.ir = "graph(%x: f32[s0, 4, 6]) {\n  symbol s0 in [1, 8] hint 2\n"
@@ -20,14 +20,15 @@ NamedCase make(const std::string& name, const std::string& body) {
 
 CaseList symbolic_cases() {
   return {
-      make("sym_size_output", "  return (%n)\n"),
-      make("mul_floordiv_reshape",
-           "  %m: sym_int(24*s0) = _operator.mul(a=%n, b=24)\n"
-           "  %k: sym_int(6*s0) = _operator.floordiv(a=%m, b=4)\n"
-           "  %y: f32[6*s0, 4] = aten.reshape.default(self=%x, shape=[%k, 4])\n  return (%y, %k)\n"),
-      make("add_sub", "  %a: sym_int(s0 + 3) = _operator.add(a=%n, b=3)\n"
-                      "  %b: sym_int(s0 + 1) = _operator.sub(a=%a, b=2)\n  return (%a, %b)\n"),
-      make("mod", "  %a: sym_int = _operator.mod(a=%n, b=3)\n  return (%a)\n"),
+      symbolic_case("sym_size_output", "  return (%n)\n"),
+      symbolic_case("mul_floordiv_reshape",
+                    "  %m: sym_int(24*s0) = _operator.mul(a=%n, b=24)\n"
+                    "  %k: sym_int(6*s0) = _operator.floordiv(a=%m, b=4)\n"
+                    "  %y: f32[6*s0, 4] = aten.reshape.default(self=%x, shape=[%k, 4])\n  return (%y, %k)\n"),
+      symbolic_case("add_sub",
+                    "  %a: sym_int(s0 + 3) = _operator.add(a=%n, b=3)\n"
+                    "  %b: sym_int(s0 + 1) = _operator.sub(a=%a, b=2)\n  return (%a, %b)\n"),
+      symbolic_case("mod", "  %a: sym_int = _operator.mod(a=%n, b=3)\n  return (%a)\n"),
   };
 }
 

@@ -22,9 +22,6 @@ engine::Tensor* cast(ConversionContext& ctx, engine::Tensor* t, DType dtype);
 /// `t` unchanged but as a new tensor (for outputs that alias inputs or other outputs).
 engine::Tensor* identity(ConversionContext& ctx, engine::Tensor* t);
 
-/// torch's result type of two tensors (bool < integral < floating; within a category the wider type;
-/// f16 with bf16 gives f32). A 0-d operand whose category is not higher than the other's does not widen it.
-DType promote_types(DType a, int64_t rank_a, DType b, int64_t rank_b);
 /// A dim index in [0, rank) from a possibly negative one; throws kiln::Error naming `what` when out of range.
 int64_t normalize_dim(int64_t dim, int64_t rank, const std::string& what);
 /// A window argument (stride, padding, kernel size, ...) with one entry per spatial dim: `fill` in every entry

@@ -154,16 +154,13 @@ Outputs lgamma(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a
   return {impl::cast(ctx, m.where(pole, Math::c(kInf), Math::o(result)), out)};
 }
 
-bool floating_output(const ir::Node& n, const settings::CompilationSettings&) {
-  return is_floating(detail::out_dtype(n));
-}
-
 }  // namespace
 
 void register_gamma_converters(ConverterRegistry& r) {
   detail::add(r, {"aten.digamma.default", "aten.special_digamma.default", "aten.special_psi.default"},
-              digamma, true, floating_output);
-  detail::add(r, {"aten.lgamma.default", "aten.special_gammaln.default"}, lgamma, true, floating_output);
+              digamma, true, detail::floating_output);
+  detail::add(r, {"aten.lgamma.default", "aten.special_gammaln.default"}, lgamma, true,
+              detail::floating_output);
 }
 
 }  // namespace kiln::conversion

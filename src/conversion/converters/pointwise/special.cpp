@@ -62,14 +62,10 @@ Outputs erfinv(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a
   return {impl::where(ctx, edge, Operand::of(inf), Operand::of(y))};
 }
 
-bool floating_output(const ir::Node& n, const settings::CompilationSettings&) {
-  return is_floating(detail::out_dtype(n));
-}
-
 }  // namespace
 
 void register_special_converters(ConverterRegistry& r) {
-  detail::add(r, {"aten.erfinv.default"}, erfinv, true, floating_output);
+  detail::add(r, {"aten.erfinv.default"}, erfinv, true, detail::floating_output);
 }
 
 }  // namespace kiln::conversion

@@ -18,6 +18,8 @@
 #include "kiln/engine/plan.h"
 
 namespace kiln::engine::cuda_conv_test {
+
+constexpr TensorFormat kCl = TensorFormat::ChannelsLast, kPlain = TensorFormat::Plain;
 using namespace testing;
 
 inline PostOp relu_op() {

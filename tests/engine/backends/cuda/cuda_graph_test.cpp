@@ -322,13 +322,6 @@ double max_rel_err(const std::vector<HostTensor>& got, const std::vector<HostTen
   return scale > 0 ? err / scale : err;
 }
 
-std::string tactic_of(const Plan& plan, LayerKind kind) {
-  for (const auto& l : plan.layers()) {
-    if (l.kind == kind) return l.tactic;
-  }
-  return "";
-}
-
 /// Builds `make` on cuda strictly and with TF32 allowed (first candidate wins: no timing), on cpu as the fp32
 /// reference; checks tactics and tolerances; returns the TF32 plan's relative error against the strict one.
 double check_tf32(const std::function<void(Network&)>& make, const std::map<std::string, HostTensor>& inputs,

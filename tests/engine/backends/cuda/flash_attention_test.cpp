@@ -104,8 +104,8 @@ std::vector<double> reference(const std::vector<HostTensor>& in, bool causal, do
 
 /// Runs tactic `tactic` on the inputs; every device buffer starts `misalign` elements past a 256-byte
 /// boundary (so 0 gives 16-byte loads, 1 element loads).
-HostTensor run_tactic(const std::vector<HostTensor>& inputs, const AttentionParams& p,
-                      const std::string& tactic, size_t misalign = 0) {
+HostTensor run_flash(const std::vector<HostTensor>& inputs, const AttentionParams& p,
+                     const std::string& tactic, size_t misalign = 0) {
   const Backend& b = *shared_backend("cuda");
   AttentionLayer t(inputs, p);
   std::unique_ptr<Kernel> k = b.create_kernel(t.info, tactic);
@@ -131,7 +131,7 @@ HostTensor run_tactic(const std::vector<HostTensor>& inputs, const AttentionPara
 }
 
 /// The tolerance stated at the top of the file.
-void expect_matches(const HostTensor& got, const std::vector<double>& want, const std::string& what) {
+void expect_flash_matches(const HostTensor& got, const std::vector<double>& want, const std::string& what) {
   ASSERT_EQ(static_cast<size_t>(got.numel()), want.size()) << what;
   double scale = 0, worst = 0;
   int64_t worst_at = -1, nan_mismatch = 0;
@@ -153,7 +153,7 @@ void expect_matches(const HostTensor& got, const std::vector<double>& want, cons
 }
 
 /// One test case: q [..., Lq, E], k [..., Lk, E], v [..., Lk, Ev] and what is set on top.
-struct Case {
+struct FlashCase {
   std::string what;
   Dims q, k, v;
   bool causal = false;
@@ -164,35 +164,35 @@ struct Case {
   double range = 1;                  // q and k uniform in [-range, range); v in [-1, 1)
   size_t misalign = 0;               // elements past an aligned address of every buffer
 
-  Case(std::string w, Dims qd, Dims kd, Dims vd)
+  FlashCase(std::string w, Dims qd, Dims kd, Dims vd)
       : what(std::move(w)), q(std::move(qd)), k(std::move(kd)), v(std::move(vd)) {}
   /// q, k and v of the same dims.
-  Case(std::string w, const Dims& d) : Case(std::move(w), d, d, d) {}
-  Case& with_causal() {
+  FlashCase(std::string w, const Dims& d) : FlashCase(std::move(w), d, d, d) {}
+  FlashCase& with_causal() {
     causal = true;
     return *this;
   }
-  Case& with_scale(double s) {
+  FlashCase& with_scale(double s) {
     scale = s;
     return *this;
   }
-  Case& with_mask(Dims d, bool is_bool, std::vector<int64_t> all_masked_rows = {}) {
+  FlashCase& with_mask(Dims d, bool is_bool, std::vector<int64_t> all_masked_rows = {}) {
     mask = std::move(d);
     bool_mask = is_bool;
     masked_rows = std::move(all_masked_rows);
     return *this;
   }
-  Case& with_range(double r) {
+  FlashCase& with_range(double r) {
     range = r;
     return *this;
   }
-  Case& unaligned() {
+  FlashCase& unaligned() {
     misalign = 1;
     return *this;
   }
 };
 
-std::vector<HostTensor> make_inputs(const Case& c, DType dt, std::mt19937& rng) {
+std::vector<HostTensor> make_inputs(const FlashCase& c, DType dt, std::mt19937& rng) {
   std::vector<HostTensor> in = {random_tensor(dt, c.q, rng, -c.range, c.range),
                                 random_tensor(dt, c.k, rng, -c.range, c.range), random_tensor(dt, c.v, rng)};
   if (c.mask.empty()) return in;
@@ -209,16 +209,16 @@ std::vector<HostTensor> make_inputs(const Case& c, DType dt, std::mt19937& rng) 
   return in;
 }
 
-void check_cases(const std::vector<Case>& cases, uint32_t seed) {
+void check_cases(const std::vector<FlashCase>& cases, uint32_t seed) {
   std::mt19937 rng(seed);
-  for (const Case& c : cases) {
+  for (const FlashCase& c : cases) {
     for (DType dt : {DType::Float16, DType::BFloat16}) {
       std::string what = c.what + " " + dtype_name(dt);
       std::vector<HostTensor> in = make_inputs(c, dt, rng);
       AttentionParams p;
       p.causal = c.causal;
       p.scale = c.scale;
-      expect_matches(run_tactic(in, p, "flash", c.misalign), reference(in, c.causal, c.scale), what);
+      expect_flash_matches(run_flash(in, p, "flash", c.misalign), reference(in, c.causal, c.scale), what);
     }
   }
 }
@@ -270,20 +270,20 @@ TEST(EngineCuda, FlashAttentionShapes) {
   KILN_REQUIRE_GPU();
   check_cases(
       {
-          Case("vit [2,3,197,64]", {2, 3, 197, 64}),
-          Case("bert [1,12,128,64]", {1, 12, 128, 64}),
-          Case("clip causal [2,2,77,128]", {2, 2, 77, 128}).with_causal(),
-          Case("Lq < Lk", {2, 3, 50, 64}, {2, 3, 131, 64}, {2, 3, 131, 64}),
-          Case("Lq > Lk causal", {1, 2, 150, 64}, {1, 2, 40, 64}, {1, 2, 40, 64}).with_causal(),
-          Case("Lq < Lk causal", {1, 2, 70, 64}, {1, 2, 200, 64}, {1, 2, 200, 64}).with_causal(),
-          Case("one query, one key", {3, 1, 1, 64}),
+          FlashCase("vit [2,3,197,64]", {2, 3, 197, 64}),
+          FlashCase("bert [1,12,128,64]", {1, 12, 128, 64}),
+          FlashCase("clip causal [2,2,77,128]", {2, 2, 77, 128}).with_causal(),
+          FlashCase("Lq < Lk", {2, 3, 50, 64}, {2, 3, 131, 64}, {2, 3, 131, 64}),
+          FlashCase("Lq > Lk causal", {1, 2, 150, 64}, {1, 2, 40, 64}, {1, 2, 40, 64}).with_causal(),
+          FlashCase("Lq < Lk causal", {1, 2, 70, 64}, {1, 2, 200, 64}, {1, 2, 200, 64}).with_causal(),
+          FlashCase("one query, one key", {3, 1, 1, 64}),
           // Many key tiles with peaked scores (scale 1, |q|, |k| < 2): the running max changes across tiles.
-          Case("long keys, peaked", {1, 2, 70, 64}, {1, 2, 1000, 64}, {1, 2, 1000, 64})
+          FlashCase("long keys, peaked", {1, 2, 70, 64}, {1, 2, 1000, 64}, {1, 2, 1000, 64})
               .with_scale(1.0)
               .with_range(2.0),
-          Case("rank 3 batch", {6, 33, 64}, {6, 45, 64}, {6, 45, 64}),
-          Case("rank 5 batch", {2, 2, 2, 17, 64}),
-          Case("scale 0.3", {2, 2, 65, 64}).with_scale(0.3),
+          FlashCase("rank 3 batch", {6, 33, 64}, {6, 45, 64}, {6, 45, 64}),
+          FlashCase("rank 5 batch", {2, 2, 2, 17, 64}),
+          FlashCase("scale 0.3", {2, 2, 65, 64}).with_scale(0.3),
       },
       402);
 }
@@ -292,18 +292,18 @@ TEST(EngineCuda, FlashAttentionHeadDims) {
   KILN_REQUIRE_GPU();
   check_cases(
       {
-          Case("E 32", {2, 2, 40, 32}),
-          Case("E 8", {2, 2, 40, 8}),
-          Case("E 80 (padded to 128)", {2, 2, 70, 80}),
-          Case("E 96 causal", {1, 3, 100, 96}).with_causal(),
-          Case("E 40, Ev 24", {2, 2, 33, 40}, {2, 2, 47, 40}, {2, 2, 47, 24}),
-          Case("E 64, Ev 128", {1, 2, 66, 64}, {1, 2, 66, 64}, {1, 2, 66, 128}),
+          FlashCase("E 32", {2, 2, 40, 32}),
+          FlashCase("E 8", {2, 2, 40, 8}),
+          FlashCase("E 80 (padded to 128)", {2, 2, 70, 80}),
+          FlashCase("E 96 causal", {1, 3, 100, 96}).with_causal(),
+          FlashCase("E 40, Ev 24", {2, 2, 33, 40}, {2, 2, 47, 40}, {2, 2, 47, 24}),
+          FlashCase("E 64, Ev 128", {1, 2, 66, 64}, {1, 2, 66, 64}, {1, 2, 66, 128}),
           // Head dims that are not multiples of 8 take element loads and stores.
-          Case("E 20, Ev 12", {2, 2, 37, 20}, {2, 2, 37, 20}, {2, 2, 37, 12}),
-          Case("E 127, Ev 3", {1, 2, 65, 127}, {1, 2, 65, 127}, {1, 2, 65, 3}),
+          FlashCase("E 20, Ev 12", {2, 2, 37, 20}, {2, 2, 37, 20}, {2, 2, 37, 12}),
+          FlashCase("E 127, Ev 3", {1, 2, 65, 127}, {1, 2, 65, 127}, {1, 2, 65, 3}),
           // Buffers 2 bytes past an aligned address: element loads although E is a multiple of 8.
-          Case("unaligned buffers", {2, 3, 197, 64}).unaligned(),
-          Case("unaligned buffers, causal, mask", {1, 2, 77, 64})
+          FlashCase("unaligned buffers", {2, 3, 197, 64}).unaligned(),
+          FlashCase("unaligned buffers, causal, mask", {1, 2, 77, 64})
               .with_causal()
               .with_mask({77, 77}, true)
               .unaligned(),
@@ -316,22 +316,22 @@ TEST(EngineCuda, FlashAttentionMasks) {
   check_cases(
       {
           // BERT's key padding mask [B, 1, 1, Lk]: broadcast over heads and query rows.
-          Case("bool [2,1,1,Lk]", {2, 12, 128, 64}).with_mask({2, 1, 1, 128}, true),
-          Case("bool [Lq,Lk]", {2, 3, 197, 64}).with_mask({197, 197}, true),
+          FlashCase("bool [2,1,1,Lk]", {2, 12, 128, 64}).with_mask({2, 1, 1, 128}, true),
+          FlashCase("bool [Lq,Lk]", {2, 3, 197, 64}).with_mask({197, 197}, true),
           // Row 0 keeps only key 0 under the causal mask: where the Bool mask drops it too, the row is NaN.
-          Case("bool [H,1,Lk] causal", {2, 3, 90, 64}).with_causal().with_mask({3, 1, 90}, true),
-          Case("additive [B,H,Lq,Lk]", {2, 3, 70, 64}, {2, 3, 150, 64}, {2, 3, 150, 64})
+          FlashCase("bool [H,1,Lk] causal", {2, 3, 90, 64}).with_causal().with_mask({3, 1, 90}, true),
+          FlashCase("additive [B,H,Lq,Lk]", {2, 3, 70, 64}, {2, 3, 150, 64}, {2, 3, 150, 64})
               .with_mask({2, 3, 70, 150}, false),
-          Case("additive [1,H,Lq,Lk] scale", {2, 3, 65, 128})
+          FlashCase("additive [1,H,Lq,Lk] scale", {2, 3, 65, 128})
               .with_scale(0.5)
               .with_mask({1, 3, 65, 65}, false),
-          Case("additive [Lk]", {2, 2, 100, 64}, {2, 2, 77, 64}, {2, 2, 77, 64}).with_mask({77}, false),
-          Case("additive [B,1,Lq,1]", {2, 2, 50, 64}).with_mask({2, 1, 50, 1}, false),
+          FlashCase("additive [Lk]", {2, 2, 100, 64}, {2, 2, 77, 64}, {2, 2, 77, 64}).with_mask({77}, false),
+          FlashCase("additive [B,1,Lq,1]", {2, 2, 50, 64}).with_mask({2, 1, 50, 1}, false),
           // Rows whose keys are all masked give NaN (0 / 0), as the reference does; the others are
           // unaffected.
-          Case("bool fully masked rows", {2, 2, 130, 64}, {2, 2, 100, 64}, {2, 2, 100, 64})
+          FlashCase("bool fully masked rows", {2, 2, 130, 64}, {2, 2, 100, 64}, {2, 2, 100, 64})
               .with_mask({130, 100}, true, {0, 5, 64, 129}),
-          Case("additive -inf rows", {1, 2, 70, 64}).with_mask({70, 70}, false, {3, 69}),
+          FlashCase("additive -inf rows", {1, 2, 70, 64}).with_mask({70, 70}, false, {3, 69}),
       },
       404);
 }

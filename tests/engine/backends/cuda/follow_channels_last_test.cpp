@@ -25,7 +25,6 @@ namespace kiln::engine {
 namespace {
 using namespace testing;
 using namespace cuda_conv_test;
-constexpr TensorFormat kCl = TensorFormat::ChannelsLast, kPlain = TensorFormat::Plain;
 
 /// x * w0[C, 1, 1] -> SiLU -> * in1 (a squeeze-excite scale [N, C, 1, 1]).
 FusedPointwiseParams scale_silu_gate() {

@@ -201,7 +201,7 @@ BuilderConfig cuda_config(Precision p) {
 }
 
 /// Index of the plan's only MatrixMultiply layer.
-size_t matmul_layer(const Plan& plan) {
+size_t matmul_index(const Plan& plan) {
   std::vector<size_t> found;
   const auto& layers = plan.impl().layers;
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -233,7 +233,7 @@ void expect_tuned_matches_cpu(const std::function<void(Network&)>& make,
   auto gpu = build(b, config);
   cuda::MatmulTuningStats built = cuda::matmul_tuning_stats();
   EXPECT_GE(built.tuned, before.tuned + 1) << what << ": the matmul was not tuned";
-  EXPECT_FALSE(gpu->impl().layers[matmul_layer(*gpu)].kernel_data.empty()) << what << ": no plan data";
+  EXPECT_FALSE(gpu->impl().layers[matmul_index(*gpu)].kernel_data.empty()) << what << ": no plan data";
   auto want = run(cpu, in);
   auto got = run(gpu, in);
   EXPECT_GE(cuda::matmul_tuning_stats().used, built.used + 1) << what << ": the tuned algorithm did not run";
@@ -279,7 +279,7 @@ TEST(EngineCuda, CublasLtLoadedPlanRunsTheStoredAlgorithm) {
     Network net;
     linear(xd, w, bias, Epilogue::BiasGelu)(net);
     auto plan = build(net, cuda_config(p));
-    size_t li = matmul_layer(*plan);
+    size_t li = matmul_index(*plan);
     std::vector<uint8_t> data = plan->impl().layers[li].kernel_data;
     MatmulPlanData d;
     std::string why;
@@ -294,7 +294,7 @@ TEST(EngineCuda, CublasLtLoadedPlanRunsTheStoredAlgorithm) {
     EXPECT_EQ(after.stored, before.stored + 1);
     EXPECT_EQ(after.rejected, before.rejected);
     // The loaded kernel records what it uses: the stored algorithm.
-    EXPECT_EQ(loaded->impl().layers[matmul_layer(*loaded)].kernel_data, data);
+    EXPECT_EQ(loaded->impl().layers[matmul_index(*loaded)].kernel_data, data);
     auto got = run(loaded, in);
     EXPECT_GE(cuda::matmul_tuning_stats().used, after.used + 1);
     expect_bitwise_equal(got[0], want[0], std::string("loaded plan ") + precision_text(p));
@@ -312,7 +312,7 @@ TEST(EngineCuda, CublasLtBadPlanDataFallsBackToTheHeuristic) {
   linear(xd, w, bias, Epilogue::BiasRelu)(net);
   auto want = run(build(ref_net), in);
   auto plan = build(net, cuda_config(Precision::FP32));
-  size_t li = matmul_layer(*plan);
+  size_t li = matmul_index(*plan);
   const std::vector<uint8_t> good = plan->impl().layers[li].kernel_data;
   MatmulPlanData d;
   std::string why;
@@ -357,7 +357,7 @@ TEST(EngineCuda, CublasLtBadPlanDataFallsBackToTheHeuristic) {
   EXPECT_EQ(after.tuned, before.tuned);
   EXPECT_EQ(after.rejected, before.rejected);
   EXPECT_EQ(after.stored, before.stored);
-  EXPECT_TRUE(loaded->impl().layers[matmul_layer(*loaded)].kernel_data.empty());
+  EXPECT_TRUE(loaded->impl().layers[matmul_index(*loaded)].kernel_data.empty());
   expect_close(run(loaded, in)[0], values(want[0]), 1e-4, 1e-4, "no plan data");
   // The good data again: the stored algorithm.
   plan->impl().layers[li].kernel_data = good;

@@ -173,7 +173,7 @@ const int64_t kLens[] = {1, 7, 32, 64, 197, 768, 1000, 1001, 1024, 1025, 4096, 1
 /// eight-lane rows and 5), fewer for long rows.
 int64_t rows_for(int64_t len) { return len <= 1024 ? 37 : len <= 4096 ? 9 : 3; }
 
-std::string describe(const std::string& kind, DType dt, int64_t rows, int64_t len, size_t misalign) {
+std::string describe_case(const std::string& kind, DType dt, int64_t rows, int64_t len, size_t misalign) {
   return kind + " " + dtype_name(dt) + " [" + std::to_string(rows) + ", " + std::to_string(len) + "]" +
          (misalign ? " misaligned" : "");
 }
@@ -182,7 +182,7 @@ std::string describe(const std::string& kind, DType dt, int64_t rows, int64_t le
 /// uniform in [lo, hi).
 void check_layer_norm(DType dt, int64_t rows, int64_t len, int affine, size_t misalign, std::mt19937& rng,
                       double lo = -2, double hi = 2) {
-  std::string what = describe("layer norm affine " + std::to_string(affine), dt, rows, len, misalign);
+  std::string what = describe_case("layer norm affine " + std::to_string(affine), dt, rows, len, misalign);
   SCOPED_TRACE(what);
   RowLayer l(LayerKind::Normalization, dt, rows, len);
   NormalizationParams p;
@@ -247,7 +247,7 @@ TEST(EngineCuda, LayerNormManyRows) {
 /// `masked_row` >= 0, that whole row -inf.
 void check_softmax(DType dt, int64_t rows, int64_t len, bool log, size_t misalign, double masked,
                    int64_t masked_row, std::mt19937& rng) {
-  std::string what = describe(log ? "log_softmax" : "softmax", dt, rows, len, misalign) +
+  std::string what = describe_case(log ? "log_softmax" : "softmax", dt, rows, len, misalign) +
                      (masked > 0 ? " masked" : "") + (masked_row >= 0 ? " with a fully masked row" : "");
   SCOPED_TRACE(what);
   RowLayer l(LayerKind::Softmax, dt, rows, len);

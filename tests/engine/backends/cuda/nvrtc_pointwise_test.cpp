@@ -297,7 +297,7 @@ std::vector<uint8_t> run_kernel(const LayerInfo& info, const std::string& tactic
 }
 
 /// Distance in units in the last place between two floats of one sign (large when the signs differ).
-int64_t ulps_apart(float a, float b) {
+int64_t float_ulps_apart(float a, float b) {
   int32_t ia, ib;
   std::memcpy(&ia, &a, 4);
   std::memcpy(&ib, &b, 4);
@@ -321,7 +321,8 @@ void expect_same(const LayerInfo& info, const std::vector<HostTensor>& inputs, c
   for (int64_t i = 0; i < gt.numel(); ++i) {
     double a = gt.get_as_double(i), b = nt.get_as_double(i);
     if ((std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 8) == 0) continue;
-    if (gt.dtype() == DType::Float32 && ulps_apart(static_cast<float>(a), static_cast<float>(b)) <= max_ulps)
+    if (gt.dtype() == DType::Float32 &&
+        float_ulps_apart(static_cast<float>(a), static_cast<float>(b)) <= max_ulps)
       continue;
     if (++bad <= 5)
       first += " [" + std::to_string(i) + "] generic " + std::to_string(a) + " nvrtc " + std::to_string(b);

@@ -22,7 +22,6 @@ namespace kiln::engine {
 namespace {
 using namespace testing;
 using namespace cuda_conv_test;
-constexpr TensorFormat kCl = TensorFormat::ChannelsLast, kPlain = TensorFormat::Plain;
 
 /// got within one rounding of `want`, plus 1e-6 of `magnitude` (per element; empty: none).
 void expect_close(const std::vector<double>& got, const std::vector<double>& want, DType dt,

@@ -172,10 +172,6 @@ class ConvolutionKernel : public Kernel {
   std::shared_ptr<memory> prepared_;
 };
 
-bool same_dims(const TensorInfo& a, const TensorInfo& b) {
-  return a.min == b.min && a.opt == b.opt && a.max == b.max;
-}
-
 bool conv_applies(const LayerInfo& info, std::string* why) {
   const Layer& layer = *info.layer;
   const auto& p = layer.get<ConvolutionParams>();

@@ -59,10 +59,6 @@ bool all_relu(const std::vector<PostOp>& post_ops) {
   });
 }
 
-bool same_dims(const TensorInfo& a, const TensorInfo& b) {
-  return a.min == b.min && a.opt == b.opt && a.max == b.max;
-}
-
 // Whether tensor `t` is fp32, or INT8 in the type its range gives.
 bool valid_storage(const TensorInfo& t) {
   if (t.dtype == DType::Float32) return true;

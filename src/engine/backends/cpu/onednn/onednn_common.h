@@ -41,6 +41,11 @@ bool post_ops_supported(const std::vector<PostOp>& post_ops, std::string* why = 
 /// output's dtype and dims (min, opt and max: oneDNN's sum post-op adds into the destination); `why` says why not.
 bool matmul_post_ops_fit(const LayerInfo& info, const std::vector<PostOp>& post_ops, std::string* why);
 
+/// Whether two tensors have the same dims at every point of the profile (min, opt and max).
+inline bool same_dims(const TensorInfo& a, const TensorInfo& b) {
+  return a.min == b.min && a.opt == b.opt && a.max == b.max;
+}
+
 /// The oneDNN primitive attributes for `post_ops` (which must be supported). A Sum post-op becomes oneDNN's
 /// sum post-op: the destination must hold the residual before the primitive runs. An INT8 kernel multiplies
 /// the sum's scale by `sum_factor` (the residual's quantization step over the output's) and names the

@@ -113,6 +113,14 @@ inline std::vector<float> run_reference(const OneLayer& l, std::vector<std::vect
   return out;
 }
 
+/// An activation post-op.
+inline PostOp act(ActivationKind k, double alpha = 0, double beta = 0) {
+  PostOp op;
+  op.kind = PostOp::Activation;
+  op.activation = ActivationParams{k, alpha, beta};
+  return op;
+}
+
 /// The CPU table row (kind, name); fails the test when missing.
 inline const KernelRow& row(LayerKind kind, const std::string& name) {
   const KernelRow* f = cpu_kernels().find(kind, name);

@@ -22,10 +22,10 @@ extern char** environ;
 namespace kiln::engine::cpu::testing {
 namespace {
 
-constexpr double kRtol = 1e-4, kAtol = 1e-5;
+constexpr double kConvRtol = 1e-4, kConvAtol = 1e-5;
 
 /// A convolution layer over `x` dims with kernel dims `w` (scaled so sums stay O(1)).
-OneLayer conv_layer(const Dims& w_dims, ConvolutionParams p, bool bias, uint32_t seed) {
+OneLayer onednn_conv(const Dims& w_dims, ConvolutionParams p, bool bias, uint32_t seed) {
   OneLayer l;
   l.layer.name = "conv";
   l.layer.kind = LayerKind::Convolution;
@@ -37,13 +37,6 @@ OneLayer conv_layer(const Dims& w_dims, ConvolutionParams p, bool bias, uint32_t
   return l;
 }
 
-PostOp act(ActivationKind k, double alpha = 0, double beta = 0) {
-  PostOp op;
-  op.kind = PostOp::Activation;
-  op.activation = ActivationParams{k, alpha, beta};
-  return op;
-}
-
 PostOp residual(double scale = 1.0) {
   PostOp op;
   op.kind = PostOp::Sum;
@@ -53,8 +46,8 @@ PostOp residual(double scale = 1.0) {
 
 /// Checks `tactics` (both by default); `x` run shapes (the first is also the build shape); residual inputs
 /// added when the post-ops have a Sum.
-void check(const OneLayer& l, const std::vector<Dims>& xs, const std::string& what,
-           const std::vector<std::string>& tactics = {"onednn", "onednn_blocked"}) {
+void check_conv(const OneLayer& l, const std::vector<Dims>& xs, const std::string& what,
+                const std::vector<std::string>& tactics = {"onednn", "onednn_blocked"}) {
   int64_t sums = count_sum_post_ops(l.layer.get<ConvolutionParams>().post_ops);
   std::vector<std::vector<Dims>> runs;
   OneLayer plain = l;  // shape inference without residual inputs
@@ -66,7 +59,7 @@ void check(const OneLayer& l, const std::vector<Dims>& xs, const std::string& wh
     runs.push_back(in);
   }
   for (const std::string& name : tactics) {
-    check_against_reference(l, name, runs[0], runs, kRtol, kAtol, what);
+    check_against_reference(l, name, runs[0], runs, kConvRtol, kConvAtol, what);
   }
 }
 
@@ -91,7 +84,7 @@ TEST(OnednnConvolution, Conv2dBasicWithBias) {
   ConvolutionParams p;
   p.pre_padding = {1, 1};
   p.post_padding = {1, 1};
-  check(conv_layer({16, 8, 3, 3}, p, true, 1), {{1, 8, 12, 12}, {2, 8, 7, 9}}, "3x3 pad 1");
+  check_conv(onednn_conv({16, 8, 3, 3}, p, true, 1), {{1, 8, 12, 12}, {2, 8, 7, 9}}, "3x3 pad 1");
 }
 
 // Squeeze-and-excitation convolutions (mobilenet_v3, efficientnet): 1x1 kernels over a 1x1 map, bias and an
@@ -99,13 +92,13 @@ TEST(OnednnConvolution, Conv2dBasicWithBias) {
 TEST(OnednnConvolution, SqueezeExcitationOneByOne) {
   ConvolutionParams p;
   p.post_ops = {act(ActivationKind::Relu)};
-  check(conv_layer({24, 72, 1, 1}, p, true, 7), {{2, 72, 1, 1}, {3, 72, 1, 1}, {1, 72, 1, 1}, {16, 72, 1, 1}},
-        "SE relu");
+  check_conv(onednn_conv({24, 72, 1, 1}, p, true, 7),
+             {{2, 72, 1, 1}, {3, 72, 1, 1}, {1, 72, 1, 1}, {16, 72, 1, 1}}, "SE relu");
   // Hard-sigmoid has no NaN-keeping oneDNN form (see OneDnnPostOps below): the kernel's reference runs it.
   p.post_ops = {act(ActivationKind::Clip, 0.0, 6.0)};
-  check(conv_layer({72, 24, 1, 1}, p, true, 8), {{2, 24, 1, 1}, {3, 24, 1, 1}}, "SE relu6");
+  check_conv(onednn_conv({72, 24, 1, 1}, p, true, 8), {{2, 24, 1, 1}, {3, 24, 1, 1}}, "SE relu6");
   p.post_ops = {act(ActivationKind::Silu)};
-  check(conv_layer({8, 32, 1, 1}, p, true, 9), {{2, 32, 1, 1}, {3, 32, 1, 1}}, "SE silu");
+  check_conv(onednn_conv({8, 32, 1, 1}, p, true, 9), {{2, 32, 1, 1}, {3, 32, 1, 1}}, "SE silu");
 }
 
 TEST(OnednnConvolution, Conv2dStrideDilationAsymmetricPadding) {
@@ -114,7 +107,8 @@ TEST(OnednnConvolution, Conv2dStrideDilationAsymmetricPadding) {
   p.dilation = {2, 1};
   p.pre_padding = {2, 0};
   p.post_padding = {1, 2};
-  check(conv_layer({5, 3, 3, 2}, p, true, 2), {{1, 3, 13, 11}, {3, 3, 9, 17}}, "stride/dilation/padding");
+  check_conv(onednn_conv({5, 3, 3, 2}, p, true, 2), {{1, 3, 13, 11}, {3, 3, 9, 17}},
+             "stride/dilation/padding");
 }
 
 // Grouped convolutions of the zoo's shapes with a ReLU, run at batches other than the build's: resnext50's
@@ -125,12 +119,13 @@ TEST(OnednnConvolution, ZooGroupedConvolutions) {
   r.groups = 32;
   r.pre_padding = r.post_padding = {1, 1};
   r.post_ops = {act(ActivationKind::Relu)};
-  check(conv_layer({128, 4, 3, 3}, r, true, 21), {{2, 128, 14, 14}, {3, 128, 14, 14}, {1, 128, 14, 14}},
-        "resnext");
+  check_conv(onednn_conv({128, 4, 3, 3}, r, true, 21), {{2, 128, 14, 14}, {3, 128, 14, 14}, {1, 128, 14, 14}},
+             "resnext");
   ConvolutionParams w;
   w.groups = 4;
   w.pre_padding = w.post_padding = {8};
-  check(conv_layer({32, 8, 16}, w, true, 22), {{2, 32, 20}, {3, 32, 37}, {1, 32, 5}}, "wav2vec2 positional");
+  check_conv(onednn_conv({32, 8, 16}, w, true, 22), {{2, 32, 20}, {3, 32, 37}, {1, 32, 5}},
+             "wav2vec2 positional");
 }
 
 /// Convolution `l` (no post-ops) followed by a ReLU, through the builder (batch 1..3, opt 2, the rest of the
@@ -165,7 +160,7 @@ std::shared_ptr<Plan> check_through_builder(OneLayer l, Dims x, int timing_itera
     HostTensor got = engine::testing::run(plan, {{"x", xt}})[0];
     std::vector<float> want = run_reference(l, inputs, dims);
     const auto* values = static_cast<const float*>(static_cast<const void*>(got.data()));
-    expect_allclose(std::vector<float>(values, values + got.numel()), want, kRtol, kAtol,
+    expect_allclose(std::vector<float>(values, values + got.numel()), want, kConvRtol, kConvAtol,
                     what + " through the builder, batch " + std::to_string(batch));
   }
   return plan;
@@ -176,7 +171,7 @@ std::shared_ptr<Plan> check_grouped_through_builder(int timing_iterations) {
   ConvolutionParams p;
   p.groups = 32;
   p.pre_padding = p.post_padding = {1, 1};
-  return check_through_builder(conv_layer({128, 4, 3, 3}, p, true, 35), {2, 128, 8, 8}, timing_iterations,
+  return check_through_builder(onednn_conv({128, 4, 3, 3}, p, true, 35), {2, 128, 8, 8}, timing_iterations,
                                "resnext");
 }
 
@@ -237,15 +232,15 @@ TEST(OnednnConvolution, RunsWhereSgemmCannot) {
       << "the child process failed (its output is above)";
 }
 
-/// check() where oneDNN's sgemm cannot run. Where the plain tactic refuses at `xs[0]` (plain_tactic_refuses),
-/// the layer (its post-ops replaced by a ReLU) goes through the builder, timed, and must run correctly at
-/// every batch on whatever it takes: an optimized tactic, or Kiln's reference kernel where none is left (the
-/// small wav2vec2 stand-in: oneDNN has only sgemm or its reference code for it in every format). Returns the
-/// builder's plan (null where the kernels were checked directly).
+/// check_conv() where oneDNN's sgemm cannot run. Where the plain tactic refuses at `xs[0]`
+/// (plain_tactic_refuses), the layer (its post-ops replaced by a ReLU) goes through the builder, timed, and
+/// must run correctly at every batch on whatever it takes: an optimized tactic, or Kiln's reference kernel
+/// where none is left (the small wav2vec2 stand-in: oneDNN has only sgemm or its reference code for it in
+/// every format). Returns the builder's plan (null where the kernels were checked directly).
 std::shared_ptr<Plan> check_without_sgemm(const OneLayer& l, const std::vector<Dims>& xs,
                                           const std::string& what) {
   if (!plain_tactic_refuses(l, {xs[0]})) {
-    check(l, xs, what);
+    check_conv(l, xs, what);
     return nullptr;
   }
   OneLayer plain = l;
@@ -265,19 +260,20 @@ TEST(OnednnConvolution, ChildWhereSgemmCannotRun) {
   r.groups = 32;
   r.pre_padding = r.post_padding = {1, 1};
   r.post_ops = {act(ActivationKind::Relu)};
-  check_without_sgemm(conv_layer({128, 4, 3, 3}, r, true, 31),
+  check_without_sgemm(onednn_conv({128, 4, 3, 3}, r, true, 31),
                       {{2, 128, 16, 16}, {1, 128, 16, 16}, {3, 128, 16, 16}}, "resnext");
   r.stride = {2, 2};
-  check_without_sgemm(conv_layer({256, 8, 3, 3}, r, true, 32), {{2, 256, 16, 16}, {1, 256, 16, 16}},
+  check_without_sgemm(onednn_conv({256, 8, 3, 3}, r, true, 32), {{2, 256, 16, 16}, {1, 256, 16, 16}},
                       "resnext stride 2");
   ConvolutionParams w;
   w.groups = 4;
   w.pre_padding = w.post_padding = {8};
   w.post_ops = {act(ActivationKind::GeluErf)};
-  check_without_sgemm(conv_layer({64, 16, 16}, w, true, 33), {{2, 64, 4}, {1, 64, 4}}, "wav2vec2 positional");
+  check_without_sgemm(onednn_conv({64, 16, 16}, w, true, 33), {{2, 64, 4}, {1, 64, 4}},
+                      "wav2vec2 positional");
   ConvolutionParams se;
   se.post_ops = {act(ActivationKind::Relu)};
-  check_without_sgemm(conv_layer({24, 72, 1, 1}, se, true, 34), {{2, 72, 1, 1}, {3, 72, 1, 1}}, "SE relu");
+  check_without_sgemm(onednn_conv({24, 72, 1, 1}, se, true, 34), {{2, 72, 1, 1}, {3, 72, 1, 1}}, "SE relu");
 
   check_grouped_through_builder(1);
   // A deconvolution whose only oneDNN implementation in plain formats is on sgemm: its kernels fail to build
@@ -287,8 +283,8 @@ TEST(OnednnConvolution, ChildWhereSgemmCannotRun) {
   d.groups = 2;
   d.dilation = {2};
   d.pre_padding = d.post_padding = {1};
-  check_through_builder(conv_layer({6, 3, 3}, d, true, 36), {2, 6, 9}, 1, "deconvolution");
-  check_through_builder(conv_layer({6, 3, 3}, d, true, 36), {2, 6, 9}, 0, "deconvolution, untimed");
+  check_through_builder(onednn_conv({6, 3, 3}, d, true, 36), {2, 6, 9}, 1, "deconvolution");
+  check_through_builder(onednn_conv({6, 3, 3}, d, true, 36), {2, 6, 9}, 0, "deconvolution, untimed");
 
   // densenet121's 3x3 growth convolution in plain formats has only oneDNN's reference implementation once the
   // sgemm ones are skipped (ref:any, 25-121 ms a run on the GPU machine against the blocked tactic's 0.2-12
@@ -297,7 +293,7 @@ TEST(OnednnConvolution, ChildWhereSgemmCannotRun) {
   // layer takes an optimized tactic and runs correctly.
   ConvolutionParams g;
   g.pre_padding = g.post_padding = {1, 1};
-  const OneLayer growth = conv_layer({16, 32, 3, 3}, g, true, 37);
+  const OneLayer growth = onednn_conv({16, 32, 3, 3}, g, true, 37);
   auto plan = check_without_sgemm(growth, {{2, 32, 14, 14}}, "densenet growth");
   ASSERT_TRUE(plan);
   for (const PlanLayerInfo& info : plan->layers()) {
@@ -312,13 +308,13 @@ TEST(OnednnConvolution, Conv2dGroupsAndDepthwise) {
   p.groups = 4;
   p.pre_padding = {1, 1};
   p.post_padding = {1, 1};
-  check(conv_layer({12, 2, 3, 3}, p, true, 3), {{1, 8, 10, 10}, {2, 8, 5, 6}}, "groups 4");
+  check_conv(onednn_conv({12, 2, 3, 3}, p, true, 3), {{1, 8, 10, 10}, {2, 8, 5, 6}}, "groups 4");
   ConvolutionParams d;
   d.groups = 16;
   d.stride = {2, 2};
   d.pre_padding = {1, 1};
   d.post_padding = {1, 1};
-  check(conv_layer({16, 1, 3, 3}, d, false, 4), {{1, 16, 15, 15}}, "depthwise");
+  check_conv(onednn_conv({16, 1, 3, 3}, d, false, 4), {{1, 16, 15, 15}}, "depthwise");
 }
 
 TEST(OnednnConvolution, Conv1dAndConv3d) {
@@ -326,12 +322,12 @@ TEST(OnednnConvolution, Conv1dAndConv3d) {
   p1.stride = {2};
   p1.pre_padding = {2};
   p1.post_padding = {1};
-  check(conv_layer({6, 4, 5}, p1, true, 5), {{2, 4, 31}, {1, 4, 8}}, "conv1d");
+  check_conv(onednn_conv({6, 4, 5}, p1, true, 5), {{2, 4, 31}, {1, 4, 8}}, "conv1d");
   ConvolutionParams p3;
   p3.pre_padding = {1, 0, 1};
   p3.post_padding = {1, 1, 0};
   p3.groups = 2;
-  check(conv_layer({4, 3, 3, 2, 3}, p3, true, 6), {{1, 6, 5, 6, 7}}, "conv3d groups 2");
+  check_conv(onednn_conv({4, 3, 3, 2, 3}, p3, true, 6), {{1, 6, 5, 6, 7}}, "conv3d groups 2");
 }
 
 TEST(OnednnConvolution, EachActivationPostOp) {
@@ -359,7 +355,7 @@ TEST(OnednnConvolution, EachActivationPostOp) {
     p.pre_padding = {1, 1};
     p.post_padding = {1, 1};
     p.post_ops = {act(c.kind, c.alpha, c.beta)};
-    check(conv_layer({8, 4, 3, 3}, p, true, 7), {{1, 4, 9, 9}}, activation_kind_name(c.kind));
+    check_conv(onednn_conv({8, 4, 3, 3}, p, true, 7), {{1, 4, 9, 9}}, activation_kind_name(c.kind));
   }
 }
 
@@ -386,7 +382,8 @@ TEST(OnednnConvolution, ResidualSumThenRelu) {
   p.pre_padding = {1, 1};
   p.post_padding = {1, 1};
   p.post_ops = {residual(), act(ActivationKind::Relu)};
-  check(conv_layer({16, 16, 3, 3}, p, true, 8), {{1, 16, 14, 14}, {2, 16, 5, 7}}, "bias + residual + relu");
+  check_conv(onednn_conv({16, 16, 3, 3}, p, true, 8), {{1, 16, 14, 14}, {2, 16, 5, 7}},
+             "bias + residual + relu");
 }
 
 TEST(OnednnConvolution, Deconvolution) {
@@ -396,23 +393,23 @@ TEST(OnednnConvolution, Deconvolution) {
   p.pre_padding = {1, 1};
   p.post_padding = {1, 1};
   p.output_padding = {1, 1};
-  check(conv_layer({8, 6, 3, 3}, p, true, 10), {{1, 8, 7, 7}, {2, 8, 4, 5}},
-        "deconv stride 2 output_padding 1");
+  check_conv(onednn_conv({8, 6, 3, 3}, p, true, 10), {{1, 8, 7, 7}, {2, 8, 4, 5}},
+             "deconv stride 2 output_padding 1");
   ConvolutionParams g;
   g.transposed = true;
   g.groups = 2;
   g.dilation = {2, 1};
   g.post_ops = {act(ActivationKind::Relu)};
-  check(conv_layer({6, 4, 2, 3}, g, false, 11), {{1, 6, 5, 4}}, "deconv groups 2 dilation");
+  check_conv(onednn_conv({6, 4, 2, 3}, g, false, 11), {{1, 6, 5, 4}}, "deconv groups 2 dilation");
   ConvolutionParams d1;
   d1.transposed = true;
   d1.stride = {3};
-  check(conv_layer({4, 5, 4}, d1, true, 12), {{2, 4, 9}}, "deconv1d");
+  check_conv(onednn_conv({4, 5, 4}, d1, true, 12), {{2, 4, 9}}, "deconv1d");
 }
 
-/// Reformats plain `values` of `dims` into `format` (or back when `to_plain`) with the reference reformat.
-std::vector<float> reformat(std::vector<float>& values, const Dims& dims, TensorFormat format,
-                            bool to_plain) {
+/// Reformats plain `values` of `dims` into `format` (or back when `to_plain`) with the reference reformatted.
+std::vector<float> reformatted(std::vector<float>& values, const Dims& dims, TensorFormat format,
+                               bool to_plain) {
   Layer l;
   l.kind = LayerKind::Reformat;
   TensorFormat from = to_plain ? format : TensorFormat::Plain, to = to_plain ? TensorFormat::Plain : format;
@@ -447,7 +444,7 @@ void check_in_preferred_formats(const OneLayer& l, const std::string& name,
       auto want = run_reference(l, inputs, dims);
       KernelArgs args;
       for (size_t k = 0; k < dims.size(); ++k) {
-        formatted.push_back(reformat(inputs[k], dims[k], formats.inputs[k], false));
+        formatted.push_back(reformatted(inputs[k], dims[k], formats.inputs[k], false));
         args.inputs.push_back(TensorView{formatted[k].data(), DType::Float32, dims[k], formats.inputs[k]});
       }
       Dims y = l.output_dims(dims);
@@ -456,7 +453,7 @@ void check_in_preferred_formats(const OneLayer& l, const std::string& name,
       args.pool = &pool;
       args.state = state.get();
       kernel->execute(args);
-      expect_allclose(reformat(out, y, formats.outputs[0], true), want, rtol, atol,
+      expect_allclose(reformatted(out, y, formats.outputs[0], true), want, rtol, atol,
                       what + " [" + name + " in " + tensor_format_name(formats.outputs[0]) + ", " +
                           std::to_string(threads) + " threads]");
     }
@@ -472,13 +469,13 @@ TEST(OnednnConvolution, BlockedAndWinogradInTheirOwnFormats) {
   p.pre_padding = {1, 1};
   p.post_padding = {1, 1};
   p.post_ops = {residual(), act(ActivationKind::Relu)};
-  OneLayer l = conv_layer({32, 32, 3, 3}, p, true, 15);
+  OneLayer l = onednn_conv({32, 32, 3, 3}, p, true, 15);
   // Weights scaled so sums of 288 products stay O(1).
   HostTensor w = l.layer.weights[0].value;
   for (int64_t i = 0; i < w.numel(); ++i) w.set_from_double(i, w.get_as_double(i) * 0.1);
   l.layer.weights[0] = Weights("w", w);
   std::vector<std::vector<Dims>> runs{{{1, 32, 12, 12}, {1, 32, 12, 12}}, {{2, 32, 7, 9}, {2, 32, 7, 9}}};
-  check_in_preferred_formats(l, "onednn_blocked", runs, kRtol, kAtol, "blocked");
+  check_in_preferred_formats(l, "onednn_blocked", runs, kConvRtol, kConvAtol, "blocked");
   if (row(LayerKind::Convolution, "onednn_winograd").runs(l.info(runs[0]), nullptr)) {
     check_in_preferred_formats(l, "onednn_winograd", runs, 1e-4, 1e-4, "winograd");
   } else {
@@ -492,24 +489,24 @@ TEST(OnednnConvolution, BlockedAndWinogradInTheirOwnFormats) {
 TEST(OnednnConvolution, ActivationBeforeResidual) {
   ConvolutionParams q;
   q.post_ops = {act(ActivationKind::Tanh), residual(0.5)};
-  const OneLayer l = conv_layer({8, 8, 1, 1}, q, false, 9);
+  const OneLayer l = onednn_conv({8, 8, 1, 1}, q, false, 9);
   EXPECT_TRUE(plain_tactic_refuses(l, {{1, 8, 6, 6}, {1, 8, 6, 6}}));
-  check_in_preferred_formats(l, "onednn_blocked", {{{1, 8, 6, 6}, {1, 8, 6, 6}}}, kRtol, kAtol,
+  check_in_preferred_formats(l, "onednn_blocked", {{{1, 8, 6, 6}, {1, 8, 6, 6}}}, kConvRtol, kConvAtol,
                              "tanh then 0.5 * residual");
   // Re-created from a plan (not a timing candidate: LayerInfo::tune unset), the plain tactic builds and runs
   // its reference primitive: a plan that compiled must load wherever oneDNN's choice differs (the zoo's
   // regnet_y_400mf compiled and then refused at `kiln run`).
-  check_against_reference(l, "onednn", {{1, 8, 6, 6}, {1, 8, 6, 6}}, {{{1, 8, 6, 6}, {1, 8, 6, 6}}}, kRtol,
-                          kAtol, "tanh then 0.5 * residual, loaded");
+  check_against_reference(l, "onednn", {{1, 8, 6, 6}, {1, 8, 6, 6}}, {{{1, 8, 6, 6}, {1, 8, 6, 6}}},
+                          kConvRtol, kConvAtol, "tanh then 0.5 * residual, loaded");
 }
 
 TEST(OnednnConvolution, DoesNotApplyToUnsupportedPostOpsOrDtypes) {
   ConvolutionParams p;
   p.post_ops = {act(ActivationKind::Softsign)};
-  OneLayer l = conv_layer({4, 4, 3, 3}, p, true, 13);
+  OneLayer l = onednn_conv({4, 4, 3, 3}, p, true, 13);
   EXPECT_FALSE(row(LayerKind::Convolution, "onednn").runs(l.info({{1, 4, 6, 6}}), nullptr));
   ConvolutionParams q;
-  OneLayer h = conv_layer({4, 4, 3, 3}, q, true, 14);
+  OneLayer h = onednn_conv({4, 4, 3, 3}, q, true, 14);
   LayerInfo info = h.info({{1, 4, 6, 6}});
   info.inputs[0].dtype = DType::Int32;
   EXPECT_FALSE(row(LayerKind::Convolution, "onednn").runs(info, nullptr));
@@ -544,16 +541,16 @@ TEST(OnednnConvolution, LayersLargeEnoughForSeveralThreads) {
   p.pre_padding = {1, 1};
   p.post_padding = {1, 1};
   p.post_ops = {act(ActivationKind::Relu)};
-  OneLayer l = conv_layer({32, 32, 3, 3}, p, true, 21);
+  OneLayer l = onednn_conv({32, 32, 3, 3}, p, true, 21);
   HostTensor w = l.layer.weights[0].value;
   for (int64_t i = 0; i < w.numel(); ++i) w.set_from_double(i, w.get_as_double(i) * 0.1);  // sums stay O(1)
   l.layer.weights[0] = Weights("w", w);
-  check(l, {{1, 32, 40, 40}, {2, 32, 20, 20}}, "3x3 32 channels");
+  check_conv(l, {{1, 32, 40, 40}, {2, 32, 20, 20}}, "3x3 32 channels");
   ConvolutionParams dw;
   dw.groups = 64;
   dw.pre_padding = {1, 1};
   dw.post_padding = {1, 1};
-  check(conv_layer({64, 1, 3, 3}, dw, true, 22), {{4, 64, 80, 80}}, "depthwise 64 channels");
+  check_conv(onednn_conv({64, 1, 3, 3}, dw, true, 22), {{4, 64, 80, 80}}, "depthwise 64 channels");
 }
 
 }  // namespace

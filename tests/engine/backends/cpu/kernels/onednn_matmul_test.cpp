@@ -21,17 +21,10 @@ OneLayer matmul_layer(MatrixMultiplyParams p, const Dims* b_const, int64_t bias_
   return l;
 }
 
-PostOp act(ActivationKind k) {
-  PostOp op;
-  op.kind = PostOp::Activation;
-  op.activation.kind = k;
-  return op;
-}
-
 /// Runs tactic `tactic` with operand dims `runs` (each: a dims, plus b dims when b is an input); residual dims
 /// appended.
-void check(const OneLayer& l, std::vector<std::vector<Dims>> runs, const std::string& what,
-           const std::string& tactic = "onednn") {
+void check_matmul(const OneLayer& l, std::vector<std::vector<Dims>> runs, const std::string& what,
+                  const std::string& tactic = "onednn") {
   int64_t sums = count_sum_post_ops(l.layer.get<MatrixMultiplyParams>().post_ops);
   for (auto& in : runs) {
     OneLayer plain = l;  // shape inference without residual inputs
@@ -46,10 +39,10 @@ TEST(OnednnMatmul, LinearWithConstantWeightsFoldsBatch) {
   MatrixMultiplyParams p;
   p.transpose_b = true;  // torch linear: x [.., K] @ W[N, K]^T
   Dims w{48, 32};
-  check(matmul_layer(p, &w, 48, 1), {{{2, 7, 32}}, {{1, 128, 32}}, {{5, 32}}}, "linear rank 3/2");
+  check_matmul(matmul_layer(p, &w, 48, 1), {{{2, 7, 32}}, {{1, 128, 32}}, {{5, 32}}}, "linear rank 3/2");
   MatrixMultiplyParams q;
   Dims w2{33, 17};
-  check(matmul_layer(q, &w2, 0, 2), {{{3, 33}}, {{1, 2, 4, 33}}}, "constant B no bias odd sizes");
+  check_matmul(matmul_layer(q, &w2, 0, 2), {{{3, 33}}, {{1, 2, 4, 33}}}, "constant B no bias odd sizes");
 }
 
 TEST(OnednnMatmul, BatchedBothInputsWithTransposesAndBroadcast) {
@@ -64,11 +57,11 @@ TEST(OnednnMatmul, BatchedBothInputsWithTransposesAndBroadcast) {
         return batch;
       };
       std::string what = std::string("ta=") + (ta ? "1" : "0") + " tb=" + (tb ? "1" : "0");
-      check(matmul_layer(p, nullptr, 0, 3),
-            {{dims(5, 9, ta, {2, 3}), dims(9, 11, tb, {2, 3})},
-             {dims(4, 9, ta, {2, 1}), dims(9, 6, tb, {1, 3})},
-             {dims(1, 9, ta, {}), dims(9, 6, tb, {4})}},
-            what);
+      check_matmul(matmul_layer(p, nullptr, 0, 3),
+                   {{dims(5, 9, ta, {2, 3}), dims(9, 11, tb, {2, 3})},
+                    {dims(4, 9, ta, {2, 1}), dims(9, 6, tb, {1, 3})},
+                    {dims(1, 9, ta, {}), dims(9, 6, tb, {4})}},
+                   what);
     }
   }
 }
@@ -77,7 +70,8 @@ TEST(OnednnMatmul, TransposedAWithConstantB) {
   MatrixMultiplyParams p;
   p.transpose_a = true;
   Dims w{2, 10, 6};
-  check(matmul_layer(p, &w, 6, 4), {{{2, 10, 5}}, {{3, 1, 10, 4}}}, "batched constant B, transposed A");
+  check_matmul(matmul_layer(p, &w, 6, 4), {{{2, 10, 5}}, {{3, 1, 10, 4}}},
+               "batched constant B, transposed A");
 }
 
 TEST(OnednnMatmul, PostOpsAndResidual) {
@@ -87,19 +81,20 @@ TEST(OnednnMatmul, PostOpsAndResidual) {
     p.transpose_b = true;
     p.post_ops = {act(k)};
     Dims w{24, 40};
-    check(matmul_layer(p, &w, 24, 5), {{{1, 9, 40}}}, activation_kind_name(k));
+    check_matmul(matmul_layer(p, &w, 24, 5), {{{1, 9, 40}}}, activation_kind_name(k));
   }
   MatrixMultiplyParams r;
   PostOp sum;
   sum.kind = PostOp::Sum;
   r.post_ops = {act(ActivationKind::GeluErf), sum};
   Dims w{64, 20};
-  check(matmul_layer(r, &w, 20, 6), {{{3, 5, 64}}, {{1, 64}}}, "gelu then residual");
+  check_matmul(matmul_layer(r, &w, 20, 6), {{{3, 5, 64}}, {{1, 64}}}, "gelu then residual");
   MatrixMultiplyParams s;
   PostOp half = sum;
   half.scale = -0.5;
   s.post_ops = {half, act(ActivationKind::Relu)};
-  check(matmul_layer(s, nullptr, 0, 7), {{{2, 6, 8}, {2, 8, 7}}}, "input B, scaled residual then relu");
+  check_matmul(matmul_layer(s, nullptr, 0, 7), {{{2, 6, 8}, {2, 8, 7}}},
+               "input B, scaled residual then relu");
 }
 
 // "onednn_1x1": a constant B as a 1x1 convolution's weights over A's rows; B as [K, N] and transposed [N, K],
@@ -109,25 +104,25 @@ TEST(OnednnMatmul1x1, ConstantBAsConvolutionWeights) {
   MatrixMultiplyParams linear;
   linear.transpose_b = true;
   Dims w{48, 32};
-  check(matmul_layer(linear, &w, 48, 41), {{{2, 7, 32}}, {{1, 128, 32}}, {{5, 32}}}, "linear",
-        "onednn_1x1");
+  check_matmul(matmul_layer(linear, &w, 48, 41), {{{2, 7, 32}}, {{1, 128, 32}}, {{5, 32}}}, "linear",
+               "onednn_1x1");
   MatrixMultiplyParams conv1d;  // GPT-2's Conv1D: x @ W, W [K, N]
   Dims w2{64, 96};
-  check(matmul_layer(conv1d, &w2, 96, 42), {{{1, 16, 64}}, {{3, 64}}}, "x @ W", "onednn_1x1");
+  check_matmul(matmul_layer(conv1d, &w2, 96, 42), {{{1, 16, 64}}, {{3, 64}}}, "x @ W", "onednn_1x1");
   Dims w3{1, 33, 17};
-  check(matmul_layer(conv1d, &w3, 0, 43), {{{3, 33}}, {{1, 2, 4, 33}}}, "B [1, K, N], odd sizes, no bias",
-        "onednn_1x1");
+  check_matmul(matmul_layer(conv1d, &w3, 0, 43), {{{3, 33}}, {{1, 2, 4, 33}}},
+               "B [1, K, N], odd sizes, no bias", "onednn_1x1");
   for (ActivationKind k : {ActivationKind::Relu, ActivationKind::GeluTanh, ActivationKind::GeluErf}) {
     MatrixMultiplyParams p;
     p.post_ops = {act(k)};
-    check(matmul_layer(p, &w2, 96, 44), {{{1, 9, 64}}}, activation_kind_name(k), "onednn_1x1");
+    check_matmul(matmul_layer(p, &w2, 96, 44), {{{1, 9, 64}}}, activation_kind_name(k), "onednn_1x1");
   }
   MatrixMultiplyParams r;
   PostOp sum;
   sum.kind = PostOp::Sum;
   r.post_ops = {sum};
   Dims w4{96, 64};
-  check(matmul_layer(r, &w4, 64, 45), {{{1, 16, 96}}, {{2, 96}}}, "residual", "onednn_1x1");
+  check_matmul(matmul_layer(r, &w4, 64, 45), {{{1, 16, 96}}, {{2, 96}}}, "residual", "onednn_1x1");
 }
 
 TEST(OnednnMatmul1x1, DoesNotApplyToAnInputBOrABatchOfBOrTransposedA) {
@@ -150,7 +145,6 @@ TEST(OnednnMatmul, DoesNotApplyToSoftsign) {
   EXPECT_FALSE(row(LayerKind::MatrixMultiply, "onednn").runs(l.info({{2, 4}}), nullptr));
 }
 
-
 TEST(OnednnMatmul, LayersLargeEnoughForSeveralThreads) {
   // As OnednnConvolution.LayersLargeEnoughForSeveralThreads: 256x256x256 (16.8M multiply-accumulates) takes
   // every thread of a 16-thread pool; 2x64x256 by 256x128 (4.2M), four. Sums of 256 products of values in
@@ -158,9 +152,9 @@ TEST(OnednnMatmul, LayersLargeEnoughForSeveralThreads) {
   MatrixMultiplyParams p;
   p.transpose_b = true;
   Dims w{256, 256};
-  check(matmul_layer(p, &w, 256, 31), {{{256, 256}}, {{2, 8, 256}}}, "linear 256");
+  check_matmul(matmul_layer(p, &w, 256, 31), {{{256, 256}}, {{2, 8, 256}}}, "linear 256");
   MatrixMultiplyParams q;
-  check(matmul_layer(q, nullptr, 0, 32), {{{2, 64, 256}, {2, 256, 128}}}, "batched 2x64x256x128");
+  check_matmul(matmul_layer(q, nullptr, 0, 32), {{{2, 64, 256}, {2, 256, 128}}}, "batched 2x64x256x128");
 }
 
 }  // namespace

@@ -16,14 +16,14 @@ namespace {
 
 using onednn::MaxRelu;
 
-PostOp relu() {
+PostOp relu_post_op() {
   PostOp op;
   op.kind = PostOp::Activation;
   op.activation.kind = ActivationKind::Relu;
   return op;
 }
 
-PostOp sum() {
+PostOp sum_post_op() {
   PostOp op;
   op.kind = PostOp::Sum;
   return op;
@@ -31,7 +31,7 @@ PostOp sum() {
 
 /// A 3x3 padded convolution of 8 -> 16 channels with bias and `post_ops`; weights `w_value` everywhere when set,
 /// else random in [-1, 1).
-OneLayer conv_layer(std::vector<PostOp> post_ops, std::optional<float> w_value = std::nullopt) {
+OneLayer max_relu_conv(std::vector<PostOp> post_ops, std::optional<float> w_value = std::nullopt) {
   OneLayer l;
   l.layer.name = "conv";
   l.layer.kind = LayerKind::Convolution;
@@ -48,22 +48,23 @@ OneLayer conv_layer(std::vector<PostOp> post_ops, std::optional<float> w_value =
 }
 
 TEST(MaxRelu, OnlyForDirectForwardConvolutionsWithReluAndResidualPostOps) {
-  EXPECT_TRUE(MaxRelu::for_convolution(conv_layer({relu()}).layer, false));
-  EXPECT_TRUE(MaxRelu::for_convolution(conv_layer({sum(), relu()}).layer, false));
-  EXPECT_FALSE(MaxRelu::for_convolution(conv_layer({}).layer, false));
-  EXPECT_FALSE(MaxRelu::for_convolution(conv_layer({sum()}).layer, false));
-  PostOp silu = relu();
+  EXPECT_TRUE(MaxRelu::for_convolution(max_relu_conv({relu_post_op()}).layer, false));
+  EXPECT_TRUE(MaxRelu::for_convolution(max_relu_conv({sum_post_op(), relu_post_op()}).layer, false));
+  EXPECT_FALSE(MaxRelu::for_convolution(max_relu_conv({}).layer, false));
+  EXPECT_FALSE(MaxRelu::for_convolution(max_relu_conv({sum_post_op()}).layer, false));
+  PostOp silu = relu_post_op();
   silu.activation.kind = ActivationKind::Silu;
-  EXPECT_FALSE(MaxRelu::for_convolution(conv_layer({relu(), silu}).layer, false));
-  EXPECT_FALSE(MaxRelu::for_convolution(conv_layer({relu()}).layer, true));  // Winograd
-  OneLayer transposed = conv_layer({relu()});
+  EXPECT_FALSE(MaxRelu::for_convolution(max_relu_conv({relu_post_op(), silu}).layer, false));
+  EXPECT_FALSE(MaxRelu::for_convolution(max_relu_conv({relu_post_op()}).layer, true));  // Winograd
+  OneLayer transposed = max_relu_conv({relu_post_op()});
   transposed.layer.get<ConvolutionParams>().transposed = true;
   EXPECT_FALSE(MaxRelu::for_convolution(transposed.layer, false));
 }
 
 TEST(MaxRelu, BoundHoldsOnlyForFiniteInputsFarBelowOverflow) {
   // Weights 1: each output sums 72 inputs, so the bound is 72 max|x| + max|bias| (+ max|residual|).
-  std::optional<MaxRelu> m = MaxRelu::for_convolution(conv_layer({sum(), relu()}, 1.0f).layer, false);
+  std::optional<MaxRelu> m =
+      MaxRelu::for_convolution(max_relu_conv({sum_post_op(), relu_post_op()}, 1.0f).layer, false);
   ASSERT_TRUE(m);
   const Dims d{1, 8, 4, 4};
   std::vector<float> x(128, 0.5f), r(256, -2.0f);
@@ -111,8 +112,9 @@ void expect_like_reference(const OneLayer& l, const std::string& tactic, std::ve
 }
 
 TEST(MaxRelu, ConvolutionReluRunsTheExactChainWhereTheBoundFails) {
-  for (const std::vector<PostOp>& ops : {std::vector<PostOp>{relu()}, std::vector<PostOp>{sum(), relu()}}) {
-    const OneLayer l = conv_layer(ops);
+  for (const std::vector<PostOp>& ops :
+       {std::vector<PostOp>{relu_post_op()}, std::vector<PostOp>{sum_post_op(), relu_post_op()}}) {
+    const OneLayer l = max_relu_conv(ops);
     const std::string chain = ops.size() == 1 ? "relu" : "residual + relu";
     for (const std::string tactic : {"onednn", "onednn_blocked"}) {
       std::vector<float> x = random_floats(8 * 36, 3);

@@ -18,7 +18,7 @@ Layer reformat(TensorFormat from, TensorFormat to) {
   return l;
 }
 
-LayerInfo info_of(const Layer& l, const Dims& d) {
+LayerInfo reformat_info(const Layer& l, const Dims& d) {
   const auto& p = l.get<ReformatParams>();
   LayerInfo info;
   info.layer = &l;
@@ -31,7 +31,7 @@ LayerInfo info_of(const Layer& l, const Dims& d) {
 std::vector<float> run_reformat(const Layer& l, const std::string& name, std::vector<float>& x, const Dims& d,
                                 ThreadPool* pool) {
   const auto& p = l.get<ReformatParams>();
-  auto kernel = row(LayerKind::Reformat, name).create(info_of(l, d));
+  auto kernel = row(LayerKind::Reformat, name).create(reformat_info(l, d));
   auto state = kernel->create_state();
   std::vector<float> y(static_cast<size_t>(format_numel(p.to, d)), std::nanf(""));
   KernelArgs args;
@@ -53,7 +53,7 @@ TEST(OnednnReformat, MatchesReferenceAndRoundTrips) {
                          std::to_string(d[1]);
       std::vector<float> x = random_floats(static_cast<size_t>(numel(d)), seed++);
       Layer to = reformat(TensorFormat::Plain, f), back = reformat(f, TensorFormat::Plain);
-      ASSERT_TRUE(row(LayerKind::Reformat, "onednn").runs(info_of(to, d), nullptr)) << what;
+      ASSERT_TRUE(row(LayerKind::Reformat, "onednn").runs(reformat_info(to, d), nullptr)) << what;
       std::vector<float> a = run_reformat(to, "onednn", x, d, &pool), b = run_reformat(to, "ref", x, d, &pool);
       ASSERT_EQ(a.size(), b.size()) << what;
       EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << what << ": onednn != ref";
@@ -81,7 +81,7 @@ TEST(OnednnReformat, KernelsRejectFormatsTheyCannotRead) {
   EXPECT_THROW(backend->create_kernel(info, "ref"), kiln::Error);
   // A reformat whose tensors disagree with its params, likewise.
   Layer r = reformat(TensorFormat::Plain, TensorFormat::Blocked8c);
-  LayerInfo bad = info_of(r, d);
+  LayerInfo bad = reformat_info(r, d);
   bad.outputs[0].format = TensorFormat::ChannelsLast;
   EXPECT_THROW(backend->create_kernel(bad, "onednn"), kiln::Error);
 }

@@ -68,7 +68,7 @@ std::vector<int64_t> as_int64s(const std::vector<uint8_t>& bytes) {
   return v;
 }
 
-Layer binary(E op) { return single(LayerKind::Elementwise, ElementwiseParams{op}); }
+Layer binary_layer(E op) { return single(LayerKind::Elementwise, ElementwiseParams{op}); }
 
 bool divides(E op) { return op == E::Div || op == E::TruncDiv || op == E::FloorDiv || op == E::Mod; }
 
@@ -104,7 +104,8 @@ TEST(ReferenceIntegerSemantics, ExactBeyond2To53WrappingAndTorchRounding) {
       {E::Less, k253, k253 + 1, 1},
   };
   for (const Case& c : cases) {
-    const std::vector<uint8_t> got = run_layer(binary(c.op), "ref", {i64({1}, {c.a}), i64({1}, {c.b})}, 1);
+    const std::vector<uint8_t> got =
+        run_layer(binary_layer(c.op), "ref", {i64({1}, {c.a}), i64({1}, {c.b})}, 1);
     const int64_t value = got.size() == 1 ? got[0] : as_int64s(got).at(0);
     EXPECT_EQ(value, c.want) << elementwise_op_name(c.op) << "(" << c.a << ", " << c.b << ")";
   }
@@ -123,7 +124,7 @@ TEST(ReferenceIntegerSemantics, ExactBeyond2To53WrappingAndTorchRounding) {
 TEST(VecPointwiseInteger, EachInt64OpExactWithEdgesAndBroadcast) {
   for (E op : {E::Add, E::Sub, E::Mul, E::Div, E::TruncDiv, E::FloorDiv, E::Mod, E::Max, E::Min, E::Equal,
                E::NotEqual, E::Less, E::LessEqual, E::Greater, E::GreaterEqual}) {
-    const Layer l = binary(op);
+    const Layer l = binary_layer(op);
     const std::string name = elementwise_op_name(op);
     const bool nz = divides(op);
     // Same shape (several blocks and a tail), a row broadcast against a column (gathered), a scalar, a
@@ -138,7 +139,7 @@ TEST(VecPointwiseInteger, EachInt64OpExactWithEdgesAndBroadcast) {
 
 TEST(VecPointwiseInteger, EachInt32OpExactAndWrapping) {
   for (E op : {E::Add, E::Sub, E::Mul, E::Div, E::FloorDiv, E::Mod, E::Max, E::Min, E::Less, E::Equal}) {
-    const Layer l = binary(op);
+    const Layer l = binary_layer(op);
     const std::string name = elementwise_op_name(op);
     expect_exact(l, {special_i32({3, 701}, 11), special_i32({3, 701}, 12, divides(op))}, name + " i32");
     expect_exact(l, {special_i32({5, 1, 9}, 13), special_i32({4, 1}, 14, divides(op))}, name + " i32 bcast");
@@ -146,7 +147,7 @@ TEST(VecPointwiseInteger, EachInt32OpExactAndWrapping) {
   // INT32_MAX + 1 wraps to INT32_MIN (the lanes hold 2^31; the store wraps).
   const std::vector<int32_t> top = {std::numeric_limits<int32_t>::max()};
   const std::vector<uint8_t> sum =
-      run_layer(binary(E::Add), "vec",
+      run_layer(binary_layer(E::Add), "vec",
                 {ints(DType::Int32, {1}, top), ints(DType::Int32, {1}, std::vector<int32_t>{1})}, 1);
   int32_t wrapped = 0;
   std::memcpy(&wrapped, sum.data(), 4);
@@ -189,7 +190,7 @@ TEST(VecPointwiseInteger, DivisionByZeroIsAnErrorAsInTheReference) {
   for (E op : {E::Div, E::FloorDiv, E::Mod}) {
     const std::vector<Operand> in = {special_i64({600}, 51), i64({2}, {3, 0})};
     for (const char* tactic : {"ref", "vec"}) {
-      EXPECT_THROW(run_layer(binary(op), tactic, in, 2), kiln::Error)
+      EXPECT_THROW(run_layer(binary_layer(op), tactic, in, 2), kiln::Error)
           << elementwise_op_name(op) << " " << tactic;
     }
   }
@@ -218,7 +219,7 @@ TEST(VecPointwiseInteger, RelativePositionBucketsFuseToOneExactProgram) {
 
 TEST(VecPointwiseInteger, RefusesIntegerPowSayingWhy) {
   std::string why;
-  const Layer l = binary(E::Pow);
+  const Layer l = binary_layer(E::Pow);
   EXPECT_FALSE(row(LayerKind::Elementwise, "vec")
                    .runs(info_of(l, {i64({4}, {1, 2, 3, 4}), i64({4}, {1, 2, 3, 4})}), &why));
   EXPECT_NE(why.find("integer pow"), std::string::npos) << why;

@@ -1,4 +1,5 @@
-// The vectorized pointwise kernels (fused programs, activations, binary elementwise) against the reference.
+// The vectorized pointwise kernels (fused programs, activations, binary_instr elementwise) against the
+// reference.
 //
 // Tolerance: fp32 allclose(rtol=1e-4, atol=1e-5). The kernel evaluates in float with polynomial exp/erf/
 // tanh (a few ulp); the reference evaluates each step in double and rounds once at the end.
@@ -8,10 +9,10 @@
 namespace kiln::engine::cpu::testing {
 namespace {
 
-constexpr double kRtol = 1e-4, kAtol = 1e-5;
+constexpr double kPointwiseRtol = 1e-4, kPointwiseAtol = 1e-5;
 constexpr int64_t kIn = PointwiseInstr::kInput, kW = PointwiseInstr::kWeight, kT = PointwiseInstr::kTemp;
 
-PointwiseInstr binary(ElementwiseOp op, int64_t a, int64_t b) {
+PointwiseInstr binary_instr(ElementwiseOp op, int64_t a, int64_t b) {
   PointwiseInstr in;
   in.kind = LayerKind::Elementwise;
   in.op = static_cast<int64_t>(op);
@@ -19,7 +20,7 @@ PointwiseInstr binary(ElementwiseOp op, int64_t a, int64_t b) {
   return in;
 }
 
-PointwiseInstr activation(ActivationKind k, int64_t a, double alpha = 0, double beta = 0) {
+PointwiseInstr activation_instr(ActivationKind k, int64_t a, double alpha = 0, double beta = 0) {
   PointwiseInstr in;
   in.kind = LayerKind::Activation;
   in.activation = ActivationParams{k, alpha, beta};
@@ -46,12 +47,13 @@ OneLayer fused(std::vector<PointwiseInstr> program, std::vector<Weights> weights
 
 TEST(VecPointwise, FusedChainWithBroadcastInputsAndWeights) {
   // gelu(x0 * w0 + x1) + x2, with w0 per channel, x1 full, x2 broadcast over rows.
-  OneLayer l = fused({binary(ElementwiseOp::Mul, kIn, kW), binary(ElementwiseOp::Add, kT, kIn + 1),
-                      activation(ActivationKind::GeluErf, kT + 1), binary(ElementwiseOp::Add, kT + 2, kIn + 2)},
-                     {Weights("w", random_tensor({3, 1, 1}, 7))});
+  OneLayer l = fused(
+      {binary_instr(ElementwiseOp::Mul, kIn, kW), binary_instr(ElementwiseOp::Add, kT, kIn + 1),
+       activation_instr(ActivationKind::GeluErf, kT + 1), binary_instr(ElementwiseOp::Add, kT + 2, kIn + 2)},
+      {Weights("w", random_tensor({3, 1, 1}, 7))});
   check_against_reference(l, "vec", {{2, 3, 5, 7}, {2, 3, 5, 7}, {5, 7}},
-                          {{{2, 3, 5, 7}, {2, 3, 5, 7}, {5, 7}}, {{1, 3, 40, 31}, {1, 3, 40, 31}, {40, 31}}}, kRtol,
-                          kAtol, "fused chain");
+                          {{{2, 3, 5, 7}, {2, 3, 5, 7}, {5, 7}}, {{1, 3, 40, 31}, {1, 3, 40, 31}, {40, 31}}},
+                          kPointwiseRtol, kPointwiseAtol, "fused chain");
 }
 
 TEST(VecPointwise, EachUnaryOpInAChain) {
@@ -60,10 +62,12 @@ TEST(VecPointwise, EachUnaryOpInAChain) {
         UnaryOp::Erf, UnaryOp::Floor, UnaryOp::Ceil, UnaryOp::Expm1, UnaryOp::Log1p, UnaryOp::Sin,
         UnaryOp::Cos, UnaryOp::Round, UnaryOp::Sign, UnaryOp::Atan, UnaryOp::Sinh, UnaryOp::Cosh}) {
     // op(|x| * 3 + 0.25): positive arguments of a few units, valid for every op (tan, asin and acos: below).
-    OneLayer l = fused({unary(UnaryOp::Abs, kIn), binary(ElementwiseOp::Mul, kT, kW),
-                        binary(ElementwiseOp::Add, kT + 1, kW + 1), unary(op, kT + 2)},
-                       {Weights(HostTensor::from_floats({3.0f}, {1})), Weights(HostTensor::from_floats({0.25f}, {1}))});
-    check_against_reference(l, "vec", {{3, 1000}}, {{{3, 1000}}, {{7}}}, kRtol, kAtol, unary_op_name(op));
+    OneLayer l = fused(
+        {unary(UnaryOp::Abs, kIn), binary_instr(ElementwiseOp::Mul, kT, kW),
+         binary_instr(ElementwiseOp::Add, kT + 1, kW + 1), unary(op, kT + 2)},
+        {Weights(HostTensor::from_floats({3.0f}, {1})), Weights(HostTensor::from_floats({0.25f}, {1}))});
+    check_against_reference(l, "vec", {{3, 1000}}, {{{3, 1000}}, {{7}}}, kPointwiseRtol, kPointwiseAtol,
+                            unary_op_name(op));
   }
 }
 
@@ -71,9 +75,10 @@ TEST(VecPointwise, TrigonometryOnItsDomain) {
   // tan on (-1.2, 1.2), asin and acos on (-1, 1): |x| * 0.99 of x in [-1, 1) scaled by w.
   for (auto [op, w] : std::vector<std::pair<UnaryOp, float>>{
            {UnaryOp::Tan, 1.2f}, {UnaryOp::Asin, 0.99f}, {UnaryOp::Acos, 0.99f}}) {
-    OneLayer l = fused({binary(ElementwiseOp::Mul, kIn, kW), unary(op, kT)},
+    OneLayer l = fused({binary_instr(ElementwiseOp::Mul, kIn, kW), unary(op, kT)},
                        {Weights(HostTensor::from_floats({w}, {1}))});
-    check_against_reference(l, "vec", {{3, 500}}, {{{3, 500}}}, kRtol, kAtol, unary_op_name(op));
+    check_against_reference(l, "vec", {{3, 500}}, {{{3, 500}}}, kPointwiseRtol, kPointwiseAtol,
+                            unary_op_name(op));
   }
 }
 
@@ -95,10 +100,12 @@ TEST(VecPointwise, EachActivationLayer) {
     l.layer.kind = LayerKind::Activation;
     l.layer.params = ActivationParams{c.kind, c.alpha, c.beta};
     // Scale inputs to [-6, 6) so the saturating parts of each function are exercised too.
-    OneLayer scaled = fused({binary(ElementwiseOp::Mul, kIn, kW), activation(c.kind, kT, c.alpha, c.beta)},
-                            {Weights(HostTensor::from_floats({6.0f}, {1}))});
-    check_against_reference(l, "vec", {{4, 301}}, {{{4, 301}}}, kRtol, kAtol, activation_kind_name(c.kind));
-    check_against_reference(scaled, "vec", {{4, 301}}, {{{4, 301}}}, kRtol, kAtol,
+    OneLayer scaled =
+        fused({binary_instr(ElementwiseOp::Mul, kIn, kW), activation_instr(c.kind, kT, c.alpha, c.beta)},
+              {Weights(HostTensor::from_floats({6.0f}, {1}))});
+    check_against_reference(l, "vec", {{4, 301}}, {{{4, 301}}}, kPointwiseRtol, kPointwiseAtol,
+                            activation_kind_name(c.kind));
+    check_against_reference(scaled, "vec", {{4, 301}}, {{{4, 301}}}, kPointwiseRtol, kPointwiseAtol,
                             std::string(activation_kind_name(c.kind)) + " x6");
   }
 }
@@ -110,8 +117,8 @@ TEST(VecPointwise, ElementwiseBroadcast) {
     l.layer.name = "ew";
     l.layer.kind = LayerKind::Elementwise;
     l.layer.params = ElementwiseParams{op};
-    check_against_reference(l, "vec", {{2, 1, 9}, {5, 1}}, {{{2, 1, 9}, {5, 1}}, {{3, 4}, {3, 4}}}, kRtol, kAtol,
-                            elementwise_op_name(op));
+    check_against_reference(l, "vec", {{2, 1, 9}, {5, 1}}, {{{2, 1, 9}, {5, 1}}, {{3, 4}, {3, 4}}},
+                            kPointwiseRtol, kPointwiseAtol, elementwise_op_name(op));
   }
 }
 
@@ -126,15 +133,18 @@ TEST(VecPointwise, PeriodicOperandsTiledOverBlocks) {
     l.layer.name = "ew";
     l.layer.kind = LayerKind::Elementwise;
     l.layer.params = ElementwiseParams{ElementwiseOp::Mul};
-    check_against_reference(l, "vec", {{37, c}, {c}}, {{{37, c}, {c}}, {{1, 3, c}, {1, 1, c}}}, kRtol, kAtol,
-                            "period " + std::to_string(c));
-    OneLayer w = fused({binary(ElementwiseOp::Mul, kIn, kW), binary(ElementwiseOp::Add, kT, kW + 1)},
-                       {Weights("w", random_tensor({c}, 11)), Weights("b", random_tensor({c}, 12))});
-    check_against_reference(w, "vec", {{29, c}}, {{{29, c}}}, kRtol, kAtol, "weights of period " + std::to_string(c));
+    check_against_reference(l, "vec", {{37, c}, {c}}, {{{37, c}, {c}}, {{1, 3, c}, {1, 1, c}}},
+                            kPointwiseRtol, kPointwiseAtol, "period " + std::to_string(c));
+    OneLayer w =
+        fused({binary_instr(ElementwiseOp::Mul, kIn, kW), binary_instr(ElementwiseOp::Add, kT, kW + 1)},
+              {Weights("w", random_tensor({c}, 11)), Weights("b", random_tensor({c}, 12))});
+    check_against_reference(w, "vec", {{29, c}}, {{{29, c}}}, kPointwiseRtol, kPointwiseAtol,
+                            "weights of period " + std::to_string(c));
   }
-  OneLayer mixed = fused({binary(ElementwiseOp::Mul, kIn, kIn + 1), binary(ElementwiseOp::Add, kT, kIn + 2)});
-  check_against_reference(mixed, "vec", {{5, 3, 144}, {144}, {3, 144}}, {{{5, 3, 144}, {144}, {3, 144}}}, kRtol,
-                          kAtol, "periods 144 and 432");
+  OneLayer mixed =
+      fused({binary_instr(ElementwiseOp::Mul, kIn, kIn + 1), binary_instr(ElementwiseOp::Add, kT, kIn + 2)});
+  check_against_reference(mixed, "vec", {{5, 3, 144}, {144}, {3, 144}}, {{{5, 3, 144}, {144}, {3, 144}}},
+                          kPointwiseRtol, kPointwiseAtol, "periods 144 and 432");
 }
 
 /// Runs `l` with its inputs stored in `in_formats` (converted from random plain values) and the output in the
@@ -169,8 +179,8 @@ void check_in_formats(const OneLayer& l, const std::vector<Dims>& dims,
     args.pool = &pool;
     args.state = state.get();
     kernel->execute(args);
-    expect_allclose(from_format(out, y, got.outputs[0]), run_reference(l, plain, dims), kRtol, kAtol,
-                    what + ", " + std::to_string(threads) + " threads");
+    expect_allclose(from_format(out, y, got.outputs[0]), run_reference(l, plain, dims), kPointwiseRtol,
+                    kPointwiseAtol, what + ", " + std::to_string(threads) + " threads");
   }
 }
 
@@ -181,8 +191,8 @@ TEST(VecPointwise, FollowsABlockedInputWithWholeBlocksOfChannels) {
   // inputs: one of the output's dims in Plain is read blocked (a reformat in front), one channel broadcast
   // over C is read as it is; channels that do not fill whole blocks keep every tensor Plain.
   constexpr TensorFormat kPlain = TensorFormat::Plain;
-  OneLayer gate = fused(
-      {activation(ActivationKind::HardSigmoid, kIn, 1.0 / 6, 0.5), binary(ElementwiseOp::Mul, kT, kIn + 1)});
+  OneLayer gate = fused({activation_instr(ActivationKind::HardSigmoid, kIn, 1.0 / 6, 0.5),
+                         binary_instr(ElementwiseOp::Mul, kT, kIn + 1)});
   OneLayer add;
   add.layer.name = "add";
   add.layer.kind = LayerKind::Elementwise;
@@ -208,7 +218,7 @@ TEST(VecPointwise, FollowsABlockedInputWithWholeBlocksOfChannels) {
 TEST(VecPointwise, DoesNotApplyToFloorDivisionOrModulo) {
   // Rounding a float quotient is not the reference's rounding of a double one.
   for (ElementwiseOp op : {ElementwiseOp::FloorDiv, ElementwiseOp::TruncDiv, ElementwiseOp::Mod}) {
-    OneLayer l = fused({binary(op, kIn, kIn + 1)});
+    OneLayer l = fused({binary_instr(op, kIn, kIn + 1)});
     EXPECT_FALSE(row(LayerKind::FusedPointwise, "vec").runs(l.info({{4}, {4}}), nullptr))
         << elementwise_op_name(op);
   }
