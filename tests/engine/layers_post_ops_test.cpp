@@ -141,5 +141,51 @@ TEST(EngineLayers, MatrixMultiplyBiasActivationResidualPostOps) {
   }
 }
 
+// x W + bias + scale * r with no activation (the transformer's output projections): on cuda the residual is
+// cuBLASLt's C operand, added before the one rounding of the output; a residual of other dims (broadcast over
+// the rows) is added by the post-op pass instead. Scales 1 (add) and -1 (subtract).
+TEST(EngineLayers, MatrixMultiplyBiasResidualPostOps) {
+  std::mt19937 rng(613);
+  struct Case {
+    Dims x;         // batch, rows, features (W is features x features)
+    Dims residual;  // x's dims, or [features] (broadcast)
+    ElementwiseOp op;
+  };
+  const std::vector<Case> cases = {
+      {{2, 5, 13}, {2, 5, 13}, ElementwiseOp::Add}, {{3, 4, 16}, {3, 4, 16}, ElementwiseOp::Sub},
+      {{2, 5, 13}, {13}, ElementwiseOp::Add},       {{1, 7, 24}, {1, 7, 24}, ElementwiseOp::Add},
+  };
+  for (const Case& c : cases) {
+    const int64_t rows = c.x[0] * c.x[1], f = c.x[2];
+    const double sign = c.op == ElementwiseOp::Sub ? -1.0 : 1.0;
+    HostTensor wt = random_tensor(DType::Float32, {f, f}, rng, -0.3, 0.3);
+    HostTensor b = random_tensor(DType::Float32, {f}, rng);
+    HostTensor x = random_tensor(DType::Float32, c.x, rng);
+    HostTensor r = random_tensor(DType::Float32, c.residual, rng);
+    check_layer(
+        "matmul + bias " + std::string(sign > 0 ? "+" : "-") + " residual " + std::to_string(c.residual.size()) +
+            "-d, x " + std::to_string(rows) + "x" + std::to_string(f),
+        {x, r},
+        [&](Network& net, const std::vector<Tensor*>& in) {
+          Tensor* y =
+              net.add_matrix_multiply("mm", in[0], false, net.add_constant("w", Weights("w", wt)), false);
+          y = net.add_elementwise("bias", y, net.add_constant("b", Weights("b", b)), ElementwiseOp::Add);
+          return net.add_elementwise("res", y, in[1], c.op);
+        },
+        [&](const std::vector<HostTensor>& in) {
+          std::vector<double> xv = values(in[0]), rv = values(in[1]), out(static_cast<size_t>(rows * f));
+          for (int64_t i = 0; i < rows; ++i) {
+            for (int64_t j = 0; j < f; ++j) {
+              double s = b.get_as_double(j);
+              for (int64_t q = 0; q < f; ++q) s += xv[i * f + q] * wt.get_as_double(q * f + j);
+              out[i * f + j] = s + sign * rv[rv.size() == static_cast<size_t>(f) ? j : i * f + j];
+            }
+          }
+          return out;
+        },
+        kAllPrecisions);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::engine

@@ -1,10 +1,11 @@
 // MatrixMultiply through cuBLASLt (tactic "cublaslt"): fp32 (strict fp32 compute, no TF32), fp16 and bf16
 // with fp32 accumulation; tactic "cublaslt_tf32" (fp32 only, offered when the build allows TF32) computes
-// fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; bias and a leading tanh-GELU fused as epilogues; the remaining
-// post-ops (other activations, residual sums) in one in-place pass (post_ops.h). ReLU is not given to
-// cuBLASLt's RELU epilogue: that computes max(x, 0), which maps NaN to 0 where torch.relu propagates it.
-// Batched operands broadcast; a batch that is not a constant stride is run as one call per matrix
-// (matmul_call.h).
+// fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; bias and a leading tanh-GELU fused as epilogues; a residual sum
+// right after the bias (no GELU epilogue before it) as cuBLASLt's C operand (D = A B + scale * C + bias,
+// rounded once) when the residual has the output's dims; the remaining post-ops (other activations, residual
+// sums) in one in-place pass (post_ops.h). ReLU is not given to cuBLASLt's RELU epilogue: that computes
+// max(x, 0), which maps NaN to 0 where torch.relu propagates it. Batched operands broadcast; a batch that is
+// not a constant stride is run as one call per matrix (matmul_call.h).
 //
 // Algorithms: when the builder times tactics (LayerInfo::tune), the kernel asks cuBLASLt for up to
 // kTuneCandidates heuristic candidates for the call at the layer's opt shape (256-byte aligned buffers, as
@@ -176,7 +177,14 @@ class MatmulKernel : public Kernel {
       }
     }
     // The rest of the post-ops in one pass over the output; residuals follow the operands among the inputs.
-    post_ = PostOpPass(p_.post_ops, first_post, nullptr, 0, b_weight_.data() ? 1 : 2, dtype_);
+    first_residual_ = b_weight_.data() ? 1 : 2;
+    post_ = PostOpPass(p_.post_ops, first_post, nullptr, 0, first_residual_, dtype_);
+    // A residual sum that comes first can be cuBLASLt's C (an epilogue applies GELU after adding C, so not
+    // after a GELU epilogue); the pass then starts after it, with the next residual.
+    if (first_post == 0 && !p_.post_ops.empty() && p_.post_ops[0].kind == PostOp::Sum) {
+      residual_in_c_ = true;
+      post_after_c_ = PostOpPass(p_.post_ops, 1, nullptr, 0, first_residual_ + 1, dtype_);
+    }
     tuned_.dtype = static_cast<int64_t>(dtype_);
     tuned_.tf32 = tf32_;
     tuned_.transpose_a = p_.transpose_a;
@@ -203,26 +211,36 @@ class MatmulKernel : public Kernel {
     MatmulCalls c = matmul_calls(p_, a.dims, b.dims, y.dims);
     auto* state = static_cast<MatmulState*>(args.state);
     size_t es = dtype_size(dtype_);
-    auto run = [&](const uint8_t* pa, const uint8_t* pb, uint8_t* py) {
+    // The residual as C: laid out as y (same dims, packed), so call i reads it at y's offset.
+    const TensorView* residual = residual_in_c_ ? &args.inputs[first_residual_] : nullptr;
+    if (residual &&
+        (residual->dims != y.dims || residual->dtype != y.dtype || residual->format != y.format)) {
+      residual = nullptr;  // a broadcast residual: the pass adds it
+    }
+    const float beta = residual ? static_cast<float>(p_.post_ops[0].scale) : 0.0f;
+    auto run = [&](const uint8_t* pa, const uint8_t* pb, const uint8_t* pc, uint8_t* py) {
       MatmulCallKey key = c.call;
       key.align = std::min({pointer_alignment(reinterpret_cast<uintptr_t>(pa)),
                             pointer_alignment(reinterpret_cast<uintptr_t>(pb)),
+                            pointer_alignment(reinterpret_cast<uintptr_t>(pc)),
                             pointer_alignment(reinterpret_cast<uintptr_t>(py))});
       auto& slot = state->plans[key];
       if (!slot) slot = make_plan(key);
-      KILN_CUBLAS_CHECK(enqueue(*slot, pa, pb, py, args.workspace, stream_of(args)));
+      KILN_CUBLAS_CHECK(enqueue(*slot, slot->algo, pa, pb, pc, beta, py, args.workspace, stream_of(args)));
     };
     auto* pa = static_cast<const uint8_t*>(a.data);
     auto* pb = static_cast<const uint8_t*>(b.data);
     auto* py = static_cast<uint8_t*>(y.data);
+    auto* pc = residual ? static_cast<const uint8_t*>(residual->data) : py;
     if (!c.per_matrix) {
-      run(pa + c.offset_a[0] * es, pb + c.offset_b[0] * es, py);
+      run(pa + c.offset_a[0] * es, pb + c.offset_b[0] * es, pc, py);
     } else {
       for (int64_t i = 0; i < c.batches; ++i) {
-        run(pa + c.offset_a[i] * es, pb + c.offset_b[i] * es, py + i * c.m * c.n * es);
+        const int64_t at = i * c.m * c.n * static_cast<int64_t>(es);
+        run(pa + c.offset_a[i] * es, pb + c.offset_b[i] * es, pc + at, py + at);
       }
     }
-    post_.run(args, "matmul post-ops");
+    (residual ? post_after_c_ : post_).run(args, "matmul post-ops");
   }
 
  private:
@@ -317,16 +335,13 @@ class MatmulKernel : public Kernel {
     return plan;
   }
 
-  /// Enqueues the call of `plan` with algorithm `algo` (a, b, y at their call's start).
+  /// Enqueues the call of `plan` with algorithm `algo`: y = a b + beta * c (+ the epilogue's bias), a, b, c
+  /// and y at their call's start (c laid out as y; beta 0 reads nothing from it).
   cublasStatus_t enqueue(const LtPlan& plan, const cublasLtMatmulAlgo_t& algo, const void* pa, const void* pb,
-                         void* py, void* workspace, cudaStream_t stream) const {
-    float alpha = 1.0f, beta = 0.0f;
-    return cublasLtMatmul(lt_handle(), plan.desc, &alpha, pb, plan.lb, pa, plan.la, &beta, py, plan.lc, py,
+                         const void* pc, float beta, void* py, void* workspace, cudaStream_t stream) const {
+    const float alpha = 1.0f;
+    return cublasLtMatmul(lt_handle(), plan.desc, &alpha, pb, plan.lb, pa, plan.la, &beta, pc, plan.lc, py,
                           plan.lc, &algo, workspace, kWorkspace, stream);
-  }
-  cublasStatus_t enqueue(const LtPlan& plan, const void* pa, const void* pb, void* py, void* workspace,
-                         cudaStream_t stream) const {
-    return enqueue(plan, plan.algo, pa, pb, py, workspace, stream);
   }
 
   /// The dims of a, b and y at the layer's opt shape, when they are concrete and not empty.
@@ -400,8 +415,8 @@ class MatmulKernel : public Kernel {
     std::vector<bool> ok(nc, true);
     auto launch = [&](size_t c, int times) {
       for (int r = 0; r < times && ok[c]; ++r) {
-        ok[c] = enqueue(plan, cands[c].algo, da.data(), pb, dy.data(), ws.data(), res.stream) ==
-                CUBLAS_STATUS_SUCCESS;
+        ok[c] = enqueue(plan, cands[c].algo, da.data(), pb, dy.data(), 0.0f, dy.data(), ws.data(),
+                        res.stream) == CUBLAS_STATUS_SUCCESS;
       }
     };
     for (size_t c = 0; c < nc; ++c) launch(c, kTuneWarmup);
@@ -503,7 +518,10 @@ class MatmulKernel : public Kernel {
   Dims b_dims_;
   DeviceBuffer b_weight_, bias_;
   cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
+  int first_residual_ = 1;  // the layer input of the first residual
   PostOpPass post_;
+  bool residual_in_c_ = false;  // post-op 0 is a residual sum cuBLASLt can add as C
+  PostOpPass post_after_c_;     // the post-ops after it, for calls that did
   /// The configuration, and when has_tuned_ the tuned call and its algorithm (what plan_data() records).
   MatmulPlanData tuned_;
   bool has_tuned_ = false;
