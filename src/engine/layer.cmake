@@ -23,12 +23,16 @@ endif()
 # leaves every loop whose trip count is not a known multiple of the vector width scalar (GPT-2's tanh GELU ran
 # one float per instruction: 14 ms of 393216 elements), so these files use -O3 (the dynamic cost model) outside
 # Debug builds, and -fno-math-errno so std::sqrt vectorizes. No -ffast-math: float sums keep their written order.
+file(GLOB _kiln_cpu_kernel_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/engine/backends/cpu/*/*.cpp)
+list(FILTER _kiln_cpu_kernel_sources EXCLUDE REGEX "/src/engine/backends/cpu/onednn/")
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  file(GLOB _kiln_cpu_kernel_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/engine/backends/cpu/*/*.cpp)
-  list(FILTER _kiln_cpu_kernel_sources EXCLUDE REGEX "/src/engine/backends/cpu/onednn/")
   set_source_files_properties(${_kiln_cpu_kernel_sources} TARGET_DIRECTORY kiln_${name}
                               PROPERTIES COMPILE_OPTIONS "$<$<NOT:$<CONFIG:Debug>>:-O3>;-fno-math-errno")
 endif()
+# Files with flags of their own (these and thread_pool.cpp above) cannot share a unity batch; they stay out of the
+# batches with every compiler, so GCC's build and the clang sanitizer build batch the same files.
+set_source_files_properties(${_kiln_cpu_kernel_sources} ${PROJECT_SOURCE_DIR}/src/engine/core/thread_pool.cpp
+                            TARGET_DIRECTORY kiln_${name} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 
 # The CUDA backend (src/engine/backends/cuda/**, .cpp and .cu) is built only when the top level enabled CUDA
 # (KILN_CUDA_ENABLED); otherwise its sources are dropped from the glob and "cuda" stays in the backend table
