@@ -18,7 +18,9 @@ if [ -z "${KILN_SKIP_BUILD:-}" ]; then
   grep -i "cudnn\|CUDA backend" "$out/build.log" | head -5
 fi
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-KILN_TEST_BACKEND=cuda timeout 300 "$build_dir"/tests/kiln_engine_tests --gtest_filter='EngineLayers.*:EngineCuda.*' \
+# The suites the gpu ctest runs on cuda (tests/engine/suite.cmake), but the sweep (below).
+KILN_TEST_BACKEND=cuda timeout 300 "$build_dir"/tests/kiln_engine_tests \
+  --gtest_filter='EngineLayers.*:EngineCuda.*:EngineMemoryViews.*:EngineAttentionViews.*:PrecisionPolicy.*' \
   >"$out/gpu_tests.log" 2>&1
 echo "gpu tests exit code: $?"
 # The backend-conformance sweep on cuda (docs/engine.md): every cuda kernel row against the reference.

@@ -3,7 +3,8 @@
 // when the views keep rows 16-byte aligned and the generic one otherwise):
 //   - layers whose q/k/v/output views are given directly, against a double reference over the logical values;
 //   - the BERT, ViT and GPT-2 chains around attention (B=2, S/L=5, H=3, D=8) built with the pass and without:
-//     the bypassed shuffles/gathers/slices are gone, the params carry the views, the numbers agree;
+//     the bypassed shuffles/gathers/slices are gone, the params carry the views, the numbers agree; BERT's three
+//     q/k/v projections become one matmul the views read at column offsets (fuse_projections.cpp);
 //   - chains the pass must leave alone (dynamic dims, a chain that does not compose, a head dim that is not
 //     contiguous) and a bypassed tensor that is also a network output: all still correct.
 // Tolerances: fp32 1e-4 relative + 1e-5 absolute (float sums in another order than the double reference);
@@ -159,8 +160,8 @@ std::pair<std::shared_ptr<Plan>, std::shared_ptr<Plan>> build_both(
 
 /// BERT (transformers, sdpa): linear -> reshape [B,S,H,D] -> transpose(0,2,1,3) -> attention for q, k, v;
 /// attention -> transpose(0,2,1,3) -> reshape [B,S,E] -> linear. `q_also_output`: the transposed q is a
-/// network output too.
-NetFn bert_chain(bool q_also_output = false) {
+/// network output too. `bias`: each q/k/v linear adds a bias (torch's nn.Linear: W stored [N, K], transposed).
+NetFn bert_chain(bool q_also_output = false, bool bias = false) {
   return [=](Network& net, bool dynamic) {
     std::mt19937 rng(821);
     Tensor* x = net.add_input("x", DType::Float32, {dynamic ? -1 : kB, kS, kE});
@@ -168,7 +169,11 @@ NetFn bert_chain(bool q_also_output = false) {
     for (int i = 0; i < 3; ++i) {
       std::string n = std::string(1, "qkv"[i]);
       Tensor* w = net.add_constant(n + "_w", random_tensor(DType::Float32, {kE, kE}, rng, -0.4, 0.4));
-      Tensor* y = net.add_matrix_multiply(n + "_proj", x, false, w, false);
+      Tensor* y = net.add_matrix_multiply(n + "_proj", x, false, w, bias);
+      if (bias) {
+        Tensor* b = net.add_constant(n + "_b", random_tensor(DType::Float32, {kE}, rng));
+        y = net.add_elementwise(n + "_bias", y, b, ElementwiseOp::Add);
+      }
       Tensor* r = net.add_shuffle(n + "_view", y, ShuffleParams{{}, true, {0, kS, kH, kD}, {}});
       heads[i] = net.add_shuffle(n + "_transpose", r, ShuffleParams{{0, 2, 1, 3}, false, {}, {}});
     }
@@ -202,12 +207,39 @@ TEST(EngineAttentionViews, BertChainFolds) {
     EXPECT_EQ(count_permutes(*on), 0) << "the q/k/v and output transposes are bypassed";
     const AttentionParams& p = attention_params(*on);
     for (int i = 0; i < 4; ++i) ASSERT_FALSE(p.view(i).empty()) << "operand " << i;
-    // q [B,H,S,D] over the projection [B,S,E]: b -> S*E, h -> D, s -> E, d -> 1.
-    EXPECT_EQ(p.q_view.strides, (std::vector<int64_t>{kS * kE, kD, kE, 1}));
-    EXPECT_EQ(p.q_view.offset, 0);
+    // The q/k/v projections are one matmul [B,S,3E] (fuse_projections.cpp); q [B,H,S,D] over it: b -> S*3E,
+    // h -> D, s -> 3E, d -> 1, at column 0 (k at E, v at 2E).
+    EXPECT_EQ(count_in_plan(*off, LayerKind::MatrixMultiply), 4);
+    EXPECT_EQ(count_in_plan(*on, LayerKind::MatrixMultiply), 2) << "q/k/v fused, then the output projection";
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(p.view(i).strides, (std::vector<int64_t>{kS * 3 * kE, kD, 3 * kE, 1})) << "operand " << i;
+      EXPECT_EQ(p.view(i).offset, i * kE) << "operand " << i;
+    }
     EXPECT_EQ(p.out_view.strides, (std::vector<int64_t>{kS * kE, kD, kE, 1}));
     EXPECT_EQ(p.out_dims, (std::vector<int64_t>{kB, kS, kH, kD}));
   }
+}
+
+// nn.Linear's layout (W [N, K], transposed) with biases: the weights and the biases are concatenated; a
+// refittable plan keeps the three projections (their weights stay as the program named them).
+TEST(EngineAttentionViews, BertChainWithBiasesFusesItsProjections) {
+  for (TestPrecision precision : kAllPrecisions) {
+    SCOPED_TRACE(precision == TestPrecision::FP32   ? "fp32"
+                 : precision == TestPrecision::FP16 ? "fp16"
+                                                    : "bf16");
+    auto [off, on] = build_both(bert_chain(false, true), bert_inputs(), precision);
+    if (!on) GTEST_SKIP() << "backend " << test_backend() << " unavailable";
+    EXPECT_EQ(count_in_plan(*on, LayerKind::MatrixMultiply), 2);
+    EXPECT_EQ(attention_params(*on).v_view.offset, 2 * kE);
+  }
+  Network net;
+  bert_chain(false, true)(net, false);
+  BuilderConfig config;
+  config.backend = test_backend();
+  config.refittable = true;
+  auto plan = build(net, config);
+  EXPECT_EQ(count_in_plan(*plan, LayerKind::MatrixMultiply), 4) << "refittable: no fusion";
+  EXPECT_FALSE(attention_params(*plan).q_view.empty()) << "the views stay";
 }
 
 /// ViT-B/16 (torchvision nn.MultiheadAttention, batch_first, lowered): in_proj [L,B,3E] -> reshape

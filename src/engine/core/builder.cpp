@@ -344,9 +344,12 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
   int pointwise = passes::fuse_pointwise(*g);
   int attention_views = config.attention_views ? passes::fold_attention_views(*g) : 0;
   passes::remove_dead_layers(*g);
+  const int projections = passes::fuse_attention_projections(*g);
+  if (projections > 0) passes::remove_dead_layers(*g);
   if (probe) passes::expose_layer_outputs(*g);
-  KILN_INFO("engine: passes: ", folded, " folded, ", shuffles, " shuffles eliminated, ", linear, " linear fusions, ",
-            pointwise, " pointwise chains, ", attention_views, " attention operands as views; ", before, " -> ",
+  KILN_INFO("engine: passes: ", folded, " folded, ", shuffles, " shuffles eliminated, ", linear,
+            " linear fusions, ", pointwise, " pointwise chains, ", attention_views,
+            " attention operands as views, ", projections, " q/k/v projections fused; ", before, " -> ",
             g->layers.size(), " layers");
 
   std::map<std::string, DType> original_dtypes;

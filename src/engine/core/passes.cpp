@@ -14,19 +14,6 @@
 
 namespace kiln::engine::passes {
 int64_t reference_numel(const Dims& d);
-namespace {
-
-constexpr int64_t kFoldLimit = int64_t{1} << 24;
-constexpr int64_t kPointwiseWeightLimit = int64_t{1} << 16;
-
-bool is_const(const Plan::Impl& g, int64_t id) {
-  int64_t p = g.tensors[id].producer;
-  return p >= 0 && g.layers[p].layer.kind == LayerKind::Constant;
-}
-
-const Weights& const_weights(const Plan::Impl& g, int64_t id) {
-  return g.layers[g.tensors[id].producer].layer.weights[0];
-}
 
 std::vector<int64_t> consumers_of(const Plan::Impl& g, int64_t id) {
   std::vector<int64_t> out;
@@ -41,13 +28,26 @@ std::vector<int64_t> consumers_of(const Plan::Impl& g, int64_t id) {
   return out;
 }
 
-/// The single consumer of `id` when it has exactly one and is not a network output; else -1.
 int64_t sole_consumer(const Plan::Impl& g, int64_t id) {
   if (g.tensors[id].is_output) return -1;
   auto c = consumers_of(g, id);
   if (c.size() != 1) return -1;
   int64_t uses = std::count(g.layers[c[0]].layer.inputs.begin(), g.layers[c[0]].layer.inputs.end(), id);
   return uses == 1 ? c[0] : -1;
+}
+
+namespace {
+
+constexpr int64_t kFoldLimit = int64_t{1} << 24;
+constexpr int64_t kPointwiseWeightLimit = int64_t{1} << 16;
+
+bool is_const(const Plan::Impl& g, int64_t id) {
+  int64_t p = g.tensors[id].producer;
+  return p >= 0 && g.layers[p].layer.kind == LayerKind::Constant;
+}
+
+const Weights& const_weights(const Plan::Impl& g, int64_t id) {
+  return g.layers[g.tensors[id].producer].layer.weights[0];
 }
 
 /// Makes layer `dst` produce `src`'s output tensor and kills `src` (the two layers are merged).

@@ -24,6 +24,16 @@ int fuse_pointwise(Plan::Impl& g);
 /// select Gather layers copied them from, and write their output in the layout of a following permute
 /// (attention_views.cpp). Returns the operands (q, k, v, output) so folded.
 int fold_attention_views(Plan::Impl& g);
+/// The layers that read tensor `id`, in plan order (each once).
+std::vector<int64_t> consumers_of(const Plan::Impl& g, int64_t id);
+/// The single consumer of `id` when it has exactly one, reading it once, and `id` is not a network output;
+/// else -1.
+int64_t sole_consumer(const Plan::Impl& g, int64_t id);
+/// Attention layers that read q, k and v through views (fold_attention_views) of three matrix multiplies of
+/// one input by constant weights: one matrix multiply by the weights concatenated, read at column offsets
+/// (fuse_projections.cpp). Not in refittable or weight-stripped plans (their weights stay as named). Returns
+/// the attention layers so fused.
+int fuse_attention_projections(Plan::Impl& g);
 /// Replaces every use of tensor `from` by `to` (layer inputs only).
 void replace_uses(Plan::Impl& g, int64_t from, int64_t to);
 /// Sets every tensor's producer from the layer list.
