@@ -35,6 +35,17 @@ struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
 
+/// Host side: calls f(T{}) with T the element type of floating dtype code `dt`: __half (kF16), __nv_bfloat16
+/// (kBF16), float otherwise (for launchers whose kernels take fp32, fp16 and bf16).
+template <typename F>
+void with_float_element(int dt, F&& f) {
+  switch (dt) {
+    case kF16: f(__half{}); break;
+    case kBF16: f(__nv_bfloat16{}); break;
+    default: f(float{}); break;
+  }
+}
+
 /// Element i of `p` (dtype code dt) converted to T.
 template <typename T>
 __device__ __forceinline__ T load_as(const void* p, int dt, int64_t i) {

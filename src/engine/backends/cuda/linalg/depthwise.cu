@@ -129,11 +129,7 @@ void launch_as(const NhwcConvParams& p, const EpilogueParams& chain, Stream stre
 
 void launch_depthwise_nhwc(const NhwcConvParams& p, const EpilogueParams& chain, Stream stream) {
   if (int64_t{p.n} * p.oh * p.ow * p.c_in == 0) return;
-  switch (p.dtype) {
-    case kF16: launch_as<__half>(p, chain, stream); break;
-    case kBF16: launch_as<__nv_bfloat16>(p, chain, stream); break;
-    default: launch_as<float>(p, chain, stream); break;
-  }
+  with_float_element(p.dtype, [&](auto t) { launch_as<decltype(t)>(p, chain, stream); });
 }
 
 }  // namespace kiln::engine::cuda

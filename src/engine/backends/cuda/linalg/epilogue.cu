@@ -40,11 +40,7 @@ void launch_as(const EpilogueParams& p, Stream stream) {
 
 void launch_epilogue(const EpilogueParams& p, Stream stream) {
   if (p.n == 0) return;
-  switch (p.dtype) {
-    case kF16: launch_as<__half>(p, stream); break;
-    case kBF16: launch_as<__nv_bfloat16>(p, stream); break;
-    default: launch_as<float>(p, stream); break;
-  }
+  with_float_element(p.dtype, [&](auto t) { launch_as<decltype(t)>(p, stream); });
 }
 
 }  // namespace kiln::engine::cuda
