@@ -5,11 +5,9 @@
 set -uo pipefail
 out=${OUT:-/tmp/kiln-bench-gpu}
 mkdir -p "$out"
-cudnn_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) if nvidia.cudnn.__file__ else nvidia.cudnn.__path__[0])' 2>/dev/null || true)
-extra=()
-[ -n "$cudnn_root" ] && extra+=(-DCUDNN_ROOT="$cudnn_root") && export LD_LIBRARY_PATH="$cudnn_root/lib:${LD_LIBRARY_PATH:-}"
+source scripts/device/cudnn_env.sh
 if [ -z "${KILN_SKIP_BUILD:-}" ]; then
-  KILN_TARGETS="kiln kiln_torch" scripts/device/build.sh build-device -DKILN_WITH_CUDA=ON "${extra[@]}" \
+  KILN_TARGETS="kiln kiln_torch" scripts/device/build.sh build-device -DKILN_WITH_CUDA=ON "${cudnn_cmake_args[@]}" \
     >"$out/build_bench.log" 2>&1 || { grep -E "error|Error" "$out/build_bench.log" | head -40; exit 2; }
 fi
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"

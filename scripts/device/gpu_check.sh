@@ -18,16 +18,14 @@ build_dir=build-device
 summary="$out/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
-cudnn_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) if nvidia.cudnn.__file__ else nvidia.cudnn.__path__[0])' 2>/dev/null || true)
-extra=()
-[ -n "$cudnn_root" ] && extra+=(-DCUDNN_ROOT="$cudnn_root") && export LD_LIBRARY_PATH="$cudnn_root/lib:${LD_LIBRARY_PATH:-}"
+source scripts/device/cudnn_env.sh
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 note "gpu: $(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader 2>&1)"
 
 if [[ " $steps " == *" build "* ]]; then
   start=$(date +%s)
   KILN_TARGETS="${KILN_TARGETS:-kiln kiln_torch kiln_engine_tests kiln_conversion_tests kiln_e2e_tests kiln_torch_library_tests}" \
-    scripts/device/build.sh "$build_dir" -DKILN_WITH_CUDA=ON "${extra[@]}" >"$out/build.log" 2>&1 ||
+    scripts/device/build.sh "$build_dir" -DKILN_WITH_CUDA=ON "${cudnn_cmake_args[@]}" >"$out/build.log" 2>&1 ||
     { grep -E "error|Error" "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 2; }
   note "build: $(( $(date +%s) - start )) s"
 fi

@@ -8,12 +8,10 @@ set -uo pipefail
 out=${OUT:-/tmp/kiln-gpu-session}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
-cudnn_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) if nvidia.cudnn.__file__ else nvidia.cudnn.__path__[0])' 2>/dev/null || true)
-extra=()
-[ -n "$cudnn_root" ] && extra+=(-DCUDNN_ROOT="$cudnn_root") && export LD_LIBRARY_PATH="$cudnn_root/lib:${LD_LIBRARY_PATH:-}"
+source scripts/device/cudnn_env.sh
 start=$(date +%s)
 KILN_TARGETS="kiln kiln_torch kiln_engine_tests kiln_e2e_tests" scripts/device/build.sh build-device \
-  -DKILN_WITH_CUDA=ON "${extra[@]}" >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 2; }
+  -DKILN_WITH_CUDA=ON "${cudnn_cmake_args[@]}" >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 2; }
 echo "build: $(($(date +%s) - start)) s"
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 OUT="$out" KILN_SKIP_BUILD=1 GPU_TESTS_BUILD=build-device GPU_TESTS_CPU=0 bash scripts/device/gpu_tests.sh \

@@ -8,13 +8,11 @@ set -uo pipefail
 out=${OUT:-/tmp/kiln-gpu}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader >"$out/gpu.txt" 2>&1
-cudnn_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) if nvidia.cudnn.__file__ else nvidia.cudnn.__path__[0])' 2>/dev/null || true)
-extra=()
-[ -n "$cudnn_root" ] && extra+=(-DCUDNN_ROOT="$cudnn_root") && export LD_LIBRARY_PATH="$cudnn_root/lib:${LD_LIBRARY_PATH:-}"
+source scripts/device/cudnn_env.sh
 build_dir=${GPU_TESTS_BUILD:-build-gpu}
 if [ -z "${KILN_SKIP_BUILD:-}" ]; then
   KILN_TARGETS=kiln_engine_tests scripts/device/build.sh "$build_dir" -DKILN_WITH_TORCH=OFF -DKILN_WITH_CUDA=ON \
-    "${extra[@]}" >"$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 2; }
+    "${cudnn_cmake_args[@]}" >"$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 2; }
   grep -i "cudnn\|CUDA backend" "$out/build.log" | head -5
 fi
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"

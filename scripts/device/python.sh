@@ -11,12 +11,10 @@ set -uo pipefail
 repo=$(pwd)
 out=${OUT:-/tmp/kiln-python}
 mkdir -p "$out"
-cudnn_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) if nvidia.cudnn.__file__ else nvidia.cudnn.__path__[0])' 2>/dev/null || true)
-extra=()
-[ -n "$cudnn_root" ] && extra+=(-DCUDNN_ROOT="$cudnn_root") && export LD_LIBRARY_PATH="$cudnn_root/lib:${LD_LIBRARY_PATH:-}"
+source scripts/device/cudnn_env.sh
 if [ -z "${KILN_SKIP_BUILD:-}" ]; then
   KILN_TARGETS="kiln kiln_torch" scripts/device/build.sh build-device -DKILN_WITH_CUDA=ON -DKILN_BUILD_TESTS=OFF \
-    "${extra[@]}" >"$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 2; }
+    "${cudnn_cmake_args[@]}" >"$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 2; }
 fi
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 PIP_BREAK_SYSTEM_PACKAGES=1 KILN_BUILD_DIR=build-device python3 -m pip install --no-build-isolation --no-deps . >"$out/pip.log" 2>&1 \

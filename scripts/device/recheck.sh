@@ -22,11 +22,9 @@ results="$out/zoo_results.jsonl"
 zoo=(python3 bench/zoo/zoo.py --kiln build-device/tools/kiln/kiln --work "$work" --results "$results")
 "${zoo[@]}" --export-only "$@" >"$out/zoo_export.log" 2>&1 &
 exporter=$!
-cudnn_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null || true)
-extra=()
-[ -n "$cudnn_root" ] && extra+=(-DCUDNN_ROOT="$cudnn_root") && export LD_LIBRARY_PATH="$cudnn_root/lib:${LD_LIBRARY_PATH:-}"
+source scripts/device/cudnn_env.sh
 start=$(date +%s)
-KILN_TARGETS="kiln kiln_engine_tests" scripts/device/build.sh build-device -DKILN_WITH_CUDA=ON "${extra[@]}" \
+KILN_TARGETS="kiln kiln_engine_tests" scripts/device/build.sh build-device -DKILN_WITH_CUDA=ON "${cudnn_cmake_args[@]}" \
   >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; tail -5 "$out/build.log"; exit 2; }
 echo "build: $(($(date +%s) - start)) s"
 wait $exporter

@@ -23,11 +23,9 @@ export PYTHONUNBUFFERED=1
 # Exporting needs no kiln: it runs while kiln builds.
 "${zoo[@]}" --export-only "$@" >"$out/zoo_export.log" 2>&1 &
 exporter=$!
-cudnn_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) if nvidia.cudnn.__file__ else nvidia.cudnn.__path__[0])' 2>/dev/null || true)
-extra=()
-[ -n "$cudnn_root" ] && extra+=(-DCUDNN_ROOT="$cudnn_root") && export LD_LIBRARY_PATH="$cudnn_root/lib:${LD_LIBRARY_PATH:-}"
+source scripts/device/cudnn_env.sh
 if [ -z "${KILN_SKIP_BUILD:-}" ]; then
-  KILN_TARGETS="kiln" scripts/device/build.sh "$build_dir" -DKILN_WITH_CUDA=ON -DKILN_BUILD_TESTS=OFF "${extra[@]}" \
+  KILN_TARGETS="kiln" scripts/device/build.sh "$build_dir" -DKILN_WITH_CUDA=ON -DKILN_BUILD_TESTS=OFF "${cudnn_cmake_args[@]}" \
     >"$out/build_zoo.log" 2>&1 || { grep -E "error|Error" "$out/build_zoo.log" | head -40; kill $exporter; exit 2; }
 fi
 wait $exporter
