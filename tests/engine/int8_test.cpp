@@ -414,14 +414,7 @@ TEST(Int8Engine, CalibratedMatrixMultipliesMatchFp32WithinTheQuantizationStep) {
   const HostTensor b1 = random_tensor(DType::Float32, {48}, rng);
   const HostTensor w2 = random_tensor(DType::Float32, {16, 48}, rng, -0.3, 0.3);
   Network net;
-  Tensor* x = net.add_input("x", DType::Float32, {4, 6, 64});
-  Tensor* h = net.add_matrix_multiply("mm1", x, false, net.add_constant("w1", Weights("w1", w1)), false);
-  h = net.add_activation(
-      "relu", net.add_elementwise("bias", h, net.add_constant("b1", Weights("b1", b1)), ElementwiseOp::Add),
-      ActivationKind::Relu);
-  Tensor* y = net.add_matrix_multiply("mm2", h, false, net.add_constant("w2", Weights("w2", w2)), true);
-  y->set_name("y");
-  net.mark_output(y);
+  add_two_layer_mlp(net, {4, 6, 64}, w1, b1, w2, ActivationKind::Relu);
   BuilderConfig config;
   config.threads = 2;
   config.timing_iterations = 0;

@@ -164,6 +164,9 @@ struct Tactic {
   /// only when BuilderConfig::precisions has INT8 and the builder's INT8 policy lets the layer
   /// (int8_policy.h).
   bool int8 = false;
+  /// Computes in FP8 E4M3 (quantizing with the same dynamic ranges, scale amax / 448): offered only when
+  /// BuilderConfig::precisions has FP8 and the same policy lets the layer.
+  bool fp8 = false;
 };
 
 /// Direction of a Backend::copy.

@@ -48,6 +48,7 @@ struct PlanLayerInfo {
   std::vector<DType> output_dtypes;  // the precision the layer computes its outputs in
   uint64_t weight_bytes = 0;         // bytes of the weights the plan holds for the layer (0 when stripped)
   bool int8 = false;                 // whether its tactic computes in INT8 (Tactic::int8)
+  bool fp8 = false;                  // whether its tactic computes in FP8 E4M3 (Tactic::fp8)
 };
 
 class Plan {

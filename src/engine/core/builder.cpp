@@ -295,6 +295,7 @@ const char* precision_name(Precision precision) {
     case Precision::FP16: return "fp16";
     case Precision::BF16: return "bf16";
     case Precision::INT8: return "int8";
+    case Precision::FP8: return "fp8";
   }
   return "?";
 }

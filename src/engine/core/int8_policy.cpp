@@ -3,6 +3,7 @@
 #include "engine/core/int8_policy.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "engine/ops/shape_inference.h"
 
@@ -19,10 +20,10 @@ bool weighted_layer(const Layer& l) {
 
 std::vector<bool> int8_allowed_layers(const Plan::Impl& g, const BuilderConfig& config) {
   std::vector<bool> allowed(g.layers.size(), false);
-  if (std::find(config.precisions.begin(), config.precisions.end(), Precision::INT8) ==
-      config.precisions.end()) {
-    return allowed;
-  }
+  auto has = [&](Precision p) {
+    return std::find(config.precisions.begin(), config.precisions.end(), p) != config.precisions.end();
+  };
+  if (!has(Precision::INT8) && !has(Precision::FP8)) return allowed;
   std::vector<size_t> weighted;
   for (size_t i = 0; i < g.layers.size(); ++i) {
     if (g.is_kernel_layer(static_cast<int64_t>(i)) && weighted_layer(g.layers[i].layer))
@@ -79,15 +80,30 @@ int keep_int8_between_layers(Plan::Impl& g, bool explicit_quantization) {
   return count;
 }
 
-bool tactic_is_int8(const Plan::Impl& g, int64_t layer) {
+namespace {
+
+// The backend's Tactic of kernel layer `layer`'s chosen tactic when that may quantize (a weighted layer with a
+// range on its input: quantized tactics need one), else nothing.
+std::optional<Tactic> quantizing_tactic(const Plan::Impl& g, int64_t layer) {
   const Layer& l = g.layers[layer].layer;
-  // (INT8 tactics quantize their input with its range: without one, no need to ask the backend)
   if (!g.backend || g.layers[layer].tactic.empty() || !weighted_layer(l) || !g.tensors[l.inputs[0]].range)
-    return false;
+    return std::nullopt;
   for (const Tactic& t : g.backend->tactics(g.layer_info(layer))) {
-    if (t.name == g.layers[layer].tactic) return t.int8;
+    if (t.name == g.layers[layer].tactic) return t;
   }
-  return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool tactic_is_int8(const Plan::Impl& g, int64_t layer) {
+  const std::optional<Tactic> t = quantizing_tactic(g, layer);
+  return t && t->int8;
+}
+
+bool tactic_is_fp8(const Plan::Impl& g, int64_t layer) {
+  const std::optional<Tactic> t = quantizing_tactic(g, layer);
+  return t && t->fp8;
 }
 
 }  // namespace kiln::engine

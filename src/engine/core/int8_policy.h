@@ -1,10 +1,10 @@
 #pragma once
-// Which layers of a build may take INT8 tactics (BuilderConfig::precisions with INT8), TensorRT's rule: a
-// convolution (not transposed) or matrix multiply with constant weights whose input carries a dynamic range;
-// the first and the last of those layers stay in floating point unless BuilderConfig::int8_first_last.
+// Which layers of a build may take INT8 or FP8 tactics (BuilderConfig::precisions with INT8 or FP8), TensorRT's
+// rule: a convolution (not transposed) or matrix multiply with constant weights whose input carries a dynamic
+// range; the first and the last of those layers stay in floating point unless BuilderConfig::int8_first_last.
 // Everything else (softmax, norms, pointwise, pooling, layers without a range) keeps the floating precision.
-// Among the layers allowed, tactic selection times the INT8 tactics against the floating ones: a layer where
-// INT8 is not faster stays floating.
+// Among the layers allowed, tactic selection times the quantized tactics against the floating ones: a layer
+// where they are not faster stays floating.
 
 #include <vector>
 
@@ -13,7 +13,8 @@
 
 namespace kiln::engine {
 
-/// Per plan layer: whether tactic selection may offer it INT8 tactics.
+/// Per plan layer: whether tactic selection may offer it quantized tactics (INT8 where the precisions have
+/// INT8, FP8 where they have FP8).
 std::vector<bool> int8_allowed_layers(const Plan::Impl& plan, const BuilderConfig& config);
 
 /// After tactic selection: stores in INT8 (u8 for a never-negative range, else s8) every tensor with a
@@ -28,5 +29,7 @@ int keep_int8_between_layers(Plan::Impl& plan, bool explicit_quantization = fals
 
 /// Whether the tactic chosen for kernel layer `layer` computes in INT8 (the backend's Tactic::int8).
 bool tactic_is_int8(const Plan::Impl& plan, int64_t layer);
+/// Whether it computes in FP8 E4M3 (Tactic::fp8).
+bool tactic_is_fp8(const Plan::Impl& plan, int64_t layer);
 
 }  // namespace kiln::engine

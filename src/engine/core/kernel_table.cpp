@@ -22,6 +22,7 @@ Tactic KernelRow::tactic() const {
   t.reduced_precision = reduced_precision;
   t.tf32 = tf32;
   t.int8 = int8;
+  t.fp8 = fp8;
   return t;
 }
 

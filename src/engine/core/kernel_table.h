@@ -50,6 +50,8 @@ struct KernelRow {
   bool tf32 = false;
   /// Computes in INT8 with the tensors' dynamic ranges (Tactic::int8).
   bool int8 = false;
+  /// Computes in FP8 E4M3 with the tensors' dynamic ranges (Tactic::fp8).
+  bool fp8 = false;
   /// The kernel takes its tensors in whatever formats it is created with; `formats` is only its preference.
   bool any_format = false;
 

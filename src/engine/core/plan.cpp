@@ -35,8 +35,9 @@ std::vector<PlanLayerInfo> Plan::layers() const {
   for (size_t i = 0; i < impl_->layers.size(); ++i) {
     const PlanLayer& pl = impl_->layers[i];
     PlanLayerInfo info{pl.layer.name, pl.layer.kind, pl.host ? "host" : pl.tactic, {}, {}, params_text(pl.layer.params), {}, {}, {}, 0};
-    info.int8 =
-        impl_->is_kernel_layer(static_cast<int64_t>(i)) && tactic_is_int8(*impl_, static_cast<int64_t>(i));
+    const bool kernel = impl_->is_kernel_layer(static_cast<int64_t>(i));
+    info.int8 = kernel && tactic_is_int8(*impl_, static_cast<int64_t>(i));
+    info.fp8 = kernel && tactic_is_fp8(*impl_, static_cast<int64_t>(i));
     for (int64_t id : pl.layer.inputs) {
       info.inputs.push_back(impl_->tensors[id].name);
       info.input_formats.push_back(impl_->tensors[id].format);

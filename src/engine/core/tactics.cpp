@@ -180,7 +180,7 @@ struct Candidate {
   std::vector<Run> reformats;
   CandidateFigures figures;
   bool timed = true;                   // still in the rounds
-  bool int8 = false;                   // Tactic::int8
+  bool quantized = false;              // Tactic::int8 or Tactic::fp8
   std::unique_ptr<DeviceGraph> graph;  // kGraphRepeats runs recorded, on a backend that records work
   double host_ms = 0.0;                // the host's time to enqueue one run (measured for plain engines)
   const std::string& name() const { return figures.tactic; }
@@ -232,7 +232,7 @@ class LayerTiming {
     for (const Tactic& t : tactics) {
       Candidate c;
       c.figures.tactic = t.name;
-      c.int8 = t.int8;
+      c.quantized = t.int8 || t.fp8;
       try {
         LayerInfo tinfo = with_formats(info_, g_.backend->formats(info_, t.name));
         c.main.kernel = g_.backend->create_kernel(tinfo, t.name);
@@ -265,14 +265,14 @@ class LayerTiming {
         report += " " + t.name + "=failed(" + error_text(e) + ")";
       }
     }
-    // INT8 tactics (offered only where the build asked for INT8 and the layer may take it) before the others
-    // of the same output size: within noise the quantized kernel, which does four times the work per
+    // INT8 and FP8 tactics (offered only where the build asked for them and the layer may take them) before
+    // the others of the same output size: within noise the quantized kernel, which does four times the work per
     // instruction with VNNI, is the better guess (resnet18 compiled at a load of 7 on 2 cores kept 11 of 19
     // allowed layers in fp32 on noise: convolution_8 measured 0.38 ms INT8 against 0.67 ms fp32, within the
     // loaded machine's 2x).
     std::stable_sort(cands_.begin(), cands_.end(), [](const Candidate& a, const Candidate& b) {
       if (a.output_bytes() != b.output_bytes()) return a.output_bytes() < b.output_bytes();
-      return a.int8 && !b.int8;
+      return a.quantized && !b.quantized;
     });
     std::stable_partition(cands_.begin(), cands_.end(),
                           [&](const Candidate& c) { return c.name() == first; });
@@ -539,6 +539,10 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   // candidate that wants another format for an input is timed together with the reformat it will need.
   std::vector<TensorFormat> produced(g.tensors.size(), TensorFormat::Plain);
   const std::vector<bool> int8_allowed = int8_allowed_layers(g, config);
+  auto has_precision = [&](Precision p) {
+    return std::find(config.precisions.begin(), config.precisions.end(), p) != config.precisions.end();
+  };
+  const bool has_int8 = has_precision(Precision::INT8), has_fp8 = has_precision(Precision::FP8);
   // An engine that will run without CUDA graphs (by default one with dynamic input dims; see
   // BuilderConfig::graphs_for_static) pays the host's enqueue costs at each run: on a backend that records
   // device work its contests count them (device_run_ms), and its timing-cache keys say so.
@@ -585,10 +589,13 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     const bool tf32 = config.allow_tf32 &&
                       std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.tf32; });
     if (!config.allow_tf32) std::erase_if(tactics, [](const Tactic& t) { return t.tf32; });
-    // INT8 candidates only where the INT8 policy allows them; the timing-cache key says when they were.
-    const bool int8 = int8_allowed[i] &&
-                      std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.int8; });
-    if (!int8_allowed[i]) std::erase_if(tactics, [](const Tactic& t) { return t.int8; });
+    // INT8 / FP8 candidates only where the build asked for that precision and the INT8 policy allows the
+    // layer; the timing-cache key says when they were.
+    std::erase_if(tactics, [&](const Tactic& t) {
+      return (t.int8 && !(int8_allowed[i] && has_int8)) || (t.fp8 && !(int8_allowed[i] && has_fp8));
+    });
+    const bool int8 = std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.int8; });
+    const bool fp8 = std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.fp8; });
     // Explicit quantization: only the INT8 tactics are candidates (the others stay fallbacks, after them).
     const bool int8_only = int8 && config.int8_explicit;
     KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '",
@@ -612,7 +619,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" + hex64([&] {
                         std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats +
                                         (config.allow_reduced_precision_tactics ? "|reduced" : "") +
-                                        (tf32 ? "|tf32" : "") + (int8 ? "|int8" : "") +
+                                        (tf32 ? "|tf32" : "") + (int8 ? "|int8" : "") + (fp8 ? "|fp8" : "") +
                                         (int8_only ? "-only" : "") + (runs_plainly ? "|plain" : "") +
                                         kTimingMethod;
                         return fnv1a64(s.data(), s.size());

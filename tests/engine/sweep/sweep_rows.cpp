@@ -10,16 +10,19 @@ namespace kiln::engine::sweep {
 
 std::vector<RowId> registered_rows(const std::string& backend) {
   std::vector<RowId> out;
-  // INT8 rows run only on tensors with dynamic ranges and match the reference only within the quantization
-  // step: tests/engine/int8_test.cpp checks them against fp32 builds instead.
+  // INT8 and FP8 rows run only on tensors with dynamic ranges and match the reference only within the
+  // quantization step: tests/engine/int8_test.cpp and tests/engine/backends/cuda/fp8_matmul_test.cpp check
+  // them against the quantized product and fp32 builds instead.
   if (backend == "cpu") {
     for (const auto& r : cpu::cpu_kernels().rows()) {
-      if (!r.int8) out.emplace_back(r.kind, r.name);
+      if (!r.int8 && !r.fp8) out.emplace_back(r.kind, r.name);
     }
   }
 #ifdef KILN_HAVE_CUDA
   if (backend == "cuda") {
-    for (const auto& r : cuda::cuda_kernels().rows()) out.emplace_back(r.kind, r.name);
+    for (const auto& r : cuda::cuda_kernels().rows()) {
+      if (!r.int8 && !r.fp8) out.emplace_back(r.kind, r.name);
+    }
   }
 #endif
   return out;

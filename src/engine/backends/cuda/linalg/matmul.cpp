@@ -1,6 +1,8 @@
 // MatrixMultiply through cuBLASLt (tactic "cublaslt"): fp32 (strict fp32 compute, no TF32), fp16 and bf16
 // with fp32 accumulation; tactic "cublaslt_tf32" (fp32 only, offered when the build allows TF32) computes
-// fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; bias and a leading tanh-GELU fused as epilogues; a residual sum
+// fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; tactic "cublaslt_fp8" (Tactic::fp8, offered in FP8 builds) multiplies
+// FP8 E4M3 operands quantized with the input's dynamic range (matmul_fp8.h); bias and a leading tanh-GELU fused
+// as epilogues; a residual sum
 // right after the bias (no GELU epilogue before it) as cuBLASLt's C operand (D = A B + scale * C + bias,
 // rounded once) when the residual has the output's dims; the remaining post-ops (other activations, residual
 // sums) in one in-place pass (post_ops.h). ReLU is not given to cuBLASLt's RELU epilogue: that computes
@@ -29,7 +31,9 @@
 #include <optional>
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/linalg/fp8_quantize.h"
 #include "engine/backends/cuda/linalg/matmul_call.h"
+#include "engine/backends/cuda/linalg/matmul_fp8.h"
 #include "engine/backends/cuda/linalg/post_ops.h"
 #include "kiln/support/logging.h"
 
@@ -59,6 +63,23 @@ constexpr int kTuneSamples = 7;
 constexpr float kTuneSampleMs = 0.02f;
 /// Another candidate replaces cuBLASLt's first choice only when it is this much faster (timing noise).
 constexpr float kTuneMargin = 0.03f;
+
+/// How a kernel computes (MatmulPlanData::tf32 records it: 0, 1, 2).
+enum class Compute : int64_t { Exact = 0, Tf32 = 1, Fp8 = 2 };
+
+/// Floats between the weight's and A's scale in an FP8 kernel's scale buffer: cuBLASLt refused (status 15,
+/// NOT_SUPPORTED, at the call) scale pointers 4 bytes apart.
+constexpr int kFp8ScaleStride = 4;
+/// cuBLASLt's FP8 fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM: the tensor cores' partial sums are not
+/// promoted to fp32 along K): on. BERT-base at 32x128 on an H100 (scripts/device/fp8_fast_accum.sh): with it the
+/// q/k/v and FFN-in GEMMs (quantization included) took 21.1 and 45.6 us against fp16's 25.2 and 50.5, and the
+/// model 1.829 ms against fp16's 2.004 (1.10x; without it 1.957 ms, 1.02x: FP8 won only within noise); output
+/// SQNR against eager fp32 24.8 dB (26.0 without). Inference FP8 GEMMs commonly run it (the forward GEMMs of
+/// NVIDIA's Transformer Engine do).
+constexpr int8_t kFp8FastAccumulation = 1;
+
+/// Bytes of a kernel's workspace in front of cuBLASLt's that hold its E4M3 activations, rounded to 256.
+size_t round_up_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 std::atomic<int64_t> g_tuned{0}, g_stored{0}, g_rejected{0}, g_used{0};
 std::atomic<bool> g_warned_rejected{false};
@@ -159,10 +180,23 @@ DeviceBuffer scratch(DType dtype, int64_t n, uint32_t seed) {
 
 class MatmulKernel : public Kernel {
  public:
-  MatmulKernel(const LayerInfo& info, bool tf32) : p_(info.params<MatrixMultiplyParams>()), tf32_(tf32) {
+  MatmulKernel(const LayerInfo& info, Compute compute)
+      : p_(info.params<MatrixMultiplyParams>()), compute_(compute) {
     const Layer& l = *info.layer;
     dtype_ = info.outputs[0].dtype;
-    if (!l.weights.empty() && l.weights[0].defined()) {
+    if (fp8()) {
+      std::string why;
+      KILN_CHECK(fp8_matmul_fits(info, &why), InvalidInput, "matrix multiply '", l.name,
+                 "': the FP8 tactic does not take it: ", why);
+      Fp8Weight w = upload_fp8_weight(l.weights[0].value, p_.transpose_b);
+      b_dims_ = {w.n, w.k};
+      b_weight_ = std::move(w.values);
+      // (each scale on its own 16 bytes)
+      const float scales[kFp8ScaleStride + 1] = {w.scale, 0, 0, 0, fp8_activation_scale(*info.inputs[0].range)};
+      fp8_scales_ = DeviceBuffer(scales, sizeof(scales));
+      inverse_a_scale_ = 1.0f / scales[kFp8ScaleStride];
+      a_bytes_ = round_up_256(static_cast<size_t>(numel(info.inputs[0].max)));
+    } else if (!l.weights.empty() && l.weights[0].defined()) {
       b_dims_ = l.weights[0].value.sizes();
       b_weight_ = upload(l.weights[0].value, dtype_);
     }
@@ -186,7 +220,7 @@ class MatmulKernel : public Kernel {
       post_after_c_ = PostOpPass(p_.post_ops, 1, nullptr, 0, first_residual_ + 1, dtype_);
     }
     tuned_.dtype = static_cast<int64_t>(dtype_);
-    tuned_.tf32 = tf32_;
+    tuned_.tf32 = static_cast<int64_t>(compute_);
     tuned_.transpose_a = p_.transpose_a;
     tuned_.transpose_b = p_.transpose_b;
     tuned_.epilogue = static_cast<int64_t>(epilogue_);
@@ -195,9 +229,10 @@ class MatmulKernel : public Kernel {
     } else if (info.tune) {
       tune(info);
     }
+    if (fp8() && !has_tuned_) require_fp8_algorithm(info);
   }
 
-  size_t workspace_size() const override { return kWorkspace; }
+  size_t workspace_size() const override { return a_bytes_ + kWorkspace; }
   std::unique_ptr<KernelState> create_state() const override { return std::make_unique<MatmulState>(); }
   std::vector<uint8_t> plan_data() const override {
     return has_tuned_ ? encode_matmul_plan_data(tuned_) : std::vector<uint8_t>{};
@@ -208,9 +243,23 @@ class MatmulKernel : public Kernel {
     TensorView b = b_weight_.data() ? TensorView{b_weight_.data(), dtype_, b_dims_} : args.inputs[1];
     const TensorView& y = args.outputs[0];
     if (y.numel() == 0) return;
-    MatmulCalls c = matmul_calls(p_, a.dims, b.dims, y.dims);
+    MatmulCalls c = fp8() ? matmul_calls(fp8_params(), a.dims, b.dims, y.dims)
+                          : matmul_calls(p_, a.dims, b.dims, y.dims);
     auto* state = static_cast<MatmulState*>(args.state);
-    size_t es = dtype_size(dtype_);
+    const size_t es = dtype_size(dtype_);
+    // FP8: a and b are E4M3 (one byte each); a is quantized into the workspace first.
+    const size_t operand_es = fp8() ? 1 : es;
+    const void* a_data = a.data;
+    void* lt_workspace = args.workspace;
+    if (fp8()) {
+      KILN_CHECK(!c.per_matrix && static_cast<size_t>(a.numel()) <= a_bytes_, Internal, "FP8 matmul: A of ",
+                 a.numel(), " elements does not fit its quantized buffer");
+      auto* qa = static_cast<uint8_t*>(args.workspace);
+      launch_quantize_e4m3(a.data, dcode(dtype_), a.numel(), inverse_a_scale_, qa, stream_of(args));
+      check_launch("FP8 matmul: quantize A");
+      a_data = qa;
+      lt_workspace = qa + a_bytes_;
+    }
     // The residual as C: laid out as y (same dims, packed), so call i reads it at y's offset.
     const TensorView* residual = residual_in_c_ ? &args.inputs[first_residual_] : nullptr;
     if (residual &&
@@ -226,35 +275,56 @@ class MatmulKernel : public Kernel {
                             pointer_alignment(reinterpret_cast<uintptr_t>(py))});
       auto& slot = state->plans[key];
       if (!slot) slot = make_plan(key);
-      KILN_CUBLAS_CHECK(enqueue(*slot, slot->algo, pa, pb, pc, beta, py, args.workspace, stream_of(args)));
+      KILN_CUBLAS_CHECK(enqueue(*slot, slot->algo, pa, pb, pc, beta, py, lt_workspace, stream_of(args)));
     };
-    auto* pa = static_cast<const uint8_t*>(a.data);
+    auto* pa = static_cast<const uint8_t*>(a_data);
     auto* pb = static_cast<const uint8_t*>(b.data);
     auto* py = static_cast<uint8_t*>(y.data);
     auto* pc = residual ? static_cast<const uint8_t*>(residual->data) : py;
     if (!c.per_matrix) {
-      run(pa + c.offset_a[0] * es, pb + c.offset_b[0] * es, pc, py);
+      run(pa + c.offset_a[0] * operand_es, pb + c.offset_b[0] * operand_es, pc, py);
     } else {
       for (int64_t i = 0; i < c.batches; ++i) {
         const int64_t at = i * c.m * c.n * static_cast<int64_t>(es);
-        run(pa + c.offset_a[i] * es, pb + c.offset_b[i] * es, pc + at, py + at);
+        run(pa + c.offset_a[i] * operand_es, pb + c.offset_b[i] * operand_es, pc + at, py + at);
       }
     }
     (residual ? post_after_c_ : post_).run(args, "matmul post-ops");
   }
 
  private:
+  bool fp8() const { return compute_ == Compute::Fp8; }
+
+  /// The operand layout of the FP8 calls: the weight stored [N, K] (transposed), A as the layer has it.
+  MatrixMultiplyParams fp8_params() const {
+    MatrixMultiplyParams p = p_;
+    p.transpose_b = true;
+    return p;
+  }
+
+  /// FP8 without a tuned algorithm: fails (Unsupported) unless cuBLASLt has one for the call at the opt shape,
+  /// so that tactic selection and plan loading fall back instead of the first execute failing.
+  void require_fp8_algorithm(const LayerInfo& info) const {
+    std::optional<MatmulCallKey> key = opt_call(info);
+    if (!key) return;
+    KILN_CHECK(!heuristic(*describe(*key), *key, 1).empty(), Unsupported, "matrix multiply '", info.layer->name,
+               "': cuBLASLt has no FP8 algorithm for ", key->m, "x", key->k, " by ", key->k, "x", key->n);
+  }
+
   /// Descriptor and layouts of call `c` (count matrices, strides between a / b matrices; C packed); no
   /// algorithm.
   std::unique_ptr<LtPlan> describe(const MatmulCallKey& c) const {
     auto plan = std::make_unique<LtPlan>();
     cudaDataType_t t = cuda_type(dtype_);
+    // FP8: E4M3 operands (the output, C and bias keep the layer's dtype).
+    cudaDataType_t operand_t = fp8() ? CUDA_R_8F_E4M3 : t;
+    const MatrixMultiplyParams p = fp8() ? fp8_params() : p_;
     int64_t m = c.m, n = c.n, k = c.k;
     KILN_CUBLAS_CHECK(cublasLtMatmulDescCreate(
-        &plan->desc, tf32_ ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        &plan->desc, compute_ == Compute::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
     // Column-major D (n x m) = X (n x k) * Y (k x m) with X = op(B)^T from b, Y = op(A)^T from a.
-    cublasOperation_t ta = p_.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    cublasOperation_t tb = p_.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t ta = p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t tb = p.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     KILN_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
     KILN_CUBLAS_CHECK(
@@ -267,11 +337,24 @@ class MatmulKernel : public Kernel {
       KILN_CUBLAS_CHECK(
           cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
     }
+    if (fp8()) {
+      // cuBLASLt's A is the weight (its scale first in fp8_scales_), its B the activations.
+      const float* scales = fp8_scales_.as<float>();
+      const float* w_scale = scales;
+      const float* a_scale = scales + kFp8ScaleStride;
+      KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale,
+                                                       sizeof(w_scale)));
+      KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale,
+                                                       sizeof(a_scale)));
+      const int8_t fast = kFp8FastAccumulation;
+      KILN_CUBLAS_CHECK(
+          cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
+    }
     // Stored b: [k, n] row-major = column-major n x k (ld n); transposed [n, k] = column-major k x n (ld k).
-    uint64_t xr = p_.transpose_b ? k : n, xc = p_.transpose_b ? n : k;
-    uint64_t yr = p_.transpose_a ? m : k, yc = p_.transpose_a ? k : m;
-    KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->lb, t, xr, xc, static_cast<int64_t>(xr)));
-    KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->la, t, yr, yc, static_cast<int64_t>(yr)));
+    uint64_t xr = p.transpose_b ? k : n, xc = p.transpose_b ? n : k;
+    uint64_t yr = p.transpose_a ? m : k, yc = p.transpose_a ? k : m;
+    KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->lb, operand_t, xr, xc, static_cast<int64_t>(xr)));
+    KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->la, operand_t, yr, yc, static_cast<int64_t>(yr)));
     KILN_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->lc, t, n, m, n));
     if (c.count > 1) {
       int32_t cnt = static_cast<int32_t>(c.count);
@@ -359,7 +442,7 @@ class MatmulKernel : public Kernel {
   std::optional<MatmulCallKey> opt_call(const LayerInfo& info) const {
     Dims a, b, y;
     if (!opt_dims(info, &a, &b, &y)) return std::nullopt;
-    MatmulCallKey key = matmul_calls(p_, a, b, y).call;
+    MatmulCallKey key = matmul_calls(fp8() ? fp8_params() : p_, a, b, y).call;
     key.align = kTuneAlign;
     return key;
   }
@@ -370,8 +453,7 @@ class MatmulKernel : public Kernel {
     Dims a, b, y;
     if (!opt_dims(info, &a, &b, &y)) return;
     const std::string& name = info.layer->name;
-    MatmulCallKey key = matmul_calls(p_, a, b, y).call;
-    key.align = kTuneAlign;
+    MatmulCallKey key = *opt_call(info);
     std::unique_ptr<LtPlan> plan = describe(key);
     auto cands = heuristic(*plan, key, kTuneCandidates);
     if (cands.empty()) return;  // the first execute reports it
@@ -405,7 +487,7 @@ class MatmulKernel : public Kernel {
                                         const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
                                         const Dims& a, const Dims& b, const Dims& y, const std::string& name,
                                         const std::string& shape) const {
-    DeviceBuffer da = scratch(dtype_, numel(a), 1), db,
+    DeviceBuffer da = fp8() ? fp8_scratch(numel(a), 1) : scratch(dtype_, numel(a), 1), db,
                  dy(static_cast<size_t>(numel(y)) * dtype_size(dtype_));
     if (!b_weight_.data()) db = scratch(dtype_, numel(b), 2);
     const void* pb = b_weight_.data() ? b_weight_.data() : db.data();
@@ -513,8 +595,13 @@ class MatmulKernel : public Kernel {
   }
 
   MatrixMultiplyParams p_;
-  bool tf32_ = false;
+  Compute compute_ = Compute::Exact;
   DType dtype_ = DType::Float32;
+  // FP8: the weight's and A's scales on the device (cuBLASLt reads them there), 1 / A's scale, and the
+  // workspace bytes in front of cuBLASLt's that hold the quantized A.
+  DeviceBuffer fp8_scales_;
+  float inverse_a_scale_ = 1.0f;
+  size_t a_bytes_ = 0;
   Dims b_dims_;
   DeviceBuffer b_weight_, bias_;
   cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
@@ -547,11 +634,18 @@ bool applies_tf32(const LayerInfo& layer, std::string* why) {
   return applies(layer, why) && f32_output(layer, why);
 }
 
+bool applies_fp8(const LayerInfo& layer, std::string* why) {
+  return applies(layer, why) && fp8_matmul_fits(layer, why);
+}
+
 std::unique_ptr<Kernel> create(const LayerInfo& layer) {
-  return std::make_unique<MatmulKernel>(layer, false);
+  return std::make_unique<MatmulKernel>(layer, Compute::Exact);
 }
 std::unique_ptr<Kernel> create_tf32(const LayerInfo& layer) {
-  return std::make_unique<MatmulKernel>(layer, true);
+  return std::make_unique<MatmulKernel>(layer, Compute::Tf32);
+}
+std::unique_ptr<Kernel> create_fp8(const LayerInfo& layer) {
+  return std::make_unique<MatmulKernel>(layer, Compute::Fp8);
 }
 
 }  // namespace
@@ -561,7 +655,13 @@ MatmulTuningStats matmul_tuning_stats() {
 }
 
 void register_matmul(KernelTable& rows) {
-  // TF32 first: when the build allows it and does not time tactics, the first candidate wins.
+  // FP8 first, then TF32: offered only to builds that allow them, and when the build does not time tactics the
+  // first candidate wins (as INT8 does on the CPU).
+  rows.add({.name = "cublaslt_fp8",
+            .kind = LayerKind::MatrixMultiply,
+            .applies = &applies_fp8,
+            .create = &create_fp8,
+            .fp8 = true});
   rows.add({.name = "cublaslt_tf32",
             .kind = LayerKind::MatrixMultiply,
             .applies = &applies_tf32,

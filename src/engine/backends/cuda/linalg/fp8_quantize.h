@@ -1,0 +1,15 @@
+#pragma once
+// The quantization of a matmul's activations to FP8 E4M3 (fp8_quantize.cu) in front of an FP8 cuBLASLt call:
+// out[i] = e4m3(x[i] * inverse_scale), rounded to nearest even and saturated to +-448 (__NV_SATFINITE, as
+// ops::float_to_e4m3 does on the host). Plain C++ header shared by the .cu file (nvcc) and the host side.
+
+#include <cstdint>
+
+#include "engine/backends/cuda/launch.h"
+
+namespace kiln::engine::cuda {
+
+/// Enqueues the quantization of `n` elements of `x` (dtype code kF32, kF16 or kBF16) into `out` (n bytes).
+void launch_quantize_e4m3(const void* x, int dtype, int64_t n, float inverse_scale, uint8_t* out, Stream stream);
+
+}  // namespace kiln::engine::cuda

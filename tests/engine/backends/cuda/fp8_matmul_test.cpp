@@ -1,0 +1,235 @@
+// The FP8 matmul tactic ("cublaslt_fp8", matmul_fp8.h) on a GPU with FP8 tensor cores (EngineCuda.*, label gpu
+// through kiln_engine_gpu_tests; skipped elsewhere):
+//   - the activation quantization pass rounds as the host's ops::float_to_e4m3 does, bit for bit;
+//   - linear layers (weight [K, N] or [N, K], bias, tanh-GELU epilogue, a residual in cuBLASLt's C) compute
+//     the product of the E4M3-quantized operands, against a host reference of exactly that;
+//   - a serialized FP8 plan runs bit for bit as built;
+//   - a calibrated FP8 build of a two-layer MLP stays within FP8's quantization noise of the fp32 build.
+//
+// Tolerances: the reference multiplies the same E4M3 values in double and scales them as the kernel does;
+// what remains is the tensor cores' accumulation (fast accumulation: partial sums kept in the tensor cores'
+// reduced precision, not promoted to fp32) and the output's rounding to fp16 (2^-11 relative) or bf16 (2^-8),
+// so rtol = atol = 2^-8 (fp16) / 2^-7 (bf16) (outputs are O(1)-O(10)). That is 8-16 times finer than E4M3's
+// rounding step of the operands (2^-4 relative), so an unquantized product would not pass.
+// E4M3 keeps 4 significant bits (relative step 2^-3, rounding error <= 2^-4): quantizing both operands of a
+// 64-term product costs about 30 dB of SQNR, two such layers about 27 dB, hence the bound of 24 dB.
+
+#if KILN_HAVE_CUDA
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/linalg/fp8_quantize.h"
+#include "engine/engine_test_util.h"
+#include "engine/ops/fp8.h"
+#include "kiln/engine/calibration.h"
+#include "sqnr.h"
+
+namespace kiln::engine {
+namespace {
+using namespace testing;
+using kiln::testing::sqnr_db;
+using ops::e4m3_to_float;
+using ops::float_to_e4m3;
+
+/// Skips unless the GPU has FP8 tensor cores (compute capability 8.9 and up).
+#define KILN_REQUIRE_FP8_GPU()                                                                  \
+  KILN_REQUIRE_GPU();                                                                           \
+  do {                                                                                          \
+    int dev = 0, major = 0, minor = 0;                                                          \
+    cudaGetDevice(&dev);                                                                        \
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);                     \
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);                     \
+    if (10 * major + minor < 89) GTEST_SKIP() << "no FP8 tensor cores (compute capability below 8.9)"; \
+  } while (0)
+
+/// Runs the device quantization pass over `x` (as `dtype`, starting `offset` elements into the buffer, to
+/// reach the one-element path) and returns its bytes.
+std::vector<uint8_t> quantize_on_device(const std::vector<float>& x, DType dtype, size_t offset, float inverse) {
+  HostTensor host(DType::Float32, {static_cast<int64_t>(x.size() + offset)});
+  for (size_t i = 0; i < x.size(); ++i) host.mutable_data_as<float>()[offset + i] = x[i];
+  const HostTensor typed = host.to(dtype);
+  cuda::DeviceBuffer in(typed.data(), typed.nbytes()), out(x.size() + 1);
+  const auto* start = static_cast<const uint8_t*>(in.data()) + offset * dtype_size(dtype);
+  cuda::launch_quantize_e4m3(start, cuda::dcode(dtype), static_cast<int64_t>(x.size()), inverse,
+                             out.as<uint8_t>(), nullptr);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<uint8_t> bytes(x.size());
+  EXPECT_EQ(cudaMemcpy(bytes.data(), out.data(), bytes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  return bytes;
+}
+
+TEST(EngineCuda, Fp8QuantizeMatchesTheHostRounding) {
+  KILN_REQUIRE_FP8_GPU();
+  // Every code's value, points between neighbours (ties included), beyond the range, tiny, non-finite.
+  std::vector<float> v;
+  for (int code = 0; code < 0x7e; ++code) {
+    const float lo = e4m3_to_float(static_cast<uint8_t>(code)), hi = e4m3_to_float(static_cast<uint8_t>(code + 1));
+    for (float t : {0.0f, 0.25f, 0.5f, 0.75f}) {
+      v.push_back(lo + t * (hi - lo));
+      v.push_back(-(lo + t * (hi - lo)));
+    }
+  }
+  for (float x : {448.0f, 470.0f, 1e6f, 1e-30f, INFINITY, -INFINITY, NAN}) v.push_back(x);
+  while (v.size() % 8 != 0) v.push_back(0.5f);
+  for (DType dtype : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    for (float inverse : {1.0f, 3.0f}) {
+      // What the pass sees: the values in `dtype`.
+      const HostTensor seen = HostTensor::from_floats(v, {static_cast<int64_t>(v.size())}).to(dtype).to(DType::Float32);
+      for (size_t offset : {size_t{0}, size_t{1}}) {
+        const std::vector<uint8_t> got = quantize_on_device(v, dtype, offset, inverse);
+        int bad = 0;
+        for (size_t i = 0; i < v.size(); ++i) {
+          const float x = seen.data_as<float>()[i];
+          const uint8_t want = float_to_e4m3(x * inverse);
+          if (got[i] != want && ++bad <= 5) {
+            ADD_FAILURE() << dtype_name(dtype) << " x" << inverse << " offset " << offset << ": " << x << " gave 0x"
+                          << std::hex << int(got[i]) << ", want 0x" << int(want);
+          }
+        }
+      }
+    }
+  }
+}
+
+/// One linear layer of an FP8 case: y = act(x W + bias) + r, W [K, N] (or [N, K] transposed).
+struct Fp8Linear {
+  bool transpose_b = false, bias = false, gelu = false, residual = false;
+  Precision precision = Precision::FP16;
+  std::string name() const {
+    return std::string(transpose_b ? "W^T" : "W") + (bias ? "+bias" : "") + (gelu ? "+gelu_tanh" : "") +
+           (residual ? "+residual" : "") + " " + precision_name(precision);
+  }
+};
+
+constexpr int64_t kFp8Rows = 48, kFp8K = 64, kFp8N = 32;
+// x's range: amax 28, so A's scale is 28 / 448 = 1/16 and x / scale = 16 x exactly (E4M3 then rounds the
+// values above 16 in magnitude).
+constexpr float kFp8Amax = 28.0f;
+
+TEST(EngineCuda, Fp8LinearLayersComputeTheQuantizedProduct) {
+  KILN_REQUIRE_FP8_GPU();
+  std::mt19937 rng(2026);
+  // Multiples of 1/16 in [-2, 2) and of 1/64 in [-0.5, 0.5): exact in fp16 and bf16, so the quantized
+  // values do not depend on the build's floating type.
+  const HostTensor x = random_grid_tensor(DType::Float32, {2, kFp8Rows / 2, kFp8K}, rng, -2.0, 2.0, 16);
+  const HostTensor r = random_grid_tensor(DType::Float32, {2, kFp8Rows / 2, kFp8N}, rng, -1.0, 1.0, 16);
+  const HostTensor w_kn = random_grid_tensor(DType::Float32, {kFp8K, kFp8N}, rng, -0.5, 0.5, 64);
+  const HostTensor bias = random_grid_tensor(DType::Float32, {kFp8N}, rng, -1.0, 1.0, 16);
+  HostTensor w_nk(DType::Float32, {kFp8N, kFp8K});
+  for (int64_t k = 0; k < kFp8K; ++k) {
+    for (int64_t n = 0; n < kFp8N; ++n) w_nk.mutable_data_as<float>()[n * kFp8K + k] = w_kn.data_as<float>()[k * kFp8N + n];
+  }
+  // The host reference of the quantized product.
+  const ops::Fp8Weights wq = ops::quantize_e4m3(std::vector<float>(w_kn.data_as<float>(), w_kn.data_as<float>() + w_kn.numel()));
+  const float a_scale = kFp8Amax / ops::kE4m3Max;
+  // `quantized` false: the product of the unquantized values (which the FP8 output must not match).
+  auto reference = [&](const Fp8Linear& c, bool quantized = true) {
+    std::vector<double> y(static_cast<size_t>(kFp8Rows * kFp8N));
+    for (int64_t m = 0; m < kFp8Rows; ++m) {
+      for (int64_t n = 0; n < kFp8N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < kFp8K; ++k) {
+          const float xa = x.data_as<float>()[m * kFp8K + k];
+          acc += quantized ? static_cast<double>(e4m3_to_float(float_to_e4m3(xa * (1.0f / a_scale)))) *
+                                 e4m3_to_float(wq.values[static_cast<size_t>(k * kFp8N + n)]) *
+                                 static_cast<double>(wq.scale * a_scale)
+                           : static_cast<double>(xa) * w_kn.data_as<float>()[k * kFp8N + n];
+        }
+        double v = acc;
+        if (c.bias) v += bias.data_as<float>()[n];
+        if (c.gelu) v = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+        if (c.residual) v += r.data_as<float>()[m * kFp8N + n];
+        y[static_cast<size_t>(m * kFp8N + n)] = v;
+      }
+    }
+    return y;
+  };
+  for (Precision p : {Precision::FP16, Precision::BF16}) {
+    for (Fp8Linear c : {Fp8Linear{false, false, false, false, p}, Fp8Linear{true, true, false, false, p},
+                        Fp8Linear{false, true, true, false, p}, Fp8Linear{true, true, false, true, p}}) {
+      Network net;
+      Tensor* in = net.add_input("x", DType::Float32, x.sizes());
+      in->set_dynamic_range(-kFp8Amax, kFp8Amax);
+      const HostTensor& w = c.transpose_b ? w_nk : w_kn;
+      Tensor* y = net.add_matrix_multiply("mm", in, false, net.add_constant("w", Weights("w", w)), c.transpose_b);
+      if (c.bias) y = net.add_elementwise("bias", y, net.add_constant("b", Weights("b", bias)), ElementwiseOp::Add);
+      if (c.gelu) y = net.add_activation("gelu", y, ActivationKind::GeluTanh);
+      if (c.residual) y = net.add_elementwise("residual", y, net.add_input("r", DType::Float32, r.sizes()), ElementwiseOp::Add);
+      y->set_name("y");
+      net.mark_output(y);
+      BuilderConfig config;
+      config.backend = "cuda";
+      config.precisions = {Precision::FP32, p, Precision::FP8};
+      config.int8_first_last = true;  // the network's only matmul may quantize
+      config.timing_iterations = 0;   // the first tactic that applies: FP8
+      const auto plan = build(net, config);
+      int fp8_layers = 0;
+      for (const PlanLayerInfo& l : plan->layers()) {
+        if (l.kind != LayerKind::MatrixMultiply) continue;
+        EXPECT_TRUE(l.fp8) << c.name() << ": " << l.name << " runs " << l.tactic;
+        EXPECT_EQ(l.tactic, "cublaslt_fp8") << c.name();
+        fp8_layers += l.fp8 ? 1 : 0;
+      }
+      EXPECT_EQ(fp8_layers, 1) << c.name();
+      std::map<std::string, HostTensor> feed = {{"x", x}};
+      if (c.residual) feed["r"] = r;
+      const double tol = p == Precision::FP16 ? 1.0 / 256 : 1.0 / 128;
+      const std::vector<HostTensor> got = run(plan, feed);
+      expect_close(got[0], reference(c), tol, tol, c.name());
+      // ... and not the unquantized product: somewhere it differs by several tolerances.
+      const std::vector<double> exact = reference(c, false);
+      double furthest = 0;
+      for (size_t i = 0; i < exact.size(); ++i) {
+        furthest = std::max(furthest, std::fabs(got[0].get_as_double(static_cast<int64_t>(i)) - exact[i]));
+      }
+      EXPECT_GT(furthest, 4 * tol) << c.name() << ": the output is the unquantized product";
+      // The plan again after serialization: the same bits.
+      const std::vector<HostTensor> again = run(Plan::deserialize(plan->serialize()), feed);
+      ASSERT_EQ(again[0].nbytes(), got[0].nbytes());
+      EXPECT_EQ(std::memcmp(again[0].data(), got[0].data(), got[0].nbytes()), 0) << c.name() << ": loaded plan differs";
+    }
+  }
+}
+
+TEST(EngineCuda, Fp8CalibratedMlpStaysWithinQuantizationNoiseOfFp32) {
+  KILN_REQUIRE_FP8_GPU();
+  std::mt19937 rng(2027);
+  const HostTensor w1 = random_tensor(DType::Float32, {64, 96}, rng, -0.25, 0.25);
+  const HostTensor b1 = random_tensor(DType::Float32, {96}, rng);
+  const HostTensor w2 = random_tensor(DType::Float32, {32, 96}, rng, -0.25, 0.25);
+  Network net;
+  add_two_layer_mlp(net, {4, 16, 64}, w1, b1, w2, ActivationKind::GeluTanh);
+  BuilderConfig config;
+  config.backend = "cuda";
+  config.timing_iterations = 0;
+  auto data = [&](int n) {
+    std::vector<std::map<std::string, HostTensor>> out;
+    for (int i = 0; i < n; ++i) out.push_back({{"x", random_tensor(DType::Float32, {4, 16, 64}, rng)}});
+    return out;
+  };
+  const auto fp32 = build(net, config);
+  CalibrationConfig calibration;
+  calibration.calibrator = CalibratorKind::Max;
+  EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, data(4), calibration)), 2);
+  config.precisions = {Precision::FP32, Precision::FP16, Precision::FP8};
+  config.int8_first_last = true;
+  const auto fp8 = build(net, config);
+  int fp8_layers = 0;
+  for (const PlanLayerInfo& l : fp8->layers()) fp8_layers += l.fp8 ? 1 : 0;
+  EXPECT_EQ(fp8_layers, 2);
+  for (const auto& sample : data(3)) {
+    const double db = sqnr_db(run(fp8, sample)[0], run(fp32, sample)[0]);
+    EXPECT_GT(db, 24.0);
+    // Quantized for real: fp16 alone would be above 50 dB.
+    EXPECT_LT(db, 45.0);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::engine
+
+#endif  // KILN_HAVE_CUDA
