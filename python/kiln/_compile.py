@@ -17,7 +17,8 @@ logger = logging.getLogger("kiln")
 
 _PRECISIONS = {"fp32": "f32", "float32": "f32", "f32": "f32", "float": "f32",
                "fp16": "f16", "float16": "f16", "f16": "f16", "half": "f16",
-               "bf16": "bf16", "bfloat16": "bf16", "int8": "i8", "i8": "i8"}
+               "bf16": "bf16", "bfloat16": "bf16", "int8": "i8", "i8": "i8",
+               "fp8": "f8", "f8": "f8", "float8_e4m3fn": "f8"}
 
 
 def torch_version() -> tuple:
@@ -79,10 +80,12 @@ class CompileReport(Record):
 
 def _precision_name(p: Any) -> str:
     if isinstance(p, torch.dtype):
+        if str(p) == "torch.float8_e4m3fn":  # (torch >= 2.1; Kiln's tensors have no FP8 dtype)
+            return "f8"
         return dtype_name(p)
     if isinstance(p, str) and p.lower() in _PRECISIONS:
         return _PRECISIONS[p.lower()]
-    raise KilnError("[InvalidInput] unknown precision %r (fp32, fp16, bf16, int8 or a torch dtype)" % (p,))
+    raise KilnError("[InvalidInput] unknown precision %r (fp32, fp16, bf16, int8, fp8 or a torch dtype)" % (p,))
 
 
 def _precisions(value: Any) -> list:
@@ -215,8 +218,9 @@ def compile(model: Any, inputs: Optional[Iterable[Any]] = None, *, precision: An
     inputs: per positional input, an example tensor (a fixed shape) or a kiln.Input (a shape range); for an
         nn.Module also the export's example arguments (kwarg_inputs: its keyword arguments). Default: the program's
         own shape ranges.
-    precision: "fp32", "fp16", "bf16", "int8" (with calibration="DATA.npz"), a torch dtype, or several (the engines'
-        enabled_precisions).
+    precision: "fp32", "fp16", "bf16", "int8" (with calibration="DATA.npz"), "fp8" (FP8 E4M3 matmuls on cuda
+        GPUs of compute capability 8.9 and up, with calibration="DATA.npz"), a torch dtype (torch.float8_e4m3fn for
+        fp8), or several (the engines' enabled_precisions).
     backend: "cpu" or "cuda" (default: where the inputs or the model's parameters are).
     settings: any Kiln compilation setting by name (min_block_size=3, torch_executed_ops={"aten.add.Tensor"},
         use_cuda_graphs=True, ...: docs/python.md lists them); an unknown name or a value of the wrong type is a

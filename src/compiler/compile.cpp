@@ -41,19 +41,6 @@ std::string format_ms(double ms) {
   return out.str();
 }
 
-std::vector<engine::Precision> builder_precisions(const CompilationSettings& settings) {
-  std::vector<engine::Precision> out = {engine::Precision::FP32};
-  if (settings.enabled_precisions.count(DType::Float16) != 0) out.push_back(engine::Precision::FP16);
-  if (settings.enabled_precisions.count(DType::BFloat16) != 0) out.push_back(engine::Precision::BF16);
-  if (settings.enabled_precisions.count(DType::Int8) != 0) out.push_back(engine::Precision::INT8);
-  for (DType d : settings.enabled_precisions) {
-    KILN_CHECK(d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16 || d == DType::Int8,
-               InvalidInput, "enabled_precisions: ", dtype_name(d),
-               " is not a precision engines run in (f32, f16, bf16, i8)");
-  }
-  return out;
-}
-
 // Narrows the program's symbol ranges and hints to the user's input specs (checked against the program).
 void apply_input_specs(ir::Graph& graph, const std::vector<InputSpec>& specs) {
   if (specs.empty()) return;
@@ -145,7 +132,7 @@ std::vector<std::vector<HostTensor>> segment_values(const ir::Graph& top, const 
 std::vector<std::vector<HostTensor>> segment_samples(const ir::Graph& top, const ir::Node& node,
                                                      const CompilationSettings& settings,
                                                      const std::vector<std::vector<HostTensor>>& samples) {
-  const std::vector<engine::Precision> precisions = builder_precisions(settings);
+  const std::vector<engine::Precision> precisions = conversion::engine_precisions(settings);
   const bool reduced = std::count(precisions.begin(), precisions.end(), engine::Precision::FP16) +
                            std::count(precisions.begin(), precisions.end(), engine::Precision::BF16) >
                        0;
@@ -174,6 +161,7 @@ std::vector<EngineBuildInfo::LayerPrecision> layer_precisions(const engine::Plan
   for (const engine::PlanLayerInfo& l : plan.layers()) {
     if (l.kind != engine::LayerKind::Convolution && l.kind != engine::LayerKind::MatrixMultiply) continue;
     const std::string precision = l.int8                    ? "int8"
+                                  : l.fp8                   ? "fp8"
                                   : l.output_dtypes.empty() ? "?"
                                                             : dtype_name(l.output_dtypes[0]);
     out.push_back({l.name, precision, l.tactic});
@@ -213,7 +201,7 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
     calibration->ranges = detail::load_calibration(calibration_dir, calibration_key);
     calibration->batches = std::move(batches);
     info.calibration = calibration->ranges ? "calibration cache" : "calibrated";
-    KILN_INFO("engine ", node.name(), ": int8 ranges ",
+    KILN_INFO("engine ", node.name(), ": quantization ranges ",
               calibration->ranges ? "from the calibration cache (" : "calibrated now (",
               calibration_key.substr(0, 12), ")");
   }
@@ -280,7 +268,7 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
 
 std::vector<std::string> precision_names(const CompilationSettings& settings) {
   std::vector<std::string> names;
-  for (engine::Precision p : builder_precisions(settings)) names.push_back(engine::precision_name(p));
+  for (engine::Precision p : conversion::engine_precisions(settings)) names.push_back(engine::precision_name(p));
   return names;
 }
 
@@ -335,8 +323,7 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
     KILN_CHECK(sample.size() == program.graph->inputs().size(), InvalidInput, "compile: a sample has ",
                sample.size(), " inputs, the program ", program.graph->inputs().size());
   }
-  const std::vector<engine::Precision> precisions =
-      builder_precisions(settings);  // rejects bad ones before any work
+  const std::vector<engine::Precision> precisions = conversion::engine_precisions(settings);
   (void)conversion::builder_config_from_settings(settings);  // rejects a bad thread count before any work
   CompileReport local;
   CompileReport& r = report != nullptr ? *report : local;
@@ -368,12 +355,16 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
   }
 
   std::vector<std::vector<HostTensor>> calibration_batches;
-  if (std::count(precisions.begin(), precisions.end(), engine::Precision::INT8) > 0) {
-    // A program with quantize/dequantize nodes brings its own ranges (docs/quantization.md, precision rules).
-    const bool explicit_quantization = has_fake_quantize(*graph);
+  const bool int8 = std::count(precisions.begin(), precisions.end(), engine::Precision::INT8) > 0;
+  const bool fp8 = std::count(precisions.begin(), precisions.end(), engine::Precision::FP8) > 0;
+  if (int8 || fp8) {
+    // A program with quantize/dequantize nodes brings its own INT8 ranges (docs/quantization.md, precision
+    // rules); FP8 is calibrated.
+    const bool explicit_quantization = int8 && has_fake_quantize(*graph);
     KILN_CHECK(!settings.calibration.empty() || explicit_quantization, InvalidInput,
-               "int8 needs calibration data or quantize/dequantize nodes in the program: pass --calibration "
-               "FILE.npz (the `calibration` setting)");
+               int8 ? "int8 needs calibration data or quantize/dequantize nodes in the program: pass --calibration "
+                      "FILE.npz (the `calibration` setting)"
+                    : "fp8 needs calibration data: pass --calibration FILE.npz (the `calibration` setting)");
     if (explicit_quantization && !settings.calibration.empty()) {
       KILN_WARN("the program carries quantize/dequantize nodes: INT8 ranges come from them, --calibration ",
                 settings.calibration, " is not used");

@@ -9,13 +9,20 @@
 
 namespace kiln::conversion {
 
+std::vector<engine::Precision> engine_precisions(const settings::CompilationSettings& settings) {
+  std::vector<engine::Precision> out = {engine::Precision::FP32};
+  const auto& enabled = settings.enabled_precisions;
+  if (enabled.count(settings::Precision::F16)) out.push_back(engine::Precision::FP16);
+  if (enabled.count(settings::Precision::BF16)) out.push_back(engine::Precision::BF16);
+  if (enabled.count(settings::Precision::I8)) out.push_back(engine::Precision::INT8);
+  if (enabled.count(settings::Precision::F8)) out.push_back(engine::Precision::FP8);
+  return out;
+}
+
 engine::BuilderConfig builder_config_from_settings(const settings::CompilationSettings& settings) {
   engine::BuilderConfig c;
   c.backend = settings.backend;
-  c.precisions = {engine::Precision::FP32};
-  if (settings.enabled_precisions.count(DType::Float16)) c.precisions.push_back(engine::Precision::FP16);
-  if (settings.enabled_precisions.count(DType::BFloat16)) c.precisions.push_back(engine::Precision::BF16);
-  if (settings.enabled_precisions.count(DType::Int8)) c.precisions.push_back(engine::Precision::INT8);
+  c.precisions = engine_precisions(settings);
   c.strongly_typed = settings.use_explicit_typing;
   if (settings.workspace_size > 0) c.workspace_limit = static_cast<size_t>(settings.workspace_size);
   c.timing_cache_path = settings.timing_cache_path;

@@ -107,7 +107,8 @@ NodeSupport is_node_supported(const ir::Node& node, const settings::CompilationS
   }
   auto autocast = node.metadata().find(ir::kAutocastKey);
   if (autocast != node.metadata().end() && autocast->second.ends_with(":disabled") &&
-      (settings.enabled_precisions.count(DType::Float16) || settings.enabled_precisions.count(DType::BFloat16))) {
+      (settings.enabled_precisions.count(settings::Precision::F16) ||
+       settings.enabled_precisions.count(settings::Precision::BF16))) {
     // Engines would run the node in a lower precision; the program asked for its own dtype here (HF rotary
     // tables are such regions: positions lose their low bits in fp16).
     out.status = SupportStatus::PrecisionConstraint;

@@ -169,26 +169,44 @@ void OpSet::apply_flag(std::set<std::string>& field, std::string_view value, con
   for (std::string& op : comma_list(value)) field.insert(detail::parse_text(info.flag, op));
 }
 
-json Precisions::to_json(const std::set<DType>& value) {
+const char* precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::F32: return "f32";
+    case Precision::F16: return "f16";
+    case Precision::BF16: return "bf16";
+    case Precision::I8: return "i8";
+    case Precision::F8: return "f8";
+  }
+  return "?";
+}
+
+std::optional<Precision> precision_from_name(std::string_view name) {
+  for (Precision p : {Precision::F32, Precision::F16, Precision::BF16, Precision::I8, Precision::F8}) {
+    if (name == precision_name(p)) return p;
+  }
+  return std::nullopt;
+}
+
+json Precisions::to_json(const std::set<Precision>& value) {
   std::vector<std::string> names;
-  for (DType d : value) names.push_back(dtype_name(d));
+  for (Precision p : value) names.push_back(precision_name(p));
   return names;
 }
-std::set<DType> Precisions::from_json(const json& value, const SettingInfo& info) {
+std::set<Precision> Precisions::from_json(const json& value, const SettingInfo& info) {
   const std::string expected = "a list of " + one_of(info);
-  std::set<DType> out;
+  std::set<Precision> out;
   for (const std::string& name : string_list_from_json(value, info, expected)) {
     const std::vector<std::string> all = detail::split_choices(info.values);
     if (std::find(all.begin(), all.end(), name) == all.end()) wrong_type(info, expected, value);
-    out.insert(*dtype_from_name(name));
+    out.insert(*precision_from_name(name));
   }
   return out;
 }
-void Precisions::apply_flag(std::set<DType>& field, std::string_view value, const SettingInfo& info) {
+void Precisions::apply_flag(std::set<Precision>& field, std::string_view value, const SettingInfo& info) {
   field.clear();
   for (const std::string& name : comma_list(value)) {
     detail::check_choice(info.flag, name, info.values);
-    field.insert(*dtype_from_name(name));
+    field.insert(*precision_from_name(name));
   }
 }
 

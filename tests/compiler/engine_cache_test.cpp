@@ -289,7 +289,7 @@ TEST(EngineSegmentHash, ChangesWithShapesDtypesSettingsStructureAndRanges) {
   EXPECT_NE(base, hash(*segment("f16[4, 8]"))) << "weight dtype";
   EXPECT_NE(base, hash(*segment("f32[4, 8]", "aten.sigmoid.default"))) << "structure";
   CompilationSettings fp16;
-  fp16.enabled_precisions.insert(DType::Float16);
+  fp16.enabled_precisions.insert(settings::Precision::F16);
   EXPECT_NE(base, hash(*segment("f32[4, 8]"), fp16)) << "precision";
   CompilationSettings cuda;
   cuda.backend = "cuda";

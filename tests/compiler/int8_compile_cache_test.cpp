@@ -31,7 +31,7 @@ using kiln::test_files::scratch_dir;
 
 CompilationSettings int8_settings(const std::string& dir) {
   CompilationSettings s;
-  s.enabled_precisions = {DType::Float32, DType::Int8};
+  s.enabled_precisions = {settings::Precision::F32, settings::Precision::I8};
   s.engine_cache_dir = dir + "/engines";
   s.cache_built_engines = s.reuse_cached_engines = true;
   s.immutable_weights = false;

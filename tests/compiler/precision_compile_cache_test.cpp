@@ -41,7 +41,7 @@ CompileReport compile_row_norm(EngineCache& cache) {
   program.graph = ir::parse_graph(kRowNorm);
   program.output_kinds = {frontend::OutputKind::UserOutput};
   CompilationSettings settings;
-  settings.enabled_precisions = {DType::Float32, DType::Float16};
+  settings.enabled_precisions = {settings::Precision::F32, settings::Precision::F16};
   settings.min_block_size = 1;
   settings.cache_built_engines = settings.reuse_cached_engines = true;
   settings.immutable_weights = false;

@@ -35,7 +35,7 @@ struct Compiled {
   CompileReport report;
 };
 
-Compiled compile_rms_norm(const std::set<DType>& precisions) {
+Compiled compile_rms_norm(const std::set<settings::Precision>& precisions) {
   Compiled c;
   c.program.graph = ir::parse_graph(kRmsNorm);
   HostTensor w(DType::Float32, {64});
@@ -49,7 +49,7 @@ Compiled compile_rms_norm(const std::set<DType>& precisions) {
 }
 
 TEST(CompilePrecisionReport, Fp16RmsNormKeepsItsStatisticsInFp32AndSaysWhy) {
-  Compiled c = compile_rms_norm({DType::Float32, DType::Float16});
+  Compiled c = compile_rms_norm({settings::Precision::F32, settings::Precision::F16});
   ASSERT_NE(c.module, nullptr);
   ASSERT_EQ(c.report.engines.size(), 1u) << c.report.to_string();
   const auto& notes = c.report.engines[0].precision;
@@ -75,7 +75,7 @@ TEST(CompilePrecisionReport, Fp16RmsNormKeepsItsStatisticsInFp32AndSaysWhy) {
 }
 
 TEST(CompilePrecisionReport, Fp32CompileDepartsFromNothing) {
-  Compiled c = compile_rms_norm({DType::Float32});
+  Compiled c = compile_rms_norm({settings::Precision::F32});
   ASSERT_NE(c.module, nullptr);
   for (const EngineBuildInfo& e : c.report.engines) EXPECT_TRUE(e.precision.empty()) << c.report.to_string();
 }

@@ -43,7 +43,7 @@ HostTensor sample() {
   return x;
 }
 
-HostTensor run(const frontend::Program& program, const std::set<DType>& precisions,
+HostTensor run(const frontend::Program& program, const std::set<settings::Precision>& precisions,
                const std::vector<std::vector<HostTensor>>& samples, CompileReport* report = nullptr) {
   CompilationSettings settings;
   settings.enabled_precisions = precisions;
@@ -63,11 +63,11 @@ bool noted_overflow(const CompileReport& report) {
 
 TEST(CompileSampleInputs, Fp16LayersThatOverflowOnTheSamplesStayFp32) {
   const frontend::Program program = logits_program(1e4);
-  const HostTensor want = run(program, {DType::Float32}, {});
-  const HostTensor before = run(program, {DType::Float32, DType::Float16}, {});
+  const HostTensor want = run(program, {settings::Precision::F32}, {});
+  const HostTensor before = run(program, {settings::Precision::F32, settings::Precision::F16}, {});
   EXPECT_FALSE(std::isfinite(before.get_as_double(0))) << "without samples the fp16 logits overflow";
   CompileReport report;
-  const HostTensor got = run(program, {DType::Float32, DType::Float16}, {{sample()}}, &report);
+  const HostTensor got = run(program, {settings::Precision::F32, settings::Precision::F16}, {{sample()}}, &report);
   EXPECT_TRUE(noted_overflow(report)) << report.to_string();
   ASSERT_EQ(report.engines.size(), 1u) << report.to_string();
   ASSERT_EQ(got.sizes(), want.sizes());
@@ -80,8 +80,8 @@ TEST(CompileSampleInputs, Fp16LayersThatOverflowOnTheSamplesStayFp32) {
 TEST(CompileSampleInputs, SamplesNothingOverflowsOnChangeNothing) {
   const frontend::Program program = logits_program(1.0);
   CompileReport plain, checked;
-  run(program, {DType::Float32, DType::Float16}, {}, &plain);
-  run(program, {DType::Float32, DType::Float16}, {{sample()}}, &checked);
+  run(program, {settings::Precision::F32, settings::Precision::F16}, {}, &plain);
+  run(program, {settings::Precision::F32, settings::Precision::F16}, {{sample()}}, &checked);
   EXPECT_FALSE(noted_overflow(checked)) << checked.to_string();
   ASSERT_EQ(plain.engines.size(), checked.engines.size());
   for (size_t e = 0; e < plain.engines.size(); ++e)
@@ -90,7 +90,7 @@ TEST(CompileSampleInputs, SamplesNothingOverflowsOnChangeNothing) {
 
 TEST(CompileSampleInputs, ASampleOfTheWrongArityIsAnError) {
   CompilationSettings settings;
-  settings.enabled_precisions = {DType::Float32, DType::Float16};
+  settings.enabled_precisions = {settings::Precision::F32, settings::Precision::F16};
   EXPECT_THROW(compile(logits_program(1.0), settings, {}, nullptr, nullptr, {{sample(), sample()}}), Error);
 }
 

@@ -82,8 +82,8 @@ std::string backend_unavailable(const std::string& name) {
 }
 
 bool reduced_precision(const ConverterCase& c) {
-  return c.settings.enabled_precisions.count(DType::Float16) != 0 ||
-         c.settings.enabled_precisions.count(DType::BFloat16) != 0;
+  return c.settings.enabled_precisions.count(settings::Precision::F16) != 0 ||
+         c.settings.enabled_precisions.count(settings::Precision::BF16) != 0;
 }
 
 HostTensor random_input(DType dtype, const std::vector<int64_t>& sizes, const InputFill& fill, uint32_t seed) {
@@ -332,7 +332,7 @@ void check_converter_case(const ConverterCase& c) {
     if (reduced) {
       // Weakly typed reduced precision lowers the whole plan and casts the fp32 inputs down: without such a cast
       // the case would compare fp32 with fp32.
-      const bool fp16 = c.settings.enabled_precisions.count(DType::Float16) != 0;  // the builder prefers fp16
+      const bool fp16 = c.settings.enabled_precisions.count(settings::Precision::F16) != 0;  // the builder prefers fp16
       const std::string to = dtype_name(fp16 ? DType::Float16 : DType::BFloat16);
       bool cast_down = false;
       for (const engine::PlanLayerInfo& l : plan->layers()) {

@@ -242,7 +242,7 @@ TEST(Interpreter, ConvertEngineSegmentsOfAPartitionedGraph) {
 
 TEST(Interpreter, BuilderConfigFollowsSettings) {
   settings::CompilationSettings s;
-  s.enabled_precisions = {DType::Float32, DType::Float16};
+  s.enabled_precisions = {settings::Precision::F32, settings::Precision::F16};
   s.immutable_weights = false;
   s.strip_engine_weights = true;
   engine::BuilderConfig c = builder_config_from_settings(s);

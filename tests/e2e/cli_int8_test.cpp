@@ -4,10 +4,12 @@
 // calibration cache, another calibrator or percentile calibrates again, and calibration data that does not
 // fit the program or a percentile outside (0, 100] is a one-line InvalidInput error that leaves no file
 // behind. A program with integer inputs (BERT's token ids and attention mask) calibrates on integer arrays
-// (SQNR >= 20 dB against torch's outputs, the same bound).
+// (SQNR >= 20 dB against torch's outputs, the same bound). FP8 asked of the cpu backend calibrates and keeps
+// every layer floating.
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -151,6 +153,37 @@ TEST(CliInt8, CalibrationDataThatDoesNotFitIsAOneLineError) {
   EXPECT_EQ(none.code, 2);
   EXPECT_NE(none.err.find("int8 needs calibration data"), std::string::npos) << none.err;
   EXPECT_FALSE(fs::exists(out));
+  Result fp8_none = kiln("compile " + model + " -o " + out + " --no-cache --precision fp16 fp8");
+  EXPECT_EQ(fp8_none.code, 2);
+  EXPECT_NE(fp8_none.err.find("fp8 needs calibration data"), std::string::npos) << fp8_none.err;
+  EXPECT_EQ(lines(fp8_none.err), 1u) << fp8_none.err;
+  EXPECT_FALSE(fs::exists(out));
+  Result unknown = kiln("compile " + model + " -o " + out + " --no-cache --precision fp4");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("--precision 'fp4' is not one of fp32, fp16, bf16, int8, fp8"), std::string::npos)
+      << unknown.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// FP8 (cuda matmuls) asked of the cpu backend: calibrated like INT8, but the cpu has no FP8 tactic, so every
+// layer stays floating and the module computes what the fp32 build does (bit for bit: the same kernels).
+TEST(CliInt8, Fp8OnTheCpuCalibratesAndKeepsEveryLayerFloating) {
+  const fs::path dir = scratch_dir("cli_fp8_cpu");
+  const std::string model = data("tiny_resnet/model.pt2");
+  const std::string calib = calibration_file(dir, "calib.npz", "input_0", {4, 3, 32, 32});
+  const std::string fp8 = (dir / "fp8.kiln").string(), fp32 = (dir / "fp32.kiln").string();
+  Result r = kiln("compile " + model + " -o " + fp8 + " --no-cache --precision fp32 fp8 --calibration " + calib);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("fp8: 0 of "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("layers in FP8 (the others floating); ranges calibrated now"), std::string::npos) << r.out;
+  ASSERT_EQ(kiln("compile " + model + " -o " + fp32 + " --no-cache").code, 0);
+  const std::string io = data("tiny_resnet/io_0.npz");
+  const std::string out_fp8 = (dir / "out_fp8.npz").string(), out_fp32 = (dir / "out_fp32.npz").string();
+  ASSERT_EQ(kiln("run " + fp8 + " --inputs " + io + " --outputs " + out_fp8).code, 0);
+  ASSERT_EQ(kiln("run " + fp32 + " --inputs " + io + " --outputs " + out_fp32).code, 0);
+  const HostTensor got = read_npz(out_fp8).at("output_0"), want = read_npz(out_fp32).at("output_0");
+  ASSERT_EQ(got.nbytes(), want.nbytes());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.nbytes()), 0);
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ TEST(Capability, HigherOrderOpsUnreadableArgumentsAndAutocastOffRegionsStayInPyT
   // An autocast-disabled region keeps its dtype: in PyTorch when engines may lower precision, in engines otherwise.
   g->find_node("t")->mutable_metadata()[ir::kAutocastKey] = "cuda:disabled";
   EXPECT_TRUE(is_node_supported(*g->find_node("t"), s, reg).supported);
-  s.enabled_precisions = {DType::Float32, DType::Float16};
+  s.enabled_precisions = {settings::Precision::F32, settings::Precision::F16};
   EXPECT_EQ(is_node_supported(*g->find_node("t"), s, reg).status, SupportStatus::PrecisionConstraint);
   g->find_node("t")->mutable_metadata()[ir::kAutocastKey] = "cuda:float16";
   EXPECT_TRUE(is_node_supported(*g->find_node("t"), s, reg).supported);

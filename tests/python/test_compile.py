@@ -59,6 +59,8 @@ def test_unknown_or_mistyped_settings_fail_with_kiln_message():
     with pytest.raises(kiln.KilnError, match=r"^\[InvalidInput\].*'reduced_precision_min_cosine' expects a finite"):
         kiln.compile(path, reduced_precision_min_cosine=float("nan"))
     with pytest.raises(kiln.KilnError, match=r"unknown precision"):
+        kiln.compile(path, precision="int4")
+    with pytest.raises(kiln.KilnError, match=r"^\[InvalidInput\] fp8 needs calibration data"):
         kiln.compile(path, precision="fp8")
     with pytest.raises(kiln.KilnError, match=r"backend"):
         kiln.compile(path, backend="tpu")

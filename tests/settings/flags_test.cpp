@@ -95,7 +95,7 @@ TEST(CompilationSettings, TorchTensorRTDefaults) {
   EXPECT_TRUE(s.use_fast_partitioner);
   EXPECT_FALSE(s.enable_resource_partitioning);
   EXPECT_FALSE(s.cpu_memory_budget.has_value());
-  EXPECT_EQ(s.enabled_precisions, (std::set<DType>{DType::Float32}));
+  EXPECT_EQ(s.enabled_precisions, (std::set<settings::Precision>{settings::Precision::F32}));
   EXPECT_TRUE(s.immutable_weights);
   EXPECT_EQ(s.engine_cache_size, int64_t{5} << 30);
 }

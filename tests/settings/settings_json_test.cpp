@@ -37,7 +37,7 @@ TEST(SettingsJson, EverySettingRoundTripsANonDefaultValue) {
 TEST(SettingsJson, TheJsonFormIsUnchanged) {
   // Archives saved before the settings layer (MutableModule) hold these forms: they must still read.
   CompilationSettings s;
-  s.enabled_precisions.insert(DType::Float16);
+  s.enabled_precisions.insert(settings::Precision::F16);
   s.cpu_memory_budget = 1024;
   s.torch_executed_ops = {"aten.add"};
   const nlohmann::json j = settings_to_json(s);
@@ -73,7 +73,7 @@ TEST(SettingsJson, UnknownKeysAndBadTypesNameTheKey) {
       error_of(nlohmann::json::parse(R"({"backend": "tpu"})")).find("'backend' expects one of cpu, cuda"),
       std::string::npos);
   EXPECT_NE(error_of(nlohmann::json::parse(R"({"enabled_precisions": ["f32", "i4"]})"))
-                .find("'enabled_precisions' expects a list of one of f32, f16, bf16, i8"),
+                .find("'enabled_precisions' expects a list of one of f32, f16, bf16, i8, f8"),
             std::string::npos);
   EXPECT_NE(error_of(nlohmann::json::parse(R"({"torch_executed_ops": "aten.add"})"))
                 .find("'torch_executed_ops' expects list[str]"),

@@ -1,8 +1,9 @@
-// kiln compile MODEL.pt2 -o OUT.kiln [--backend cpu|cuda] [--precision fp32|fp16|bf16|int8] [--input
+// kiln compile MODEL.pt2 -o OUT.kiln [--backend cpu|cuda] [--precision fp32|fp16|bf16|int8|fp8] [--input
 // NAME=MIN:OPT:MAX]...
 //              [--sample-inputs IO.npz] [partitioning flags] [--verbose]
 
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "commands.h"
@@ -31,34 +32,40 @@ struct CompileCommandOptions {
 
 void apply_precisions(compiler::CompilationSettings& settings, const std::vector<std::string>& precisions) {
   if (precisions.empty()) return;
-  settings.enabled_precisions = {DType::Float32};
+  using settings::Precision;
+  settings.enabled_precisions = {Precision::F32};
+  const std::map<std::string, Precision> names = {{"fp32", Precision::F32}, {"fp16", Precision::F16},
+                                                  {"bf16", Precision::BF16}, {"int8", Precision::I8},
+                                                  {"fp8", Precision::F8}};
   for (const std::string& p : precisions) {
-    if (p == "fp32") continue;
-    if (p == "fp16") {
-      settings.enabled_precisions.insert(DType::Float16);
-    } else if (p == "bf16") {
-      settings.enabled_precisions.insert(DType::BFloat16);
-    } else if (p == "int8") {
-      settings.enabled_precisions.insert(DType::Int8);
-    } else {
-      KILN_FAIL(InvalidInput, "--precision '", p, "' is not one of fp32, fp16, bf16, int8");
-    }
+    const auto it = names.find(p);
+    KILN_CHECK(it != names.end(), InvalidInput, "--precision '", p, "' is not one of fp32, fp16, bf16, int8, fp8");
+    settings.enabled_precisions.insert(it->second);
   }
 }
 
-// One line for an INT8 compile: how many convolution/matmul layers run in INT8 and where their ranges came
-// from.
-void print_int8_summary(const compiler::CompileReport& report) {
-  size_t int8 = 0, weighted = 0, calibrated = 0, cached = 0, program = 0;
+// One line for an INT8 or FP8 compile: how many convolution/matmul layers run quantized and where their ranges
+// came from.
+void print_quantization_summary(const compiler::CompileReport& report, const compiler::CompilationSettings& settings) {
+  const bool fp8_asked = settings.enabled_precisions.count(settings::Precision::F8) > 0;
+  size_t int8 = 0, fp8 = 0, weighted = 0, calibrated = 0, cached = 0, program = 0;
   for (const compiler::EngineBuildInfo& e : report.engines) {
     if (e.calibration.empty()) continue;
     (e.calibration == "calibrated" ? calibrated : e.calibration == "program Q/DQ" ? program : cached) += 1;
     weighted += e.layers.size();
-    for (const auto& l : e.layers) int8 += l.precision == "int8" ? 1 : 0;
+    for (const auto& l : e.layers) {
+      int8 += l.precision == "int8" ? 1 : 0;
+      fp8 += l.precision == "fp8" ? 1 : 0;
+    }
   }
   if (calibrated + cached + program == 0) return;
-  std::cout << "int8: " << int8 << " of " << weighted
-            << " convolution/matmul layers in INT8 (the others fp32); ranges "
+  if (fp8_asked) {
+    std::cout << "fp8: " << fp8 << " of " << weighted << " convolution/matmul layers in FP8";
+    if (int8 > 0) std::cout << ", " << int8 << " in INT8";
+  } else {
+    std::cout << "int8: " << int8 << " of " << weighted << " convolution/matmul layers in INT8";
+  }
+  std::cout << (fp8_asked ? " (the others floating)" : " (the others fp32)") << "; ranges "
             << (calibrated + cached == 0 ? "from the program's quantize/dequantize nodes"
                 : cached == 0            ? "calibrated now"
                 : calibrated == 0        ? "from the calibration cache (not calibrated again)"
@@ -152,7 +159,7 @@ int run_compile(const CompileCommandOptions& o) {
               << " layers kept in fp32 or constants clamped by the reduced-precision policy (--verbose lists "
                  "them)\n";
   }
-  print_int8_summary(report);
+  print_quantization_summary(report, settings);
   print_qdq_summary(report);
   for (const std::string& f : report.fallbacks) std::cout << "warning: fell back to PyTorch: " << f << "\n";
   return kExitOk;
@@ -193,7 +200,8 @@ Action setup_compile(CLI::App& app) {
   app.add_option("-o,--output", options->output, "The .kiln archive to write")->required();
   app.add_option("--precision", options->precisions,
                  "Precisions engines may use: fp32 (default), fp16, bf16, int8 (with --calibration, or a "
-                 "program with quantize/dequantize nodes)")
+                 "program with quantize/dequantize nodes), fp8 (FP8 E4M3 matmuls on cuda GPUs of compute "
+                 "capability 8.9 and up, with --calibration)")
       ->take_all();
   app.add_option("--input", options->inputs,
                  "Shape range of an input: NAME=MIN:OPT:MAX (shapes like 1x3x224x224) or NAME=SHAPE");

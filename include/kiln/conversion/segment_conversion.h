@@ -52,6 +52,9 @@ struct SegmentCalibration {
   engine::CalibrationConfig config;
 };
 
+/// The engine builder's precisions for settings.enabled_precisions (FP32 always among them).
+std::vector<engine::Precision> engine_precisions(const settings::CompilationSettings& settings);
+
 /// The BuilderConfig the settings ask for: backend, precisions (enabled_precisions), strongly typed
 /// (use_explicit_typing), workspace, timing cache, refittable (!immutable_weights), strip weights, timing
 /// iterations, TF32 (allow_tf32), the accuracy rule's bar (reduced_precision_min_cosine), verbose (debug).

@@ -22,10 +22,11 @@
 // clang-format off
 #define KILN_SETTINGS(X)                                                                                     \
   /* Precision */                                                                                            \
-  X(Precisions, enabled_precisions, {DType::Float32}, "", "f32|f16|bf16|i8", Engine,                         \
-    "precisions the engine builder may choose kernels in (i8: INT8, calibrated on `calibration`)")            \
+  X(Precisions, enabled_precisions, {Precision::F32}, "", "f32|f16|bf16|i8|f8", Engine,                      \
+    "precisions the engine builder may choose kernels in (i8: INT8, f8: FP8 E4M3, both calibrated on "        \
+    "`calibration`)")                                                                                        \
   X(Text, calibration, "", "calibration", "FILE.npz", Compile,                                               \
-    "calibration batches of the program inputs for int8 (docs/quantization.md); the ranges go in the "       \
+    "calibration batches of the program inputs for int8 and fp8 (docs/quantization.md); the ranges go in the " \
     "engine-cache key")                                                                                      \
   X(Choice, calibrator, "percentile", "calibrator", "percentile|entropy|max", Engine,                        \
     "how int8 calibration picks each tensor's range: percentile (default), entropy (KL), max")               \

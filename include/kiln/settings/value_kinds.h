@@ -17,6 +17,14 @@
 
 namespace kiln::settings {
 
+/// A precision engines may compute in (the `enabled_precisions` setting; Torch-TensorRT's enabled_precisions
+/// dtypes): fp32, fp16, bf16, INT8 and FP8 E4M3 (torch.float8_e4m3fn).
+enum class Precision : uint8_t { F32, F16, BF16, I8, F8 };
+/// Its name in settings: f32 f16 bf16 i8 f8.
+const char* precision_name(Precision precision);
+/// The precision of that name; std::nullopt when it is none.
+std::optional<Precision> precision_from_name(std::string_view name);
+
 /// Where a setting acts. Engine: it changes the engines built (engine-invariant: part of the engine-cache
 /// key). Runtime: it changes only how the compiled module runs (stored in the module, never in a plan).
 /// Compile: neither (partitioning, caches, logging).
@@ -121,15 +129,15 @@ struct OpSet {
   static void apply_flag(std::set<std::string>& field, std::string_view value, const SettingInfo& info);
 };
 
-/// A set of floating-point precisions, each one of the row's '|'-separated dtype names. JSON: a list of those
+/// A set of precisions, each one of the row's '|'-separated names (precision_name). JSON: a list of those
 /// names. Flag: comma-separated names, replacing the set.
 struct Precisions {
-  using Field = std::set<DType>;
+  using Field = std::set<Precision>;
   static constexpr std::string_view kType = "list[str]";
   static constexpr bool kSwitch = false;
-  static nlohmann::json to_json(const std::set<DType>& value);
-  static std::set<DType> from_json(const nlohmann::json& json, const SettingInfo& info);
-  static void apply_flag(std::set<DType>& field, std::string_view value, const SettingInfo& info);
+  static nlohmann::json to_json(const std::set<Precision>& value);
+  static std::set<Precision> from_json(const nlohmann::json& json, const SettingInfo& info);
+  static void apply_flag(std::set<Precision>& field, std::string_view value, const SettingInfo& info);
 };
 
 }  // namespace kiln::settings

@@ -61,7 +61,7 @@ CaseList fake_quantize_cases() {
               "aten.fake_quantize_per_tensor_affine.default(self=%x, scale=0.5, zero_point=0, "
               "quant_min=-8, quant_max=7)",
               wide)}) {
-    c.c.settings.enabled_precisions = {DType::Float32, DType::Int8};
+    c.c.settings.enabled_precisions = {settings::Precision::F32, settings::Precision::I8};
     cases.push_back(c);
   }
   NamedCase folded;
@@ -71,7 +71,7 @@ CaseList fake_quantize_cases() {
                        "quant_min=-128, quant_max=127)",
                        "f32[4, 3, 5]");
   folded.c.fills = {{0, InputFill{-4.5, 4.5}}};  // inside +-127 * 0.0371
-  folded.c.settings.enabled_precisions = {DType::Float32, DType::Int8};
+  folded.c.settings.enabled_precisions = {settings::Precision::F32, settings::Precision::I8};
   folded.c.rtol = 0.0;
   folded.c.atol = 0.0371 / 2 + 1e-6;
   cases.push_back(folded);

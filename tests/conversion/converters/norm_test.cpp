@@ -26,7 +26,7 @@ NamedCase norm_case(const std::string& name, const std::string& call, const std:
 // x / clamp_min(||x||_2 over the last dim, 1e-12): torch.nn.functional.normalize, as swin_v2's cosine
 // attention uses it, on values up to 300 in magnitude (sum of squares ~1.5e7 for 512 elements: beyond fp16's
 // 65504).
-NamedCase normalize(const std::string& name, DType reduced) {
+NamedCase normalize(const std::string& name, settings::Precision reduced) {
   NamedCase c = graph_case(
       name, "%x: f32[s0, 3, 512]", "s0 in [1, 4] hint 2",
       "  %n: f32[s0, 3, 1] = aten.linalg_vector_norm.default(self=%x, ord=2, dim=[-1], keepdim=True, *, "
@@ -35,7 +35,7 @@ NamedCase normalize(const std::string& name, DType reduced) {
       "  %e: f32[s0, 3, 512] = aten.expand.default(self=%c, size=[-1, -1, 512], *, implicit=False)\n"
       "  %y: f32[s0, 3, 512] = aten.div.Tensor(self=%x, other=%e)\n  return (%y, %n)\n",
       {{{1, 3, 512}}, {{3, 3, 512}}}, {{0, InputFill{-300, 300}}});
-  c.c.settings.enabled_precisions = {DType::Float32, reduced};
+  c.c.settings.enabled_precisions = {settings::Precision::F32, reduced};
   return c;
 }
 
@@ -76,8 +76,8 @@ CaseList norm_cases() {
                 "aten.norm.ScalarOpt_dim_dtype(self=%x, p=inf, dim=[2], keepdim=False, *, dtype=dtype.f32)",
                 "f32[s0, 4]"),
       norm_case("norm_dtype", "aten.norm.ScalarOpt_dtype(self=%x, p=3, *, dtype=dtype.f32)", "f32[]"),
-      normalize("normalize_fp16", DType::Float16),
-      normalize("normalize_bf16", DType::BFloat16),
+      normalize("normalize_fp16", settings::Precision::F16),
+      normalize("normalize_bf16", settings::Precision::BF16),
   };
 }
 

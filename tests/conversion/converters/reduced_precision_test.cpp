@@ -58,10 +58,10 @@ CaseList fp32_cases() {
 
 CaseList reduced_precision_cases() {
   CaseList out;
-  for (const auto& [suffix, dtype] : {std::pair{"fp16", DType::Float16}, std::pair{"bf16", DType::BFloat16}}) {
+  for (const auto& [suffix, precision] : {std::pair{"fp16", settings::Precision::F16}, std::pair{"bf16", settings::Precision::BF16}}) {
     for (NamedCase c : fp32_cases()) {
       c.name += std::string("_") + suffix;
-      c.c.settings.enabled_precisions = {DType::Float32, dtype};
+      c.c.settings.enabled_precisions = {settings::Precision::F32, precision};
       out.push_back(std::move(c));
     }
   }

@@ -72,7 +72,7 @@ FakeQuant read(const ConversionContext& ctx, const ir::Node& n, const ConverterA
 // The range a fold gives (min, max), or why the node cannot fold.
 std::string fold_refusal(const ConversionContext& ctx, const engine::Tensor* x, const FakeQuant& q,
                          engine::DynamicRange* range) {
-  if (ctx.compilation_settings.enabled_precisions.count(DType::Int8) == 0)
+  if (ctx.compilation_settings.enabled_precisions.count(settings::Precision::I8) == 0)
     return "int8 precision not enabled";
   // (docs/quantization.md: only the cpu backend has INT8 tactics, exact only on CPUs with VNNI; elsewhere a
   // range would be ignored and the engine would compute the unquantized model, not the program)
