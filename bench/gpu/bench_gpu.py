@@ -11,6 +11,9 @@ random weights, fixed seeds) and batch (1 and 32):
      each with CUDA events around every call: median of --iters runs after --warmup runs, inputs on the GPU,
      torch.inference_mode(), TF32 allowed for PyTorch (as ../shared/baselines measured);
   4. checks Kiln's output against eager fp32 (cosine similarity >= 0.999).
+With --fp8, each case is also compiled with `--precision fp16 fp8 --calibration` (FP8 E4M3 matmuls, ranges
+calibrated by Kiln on --fp8-batches batches of other random inputs) and timed with CUDA graphs: kiln_fp8_graphs_ms,
+its speedup over Kiln fp16 with graphs, its cosine and SQNR (dB) against eager fp32.
 With --plain-compile, Kiln's plain mode is also timed on a module compiled with --no-cuda-graphs (its tactics
 chosen counting the host's enqueue time of each call): kiln_plain_built_ms.
 Prints one table (and writes bench_gpu.json to --out). Run from the repository root on the GPU machine after
@@ -126,6 +129,46 @@ def time_plain_built(args, pt2: str, workdir: str, gpu_inputs, log) -> float:
         return time_cuda(lambda: module.forward(inputs), args.warmup, args.iters)
 
 
+def sqnr_db(got: torch.Tensor, want: torch.Tensor) -> float:
+    noise = (got.double() - want.double()).pow(2).sum().item()
+    signal = want.double().pow(2).sum().item()
+    return 10 * np.log10(signal / max(noise, 1e-30))
+
+
+def run_with_graphs(module, inputs, args):
+    """The module's output replaying CUDA graphs, and its median ms."""
+    module.set_use_cuda_graphs(True)
+    out = first_tensor(module.forward(inputs)).float()
+    return out, time_cuda(lambda: module.forward(inputs), args.warmup, args.iters)
+
+
+def time_fp8(name: str, batch: int, args, pt2: str, workdir: str, gpu_inputs, reference, log, row) -> None:
+    """Compiles `pt2` with FP8 matmuls (ranges calibrated on fresh random inputs) and times it with CUDA graphs."""
+    gen = torch.Generator().manual_seed(4321)
+    batches = [make_inputs(name, batch, gen) for _ in range(args.fp8_batches)]
+    calib = os.path.join(workdir, "calibration.npz")
+    np.savez(calib, **{f"input_{k}": torch.cat([b[k] for b in batches]).numpy() for k in range(len(batches[0]))})
+    path = os.path.join(workdir, "model_fp8.kiln")
+    cmd = [args.kiln, "compile", pt2, "-o", path, "--backend", "cuda", "--precision", "fp16", "fp8",
+           "--calibration", calib, "--verbose"]
+    t0 = time.time()
+    proc = subprocess.run(cmd + args.kiln_flag, capture_output=True, text=True)
+    log.write(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}\n")
+    row["kiln_fp8_compile_s"] = round(time.time() - t0, 1)
+    if proc.returncode != 0:
+        row["fp8_error"] = (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
+        return
+    summary = [l for l in proc.stdout.splitlines() if l.startswith("fp8:") or l.startswith("int8:")]
+    row["fp8_summary"] = summary[-1][:100] if summary else ""
+    module = torch.classes.kiln.CompiledModule(path)
+    with torch.inference_mode():
+        out, row["kiln_fp8_graphs_ms"] = run_with_graphs(module, list(gpu_inputs), args)
+    row["fp8_cosine_vs_eager_fp32"] = round(cosine(out, reference), 6)
+    row["fp8_sqnr_db"] = round(sqnr_db(out, reference), 1)
+    if out.dim() == 2:  # logits: how often the top-1 class agrees with eager fp32
+        row["fp8_top1_agreement"] = float((out.argmax(1) == reference.argmax(1)).float().mean())
+
+
 def run_case(name: str, batch: int, args, log) -> dict:
     row = {"model": name, "batch": batch}
     gen = torch.Generator().manual_seed(1234)
@@ -168,13 +211,13 @@ def run_case(name: str, batch: int, args, log) -> dict:
             out = first_tensor(kiln_module.forward(kiln_inputs)).float()
             row["kiln_ms"] = time_cuda(lambda: kiln_module.forward(kiln_inputs), args.warmup, args.iters)
             # The same module replaying CUDA graphs (what reduce-overhead does for torch.compile).
-            kiln_module.set_use_cuda_graphs(True)
-            graphed = first_tensor(kiln_module.forward(kiln_inputs)).float()
-            row["kiln_graphs_ms"] = time_cuda(lambda: kiln_module.forward(kiln_inputs), args.warmup, args.iters)
+            graphed, row["kiln_graphs_ms"] = run_with_graphs(kiln_module, kiln_inputs, args)
             row["cosine_graphs_vs_eager_fp32"] = round(cosine(graphed, reference), 6)
         del kiln_module
         if args.plain_compile:
             row["kiln_plain_built_ms"] = time_plain_built(args, pt2, workdir, gpu_inputs, log)
+        if args.fp8:
+            time_fp8(name, batch, args, pt2, workdir, gpu_inputs, reference, log, row)
     else:
         row["kiln_timing"] = "kiln bench (own process, wall clock + stream sync per call)"
         out, row["kiln_ms"] = kiln_cli_run_and_time(args, kiln_path, npz, workdir, log)
@@ -222,6 +265,9 @@ def main() -> int:
     p.add_argument("--plain-compile", action="store_true",
                    help="also compile with --no-cuda-graphs (tactics chosen counting the host's enqueue time) and "
                         "time that module plainly (kiln_plain_built_ms)")
+    p.add_argument("--fp8", action="store_true",
+                   help="also compile with FP8 matmuls (--precision fp16 fp8, calibrated) and time it with graphs")
+    p.add_argument("--fp8-batches", type=int, default=4, help="calibration batches for --fp8")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
@@ -271,6 +317,13 @@ def main() -> int:
         print(f"{r['model']:<10} {r['batch']:>5} {ms(e):>9} {ms(c):>10} {ms(r.get('kiln_ms')):>8} {ms(g):>11} "
               f"{vs_e:>8} {vs_c:>10}{extra} "
               f"{r['cosine_vs_eager_fp32']:>9.6f}{'' if good else '!'} {r['kiln_compile_s']:>12}{how}")
+    for r in rows:
+        if args.fp8 and "error" not in r:
+            g, f = r.get("kiln_graphs_ms"), r.get("kiln_fp8_graphs_ms")
+            print(f"fp8 {r['model']:<10} {r['batch']:>5} fp16+graphs {ms(g)} ms, fp8+graphs {ms(f)} ms, "
+                  f"{(f'{g / f:.2f}x' if g and f else '-')}; cosine {r.get('fp8_cosine_vs_eager_fp32', '-')}, "
+                  f"SQNR {r.get('fp8_sqnr_db', '-')} dB, top-1 {r.get('fp8_top1_agreement', '-')}; "
+                  f"{r.get('fp8_summary', r.get('fp8_error', ''))}")
     print("ratios: reference median / Kiln's better median of plain and CUDA-graph replay (> 1: Kiln faster); "
           "cosine vs eager fp32 (both Kiln modes) must be >= 0.999")
     return 0 if ok else 1
