@@ -264,6 +264,21 @@ runtime::EngineSegment build_segment(const ir::Graph& top, const ir::Node& node,
   return segment;
 }
 
+// `requested` with its calibrator "auto" resolved: percentile where INT8 is among the precisions (on resnet18
+// it measured 40.7 dB where entropy gave 13.5), else max (FP8: E4M3's range holds the tails percentile clips,
+// vit_b_16 19.4 -> 21.3 dB; and builds without quantization keep the engine-cache keys they had when
+// percentile was the default). Everything downstream (cache keys, the module's recorded settings) sees the
+// resolved name.
+CompilationSettings resolve_calibrator(const CompilationSettings& requested) {
+  CompilationSettings settings = requested;
+  if (settings.calibrator == "auto") {
+    const bool fp8_only = settings.enabled_precisions.count(settings::Precision::F8) > 0 &&
+                          settings.enabled_precisions.count(settings::Precision::I8) == 0;
+    settings.calibrator = fp8_only ? "max" : "percentile";
+  }
+  return settings;
+}
+
 }  // namespace
 
 std::vector<std::string> precision_names(const CompilationSettings& settings) {
@@ -314,10 +329,11 @@ void lower(ir::Graph& graph, const CompilationSettings& settings) {
 }
 
 std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& program,
-                                                 const CompilationSettings& settings,
+                                                 const CompilationSettings& requested,
                                                  const std::vector<InputSpec>& inputs, CompileReport* report,
                                                  EngineCache* engine_cache,
                                                  const std::vector<std::vector<HostTensor>>& sample_inputs) {
+  const CompilationSettings settings = resolve_calibrator(requested);
   KILN_CHECK(program.graph != nullptr, InvalidInput, "compile: the program has no graph");
   for (const std::vector<HostTensor>& sample : sample_inputs) {
     KILN_CHECK(sample.size() == program.graph->inputs().size(), InvalidInput, "compile: a sample has ",

@@ -165,17 +165,27 @@ TEST(CliInt8, CalibrationDataThatDoesNotFitIsAOneLineError) {
   EXPECT_FALSE(fs::exists(out));
 }
 
-// FP8 (cuda matmuls) asked of the cpu backend: calibrated like INT8, but the cpu has no FP8 tactic, so every
-// layer stays floating and the module computes what the fp32 build does (bit for bit: the same kernels).
+// FP8 (cuda matmuls) asked of the cpu backend: calibrated like INT8 (the default calibrator "auto" is max for
+// fp8: a compile naming max finds its ranges in the calibration cache, and the module records max), but the
+// cpu has no FP8 tactic, so every layer stays floating and the module computes what the fp32 build does (bit
+// for bit: the same kernels).
 TEST(CliInt8, Fp8OnTheCpuCalibratesAndKeepsEveryLayerFloating) {
   const fs::path dir = scratch_dir("cli_fp8_cpu");
   const std::string model = data("tiny_resnet/model.pt2");
   const std::string calib = calibration_file(dir, "calib.npz", "input_0", {4, 3, 32, 32});
   const std::string fp8 = (dir / "fp8.kiln").string(), fp32 = (dir / "fp32.kiln").string();
-  Result r = kiln("compile " + model + " -o " + fp8 + " --no-cache --precision fp32 fp8 --calibration " + calib);
+  const std::string flags = " --precision fp32 fp8 --calibration " + calib + " --cache-dir " +
+                            (dir / "cache").string() + " --timing-cache " + (dir / "timing.bin").string();
+  Result r = kiln("compile " + model + " -o " + fp8 + flags);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("fp8: 0 of "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("layers in FP8 (the others floating); ranges calibrated now"), std::string::npos) << r.out;
+  Result max = kiln("compile " + model + " -o " + (dir / "max.kiln").string() + flags + " --calibrator max");
+  ASSERT_EQ(max.code, 0) << max.err;
+  EXPECT_NE(max.out.find("from the calibration cache (not calibrated again)"), std::string::npos) << max.out;
+  Result inspect = kiln("inspect " + fp8 + " --json");
+  ASSERT_EQ(inspect.code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("\"calibrator\": \"max\""), std::string::npos) << inspect.out.substr(0, 600);
   ASSERT_EQ(kiln("compile " + model + " -o " + fp32 + " --no-cache").code, 0);
   const std::string io = data("tiny_resnet/io_0.npz");
   const std::string out_fp8 = (dir / "out_fp8.npz").string(), out_fp32 = (dir / "out_fp32.npz").string();

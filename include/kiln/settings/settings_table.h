@@ -28,8 +28,9 @@
   X(Text, calibration, "", "calibration", "FILE.npz", Compile,                                               \
     "calibration batches of the program inputs for int8 and fp8 (docs/quantization.md); the ranges go in the " \
     "engine-cache key")                                                                                      \
-  X(Choice, calibrator, "percentile", "calibrator", "percentile|entropy|max", Engine,                        \
-    "how int8 calibration picks each tensor's range: percentile (default), entropy (KL), max")               \
+  X(Choice, calibrator, "auto", "calibrator", "auto|percentile|entropy|max", Engine,                         \
+    "how calibration picks each tensor's range: auto (default: percentile for int8, max for fp8), "          \
+    "percentile, entropy (KL), max")                                                                         \
   X(Real<100>, calibration_percentile, 99.99, "calibration-percentile", "P", Engine,                         \
     "the percentile calibrator's P in (0, 100]: a tensor's range ends where P% of its |x| lie (default "     \
     "99.99)")                                                                                                \
