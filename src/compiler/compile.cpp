@@ -283,7 +283,8 @@ CompilationSettings resolve_calibrator(const CompilationSettings& requested) {
 
 std::vector<std::string> precision_names(const CompilationSettings& settings) {
   std::vector<std::string> names;
-  for (engine::Precision p : conversion::engine_precisions(settings)) names.push_back(engine::precision_name(p));
+  for (engine::Precision p : conversion::engine_precisions(settings))
+    names.push_back(engine::precision_name(p));
   return names;
 }
 
@@ -377,10 +378,11 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
     // A program with quantize/dequantize nodes brings its own INT8 ranges (docs/quantization.md, precision
     // rules); FP8 is calibrated.
     const bool explicit_quantization = int8 && has_fake_quantize(*graph);
-    KILN_CHECK(!settings.calibration.empty() || explicit_quantization, InvalidInput,
-               int8 ? "int8 needs calibration data or quantize/dequantize nodes in the program: pass --calibration "
-                      "FILE.npz (the `calibration` setting)"
-                    : "fp8 needs calibration data: pass --calibration FILE.npz (the `calibration` setting)");
+    KILN_CHECK(
+        !settings.calibration.empty() || explicit_quantization, InvalidInput,
+        int8 ? "int8 needs calibration data or quantize/dequantize nodes in the program: pass --calibration "
+               "FILE.npz (the `calibration` setting)"
+             : "fp8 needs calibration data: pass --calibration FILE.npz (the `calibration` setting)");
     if (explicit_quantization && !settings.calibration.empty()) {
       KILN_WARN("the program carries quantize/dequantize nodes: INT8 ranges come from them, --calibration ",
                 settings.calibration, " is not used");

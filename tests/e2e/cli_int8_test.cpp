@@ -160,7 +160,8 @@ TEST(CliInt8, CalibrationDataThatDoesNotFitIsAOneLineError) {
   EXPECT_FALSE(fs::exists(out));
   Result unknown = kiln("compile " + model + " -o " + out + " --no-cache --precision fp4");
   EXPECT_EQ(unknown.code, 2);
-  EXPECT_NE(unknown.err.find("--precision 'fp4' is not one of fp32, fp16, bf16, int8, fp8"), std::string::npos)
+  EXPECT_NE(unknown.err.find("--precision 'fp4' is not one of fp32, fp16, bf16, int8, fp8"),
+            std::string::npos)
       << unknown.err;
   EXPECT_FALSE(fs::exists(out));
 }
@@ -179,7 +180,8 @@ TEST(CliInt8, Fp8OnTheCpuCalibratesAndKeepsEveryLayerFloating) {
   Result r = kiln("compile " + model + " -o " + fp8 + flags);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("fp8: 0 of "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("layers in FP8 (the others floating); ranges calibrated now"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("layers in FP8 (the others floating); ranges calibrated now"), std::string::npos)
+      << r.out;
   Result max = kiln("compile " + model + " -o " + (dir / "max.kiln").string() + flags + " --calibrator max");
   ASSERT_EQ(max.code, 0) << max.err;
   EXPECT_NE(max.out.find("from the calibration cache (not calibrated again)"), std::string::npos) << max.out;

@@ -86,14 +86,15 @@ inline std::string tactic_of(const Plan& plan, LayerKind kind) {
   return "";
 }
 
-/// The quantization tests' MLP: input "x" of `x_dims` -> act(x W1 + b1) -> h W2^T, output "y"; W1 [K, H], b1 [H]
-/// and W2 [N, H] constants (linear layers: bias and activation fuse into the first matrix multiply).
+/// The quantization tests' MLP: input "x" of `x_dims` -> act(x W1 + b1) -> h W2^T, output "y"; W1 [K, H], b1
+/// [H] and W2 [N, H] constants (linear layers: bias and activation fuse into the first matrix multiply).
 inline void add_two_layer_mlp(Network& net, const Dims& x_dims, const HostTensor& w1, const HostTensor& b1,
                               const HostTensor& w2, ActivationKind act) {
   Tensor* x = net.add_input("x", DType::Float32, x_dims);
   Tensor* h = net.add_matrix_multiply("mm1", x, false, net.add_constant("w1", Weights("w1", w1)), false);
   h = net.add_activation(
-      "act", net.add_elementwise("bias", h, net.add_constant("b1", Weights("b1", b1)), ElementwiseOp::Add), act);
+      "act", net.add_elementwise("bias", h, net.add_constant("b1", Weights("b1", b1)), ElementwiseOp::Add),
+      act);
   Tensor* y = net.add_matrix_multiply("mm2", h, false, net.add_constant("w2", Weights("w2", w2)), true);
   y->set_name("y");
   net.mark_output(y);

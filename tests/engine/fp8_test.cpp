@@ -53,7 +53,8 @@ TEST(Fp8Rounding, NearestWithTiesToEven) {
   EXPECT_EQ(float_to_e4m3(std::ldexp(7.5f, -9)), 0x08);
   // Every float between two neighbouring codes goes to the nearer one.
   for (int code = 0; code < 0x7e; ++code) {
-    const float lo = e4m3_to_float(static_cast<uint8_t>(code)), hi = e4m3_to_float(static_cast<uint8_t>(code + 1));
+    const float lo = e4m3_to_float(static_cast<uint8_t>(code)),
+                hi = e4m3_to_float(static_cast<uint8_t>(code + 1));
     for (float t : {0.1f, 0.3f, 0.49f, 0.51f, 0.7f, 0.9f}) {
       const float v = lo + t * (hi - lo);
       EXPECT_EQ(float_to_e4m3(v), t < 0.5f ? code : code + 1) << v;

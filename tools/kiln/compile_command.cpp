@@ -34,19 +34,23 @@ void apply_precisions(compiler::CompilationSettings& settings, const std::vector
   if (precisions.empty()) return;
   using settings::Precision;
   settings.enabled_precisions = {Precision::F32};
-  const std::map<std::string, Precision> names = {{"fp32", Precision::F32}, {"fp16", Precision::F16},
-                                                  {"bf16", Precision::BF16}, {"int8", Precision::I8},
+  const std::map<std::string, Precision> names = {{"fp32", Precision::F32},
+                                                  {"fp16", Precision::F16},
+                                                  {"bf16", Precision::BF16},
+                                                  {"int8", Precision::I8},
                                                   {"fp8", Precision::F8}};
   for (const std::string& p : precisions) {
     const auto it = names.find(p);
-    KILN_CHECK(it != names.end(), InvalidInput, "--precision '", p, "' is not one of fp32, fp16, bf16, int8, fp8");
+    KILN_CHECK(it != names.end(), InvalidInput, "--precision '", p,
+               "' is not one of fp32, fp16, bf16, int8, fp8");
     settings.enabled_precisions.insert(it->second);
   }
 }
 
-// One line for an INT8 or FP8 compile: how many convolution/matmul layers run quantized and where their ranges
-// came from.
-void print_quantization_summary(const compiler::CompileReport& report, const compiler::CompilationSettings& settings) {
+// One line for an INT8 or FP8 compile: how many convolution/matmul layers run quantized and where their
+// ranges came from.
+void print_quantization_summary(const compiler::CompileReport& report,
+                                const compiler::CompilationSettings& settings) {
   const bool fp8_asked = settings.enabled_precisions.count(settings::Precision::F8) > 0;
   size_t int8 = 0, fp8 = 0, weighted = 0, calibrated = 0, cached = 0, program = 0;
   for (const compiler::EngineBuildInfo& e : report.engines) {

@@ -19,9 +19,9 @@ namespace kiln::engine {
 
 /// Precisions the builder may use. INT8 lets convolution and matrix-multiply layers whose tensors carry
 /// dynamic ranges (Tensor::set_dynamic_range; calibration.h computes them) take INT8 tactics where they time
-/// faster (int8_policy.h says which layers may); everything else stays in the floating precision. FP8 does the
-/// same with FP8 E4M3 tactics (the cuda backend's cuBLASLt matmuls on GPUs of compute capability 8.9 and up):
-/// the same layers, the same ranges (scale = amax / 448), outputs in the layer's floating dtype.
+/// faster (int8_policy.h says which layers may); everything else stays in the floating precision. FP8 does
+/// the same with FP8 E4M3 tactics (the cuda backend's cuBLASLt matmuls on GPUs of compute capability 8.9 and
+/// up): the same layers, the same ranges (scale = amax / 448), outputs in the layer's floating dtype.
 enum class Precision : uint8_t { FP32, FP16, BF16, INT8, FP8 };
 const char* precision_name(Precision precision);
 

@@ -82,8 +82,8 @@ int keep_int8_between_layers(Plan::Impl& g, bool explicit_quantization) {
 
 namespace {
 
-// The backend's Tactic of kernel layer `layer`'s chosen tactic when that may quantize (a weighted layer with a
-// range on its input: quantized tactics need one), else nothing.
+// The backend's Tactic of kernel layer `layer`'s chosen tactic when that may quantize (a weighted layer with
+// a range on its input: quantized tactics need one), else nothing.
 std::optional<Tactic> quantizing_tactic(const Plan::Impl& g, int64_t layer) {
   const Layer& l = g.layers[layer].layer;
   if (!g.backend || g.layers[layer].tactic.empty() || !weighted_layer(l) || !g.tensors[l.inputs[0]].range)

@@ -266,10 +266,10 @@ class LayerTiming {
       }
     }
     // INT8 and FP8 tactics (offered only where the build asked for them and the layer may take them) before
-    // the others of the same output size: within noise the quantized kernel, which does four times the work per
-    // instruction with VNNI, is the better guess (resnet18 compiled at a load of 7 on 2 cores kept 11 of 19
-    // allowed layers in fp32 on noise: convolution_8 measured 0.38 ms INT8 against 0.67 ms fp32, within the
-    // loaded machine's 2x).
+    // the others of the same output size: within noise the quantized kernel, which does four times the work
+    // per instruction with VNNI, is the better guess (resnet18 compiled at a load of 7 on 2 cores kept 11 of
+    // 19 allowed layers in fp32 on noise: convolution_8 measured 0.38 ms INT8 against 0.67 ms fp32, within
+    // the loaded machine's 2x).
     std::stable_sort(cands_.begin(), cands_.end(), [](const Candidate& a, const Candidate& b) {
       if (a.output_bytes() != b.output_bytes()) return a.output_bytes() < b.output_bytes();
       return a.quantized && !b.quantized;

@@ -1,9 +1,9 @@
-// The FP8 matmul tactic ("cublaslt_fp8", matmul_fp8.h) on a GPU with FP8 tensor cores (EngineCuda.*, label gpu
-// through kiln_engine_gpu_tests; skipped elsewhere):
+// The FP8 matmul tactic ("cublaslt_fp8", matmul_fp8.h) on a GPU with FP8 tensor cores (EngineCuda.*, label
+// gpu through kiln_engine_gpu_tests; skipped elsewhere):
 //   - the activation quantization pass rounds as the host's ops::float_to_e4m3 does, bit for bit;
 //   - linear layers (weight [K, N] or [N, K], bias, tanh-GELU epilogue, a residual in cuBLASLt's C) compute
 //     the product of the E4M3-quantized operands, against a host reference of exactly that;
-//   - a serialized FP8 plan runs bit for bit as built;
+//   - a serialized FP8 plan runs bit for bit as built, and a plan with a dynamic batch runs every batch;
 //   - a calibrated FP8 build of a two-layer MLP stays within FP8's quantization noise of the fp32 build.
 //
 // Tolerances: the reference multiplies the same E4M3 values in double and scales them as the kernel does;
@@ -36,19 +36,20 @@ using ops::e4m3_to_float;
 using ops::float_to_e4m3;
 
 /// Skips unless the GPU has FP8 tensor cores (compute capability 8.9 and up).
-#define KILN_REQUIRE_FP8_GPU()                                                                  \
-  KILN_REQUIRE_GPU();                                                                           \
-  do {                                                                                          \
-    int dev = 0, major = 0, minor = 0;                                                          \
-    cudaGetDevice(&dev);                                                                        \
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);                     \
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);                     \
+#define KILN_REQUIRE_FP8_GPU()                                                                         \
+  KILN_REQUIRE_GPU();                                                                                  \
+  do {                                                                                                 \
+    int dev = 0, major = 0, minor = 0;                                                                 \
+    cudaGetDevice(&dev);                                                                               \
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);                            \
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);                            \
     if (10 * major + minor < 89) GTEST_SKIP() << "no FP8 tensor cores (compute capability below 8.9)"; \
   } while (0)
 
 /// Runs the device quantization pass over `x` (as `dtype`, starting `offset` elements into the buffer, to
 /// reach the one-element path) and returns its bytes.
-std::vector<uint8_t> quantize_on_device(const std::vector<float>& x, DType dtype, size_t offset, float inverse) {
+std::vector<uint8_t> quantize_on_device(const std::vector<float>& x, DType dtype, size_t offset,
+                                        float inverse) {
   HostTensor host(DType::Float32, {static_cast<int64_t>(x.size() + offset)});
   for (size_t i = 0; i < x.size(); ++i) host.mutable_data_as<float>()[offset + i] = x[i];
   const HostTensor typed = host.to(dtype);
@@ -67,7 +68,8 @@ TEST(EngineCuda, Fp8QuantizeMatchesTheHostRounding) {
   // Every code's value, points between neighbours (ties included), beyond the range, tiny, non-finite.
   std::vector<float> v;
   for (int code = 0; code < 0x7e; ++code) {
-    const float lo = e4m3_to_float(static_cast<uint8_t>(code)), hi = e4m3_to_float(static_cast<uint8_t>(code + 1));
+    const float lo = e4m3_to_float(static_cast<uint8_t>(code)),
+                hi = e4m3_to_float(static_cast<uint8_t>(code + 1));
     for (float t : {0.0f, 0.25f, 0.5f, 0.75f}) {
       v.push_back(lo + t * (hi - lo));
       v.push_back(-(lo + t * (hi - lo)));
@@ -78,7 +80,8 @@ TEST(EngineCuda, Fp8QuantizeMatchesTheHostRounding) {
   for (DType dtype : {DType::Float32, DType::Float16, DType::BFloat16}) {
     for (float inverse : {1.0f, 3.0f}) {
       // What the pass sees: the values in `dtype`.
-      const HostTensor seen = HostTensor::from_floats(v, {static_cast<int64_t>(v.size())}).to(dtype).to(DType::Float32);
+      const HostTensor seen =
+          HostTensor::from_floats(v, {static_cast<int64_t>(v.size())}).to(dtype).to(DType::Float32);
       for (size_t offset : {size_t{0}, size_t{1}}) {
         const std::vector<uint8_t> got = quantize_on_device(v, dtype, offset, inverse);
         int bad = 0;
@@ -86,8 +89,8 @@ TEST(EngineCuda, Fp8QuantizeMatchesTheHostRounding) {
           const float x = seen.data_as<float>()[i];
           const uint8_t want = float_to_e4m3(x * inverse);
           if (got[i] != want && ++bad <= 5) {
-            ADD_FAILURE() << dtype_name(dtype) << " x" << inverse << " offset " << offset << ": " << x << " gave 0x"
-                          << std::hex << int(got[i]) << ", want 0x" << int(want);
+            ADD_FAILURE() << dtype_name(dtype) << " x" << inverse << " offset " << offset << ": " << x
+                          << " gave 0x" << std::hex << int(got[i]) << ", want 0x" << int(want);
           }
         }
       }
@@ -110,6 +113,31 @@ constexpr int64_t kFp8Rows = 48, kFp8K = 64, kFp8N = 32;
 // values above 16 in magnitude).
 constexpr float kFp8Amax = 28.0f;
 
+/// x W (+ bias) for x [..., K] and W [K, N], in double: with `quantized`, of x and W rounded to E4M3 (x with
+/// the scale `a_scale`, W with its per-tensor scale) and scaled back, as the FP8 tactic computes it; without,
+/// of the values themselves.
+std::vector<double> fp8_linear_reference(const HostTensor& x, const HostTensor& w_kn, const HostTensor* bias,
+                                         float a_scale, bool quantized) {
+  const int64_t k_dim = w_kn.sizes()[0], n_dim = w_kn.sizes()[1], rows = x.numel() / k_dim;
+  const ops::Fp8Weights wq =
+      ops::quantize_e4m3(std::vector<float>(w_kn.data_as<float>(), w_kn.data_as<float>() + w_kn.numel()));
+  std::vector<double> y(static_cast<size_t>(rows * n_dim));
+  for (int64_t m = 0; m < rows; ++m) {
+    for (int64_t n = 0; n < n_dim; ++n) {
+      double acc = 0;
+      for (int64_t k = 0; k < k_dim; ++k) {
+        const float xa = x.data_as<float>()[m * k_dim + k];
+        acc += quantized ? static_cast<double>(e4m3_to_float(float_to_e4m3(xa * (1.0f / a_scale)))) *
+                               e4m3_to_float(wq.values[static_cast<size_t>(k * n_dim + n)]) *
+                               static_cast<double>(wq.scale * a_scale)
+                         : static_cast<double>(xa) * w_kn.data_as<float>()[k * n_dim + n];
+      }
+      y[static_cast<size_t>(m * n_dim + n)] = acc + (bias ? bias->data_as<float>()[n] : 0.0f);
+    }
+  }
+  return y;
+}
+
 TEST(EngineCuda, Fp8LinearLayersComputeTheQuantizedProduct) {
   KILN_REQUIRE_FP8_GPU();
   std::mt19937 rng(2026);
@@ -121,30 +149,17 @@ TEST(EngineCuda, Fp8LinearLayersComputeTheQuantizedProduct) {
   const HostTensor bias = random_grid_tensor(DType::Float32, {kFp8N}, rng, -1.0, 1.0, 16);
   HostTensor w_nk(DType::Float32, {kFp8N, kFp8K});
   for (int64_t k = 0; k < kFp8K; ++k) {
-    for (int64_t n = 0; n < kFp8N; ++n) w_nk.mutable_data_as<float>()[n * kFp8K + k] = w_kn.data_as<float>()[k * kFp8N + n];
+    for (int64_t n = 0; n < kFp8N; ++n)
+      w_nk.mutable_data_as<float>()[n * kFp8K + k] = w_kn.data_as<float>()[k * kFp8N + n];
   }
-  // The host reference of the quantized product.
-  const ops::Fp8Weights wq = ops::quantize_e4m3(std::vector<float>(w_kn.data_as<float>(), w_kn.data_as<float>() + w_kn.numel()));
   const float a_scale = kFp8Amax / ops::kE4m3Max;
   // `quantized` false: the product of the unquantized values (which the FP8 output must not match).
   auto reference = [&](const Fp8Linear& c, bool quantized = true) {
-    std::vector<double> y(static_cast<size_t>(kFp8Rows * kFp8N));
-    for (int64_t m = 0; m < kFp8Rows; ++m) {
-      for (int64_t n = 0; n < kFp8N; ++n) {
-        double acc = 0;
-        for (int64_t k = 0; k < kFp8K; ++k) {
-          const float xa = x.data_as<float>()[m * kFp8K + k];
-          acc += quantized ? static_cast<double>(e4m3_to_float(float_to_e4m3(xa * (1.0f / a_scale)))) *
-                                 e4m3_to_float(wq.values[static_cast<size_t>(k * kFp8N + n)]) *
-                                 static_cast<double>(wq.scale * a_scale)
-                           : static_cast<double>(xa) * w_kn.data_as<float>()[k * kFp8N + n];
-        }
-        double v = acc;
-        if (c.bias) v += bias.data_as<float>()[n];
-        if (c.gelu) v = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-        if (c.residual) v += r.data_as<float>()[m * kFp8N + n];
-        y[static_cast<size_t>(m * kFp8N + n)] = v;
-      }
+    std::vector<double> y = fp8_linear_reference(x, w_kn, c.bias ? &bias : nullptr, a_scale, quantized);
+    for (size_t i = 0; i < y.size(); ++i) {
+      double& v = y[i];
+      if (c.gelu) v = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+      if (c.residual) v += r.data_as<float>()[i];
     }
     return y;
   };
@@ -155,10 +170,14 @@ TEST(EngineCuda, Fp8LinearLayersComputeTheQuantizedProduct) {
       Tensor* in = net.add_input("x", DType::Float32, x.sizes());
       in->set_dynamic_range(-kFp8Amax, kFp8Amax);
       const HostTensor& w = c.transpose_b ? w_nk : w_kn;
-      Tensor* y = net.add_matrix_multiply("mm", in, false, net.add_constant("w", Weights("w", w)), c.transpose_b);
-      if (c.bias) y = net.add_elementwise("bias", y, net.add_constant("b", Weights("b", bias)), ElementwiseOp::Add);
+      Tensor* y =
+          net.add_matrix_multiply("mm", in, false, net.add_constant("w", Weights("w", w)), c.transpose_b);
+      if (c.bias)
+        y = net.add_elementwise("bias", y, net.add_constant("b", Weights("b", bias)), ElementwiseOp::Add);
       if (c.gelu) y = net.add_activation("gelu", y, ActivationKind::GeluTanh);
-      if (c.residual) y = net.add_elementwise("residual", y, net.add_input("r", DType::Float32, r.sizes()), ElementwiseOp::Add);
+      if (c.residual)
+        y = net.add_elementwise("residual", y, net.add_input("r", DType::Float32, r.sizes()),
+                                ElementwiseOp::Add);
       y->set_name("y");
       net.mark_output(y);
       BuilderConfig config;
@@ -190,8 +209,42 @@ TEST(EngineCuda, Fp8LinearLayersComputeTheQuantizedProduct) {
       // The plan again after serialization: the same bits.
       const std::vector<HostTensor> again = run(Plan::deserialize(plan->serialize()), feed);
       ASSERT_EQ(again[0].nbytes(), got[0].nbytes());
-      EXPECT_EQ(std::memcmp(again[0].data(), got[0].data(), got[0].nbytes()), 0) << c.name() << ": loaded plan differs";
+      EXPECT_EQ(std::memcmp(again[0].data(), got[0].data(), got[0].nbytes()), 0)
+          << c.name() << ": loaded plan differs";
     }
+  }
+}
+
+// A dynamic batch: the quantization pass and the GEMM follow the run's dims (one plan, batches 1 to 4).
+TEST(EngineCuda, Fp8LinearLayerWithADynamicBatch) {
+  KILN_REQUIRE_FP8_GPU();
+  std::mt19937 rng(2028);
+  const HostTensor w = random_grid_tensor(DType::Float32, {kFp8K, kFp8N}, rng, -0.5, 0.5, 64);
+  const HostTensor bias = random_grid_tensor(DType::Float32, {kFp8N}, rng, -1.0, 1.0, 16);
+  Network net;
+  Tensor* in = net.add_input("x", DType::Float32, {-1, 24, kFp8K});
+  in->set_dynamic_range(-kFp8Amax, kFp8Amax);
+  Tensor* y = net.add_matrix_multiply("mm", in, false, net.add_constant("w", Weights("w", w)), false);
+  y = net.add_elementwise("bias", y, net.add_constant("b", Weights("b", bias)), ElementwiseOp::Add);
+  y->set_name("y");
+  net.mark_output(y);
+  BuilderConfig config;
+  config.backend = "cuda";
+  config.precisions = {Precision::FP32, Precision::FP16, Precision::FP8};
+  config.int8_first_last = true;
+  config.timing_iterations = 0;
+  OptimizationProfile profile;
+  profile.set_dimensions("x", {1, 24, kFp8K}, {2, 24, kFp8K}, {4, 24, kFp8K});
+  config.profiles = {profile};
+  const auto plan = build(net, config);
+  for (const PlanLayerInfo& l : plan->layers()) {
+    if (l.kind == LayerKind::MatrixMultiply) EXPECT_EQ(l.tactic, "cublaslt_fp8");
+  }
+  for (int64_t batch : {1, 3, 4, 2}) {
+    const HostTensor x = random_grid_tensor(DType::Float32, {batch, 24, kFp8K}, rng, -2.0, 2.0, 16);
+    const std::vector<HostTensor> got = run(plan, {{"x", x}});
+    expect_close(got[0], fp8_linear_reference(x, w, &bias, kFp8Amax / ops::kE4m3Max, true), 1.0 / 256,
+                 1.0 / 256, "batch " + std::to_string(batch));
   }
 }
 

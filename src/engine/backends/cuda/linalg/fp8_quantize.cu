@@ -1,5 +1,5 @@
-// FP8 E4M3 quantization of activations (fp8_quantize.h): 8 elements per thread (one 16-byte load of fp16/bf16,
-// one 8-byte store) where the pointers allow, else one element per thread.
+// FP8 E4M3 quantization of activations (fp8_quantize.h): 8 elements per thread (one 16-byte load of
+// fp16/bf16, one 8-byte store) where the pointers allow, else one element per thread.
 
 #include <cuda_fp8.h>
 
@@ -35,8 +35,8 @@ template <typename T>
 void launch_as(const void* x, int64_t n, float inverse_scale, uint8_t* out, Stream stream) {
   const T* in = static_cast<const T*>(x);
   if (n % kVec == 0 && aligned(x, sizeof(T) * kVec) && aligned(out, kVec)) {
-    quantize_kernel<T, kVec><<<grid_for(n / kVec, kThreads), kThreads, 0, stream>>>(in, out, n / kVec,
-                                                                                     inverse_scale);
+    quantize_kernel<T, kVec>
+        <<<grid_for(n / kVec, kThreads), kThreads, 0, stream>>>(in, out, n / kVec, inverse_scale);
   } else {
     quantize_kernel<T, 1><<<grid_for(n, kThreads), kThreads, 0, stream>>>(in, out, n, inverse_scale);
   }
@@ -44,7 +44,8 @@ void launch_as(const void* x, int64_t n, float inverse_scale, uint8_t* out, Stre
 
 }  // namespace
 
-void launch_quantize_e4m3(const void* x, int dtype, int64_t n, float inverse_scale, uint8_t* out, Stream stream) {
+void launch_quantize_e4m3(const void* x, int dtype, int64_t n, float inverse_scale, uint8_t* out,
+                          Stream stream) {
   if (n == 0) return;
   with_float_element(dtype, [&](auto t) { launch_as<decltype(t)>(x, n, inverse_scale, out, stream); });
 }

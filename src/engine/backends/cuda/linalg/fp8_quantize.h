@@ -10,6 +10,7 @@
 namespace kiln::engine::cuda {
 
 /// Enqueues the quantization of `n` elements of `x` (dtype code kF32, kF16 or kBF16) into `out` (n bytes).
-void launch_quantize_e4m3(const void* x, int dtype, int64_t n, float inverse_scale, uint8_t* out, Stream stream);
+void launch_quantize_e4m3(const void* x, int dtype, int64_t n, float inverse_scale, uint8_t* out,
+                          Stream stream);
 
 }  // namespace kiln::engine::cuda

@@ -1,13 +1,13 @@
 // MatrixMultiply through cuBLASLt (tactic "cublaslt"): fp32 (strict fp32 compute, no TF32), fp16 and bf16
 // with fp32 accumulation; tactic "cublaslt_tf32" (fp32 only, offered when the build allows TF32) computes
-// fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; tactic "cublaslt_fp8" (Tactic::fp8, offered in FP8 builds) multiplies
-// FP8 E4M3 operands quantized with the input's dynamic range (matmul_fp8.h); bias and a leading tanh-GELU fused
-// as epilogues; a residual sum
-// right after the bias (no GELU epilogue before it) as cuBLASLt's C operand (D = A B + scale * C + bias,
-// rounded once) when the residual has the output's dims; the remaining post-ops (other activations, residual
-// sums) in one in-place pass (post_ops.h). ReLU is not given to cuBLASLt's RELU epilogue: that computes
-// max(x, 0), which maps NaN to 0 where torch.relu propagates it. Batched operands broadcast; a batch that is
-// not a constant stride is run as one call per matrix (matmul_call.h).
+// fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; tactic "cublaslt_fp8" (Tactic::fp8, offered in FP8 builds)
+// multiplies FP8 E4M3 operands quantized with the input's dynamic range (matmul_fp8.h); bias and a leading
+// tanh-GELU fused as epilogues; a residual sum right after the bias (no GELU epilogue before it) as
+// cuBLASLt's C operand (D = A B + scale * C + bias, rounded once) when the residual has the output's dims;
+// the remaining post-ops (other activations, residual sums) in one in-place pass (post_ops.h). ReLU is not
+// given to cuBLASLt's RELU epilogue: that computes max(x, 0), which maps NaN to 0 where torch.relu propagates
+// it. Batched operands broadcast; a batch that is not a constant stride is run as one call per matrix
+// (matmul_call.h).
 //
 // Algorithms: when the builder times tactics (LayerInfo::tune), the kernel asks cuBLASLt for up to
 // kTuneCandidates heuristic candidates for the call at the layer's opt shape (256-byte aligned buffers, as
@@ -71,11 +71,11 @@ enum class Compute : int64_t { Exact = 0, Tf32 = 1, Fp8 = 2 };
 /// NOT_SUPPORTED, at the call) scale pointers 4 bytes apart.
 constexpr int kFp8ScaleStride = 4;
 /// cuBLASLt's FP8 fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM: the tensor cores' partial sums are not
-/// promoted to fp32 along K): on. BERT-base at 32x128 on an H100 (scripts/device/fp8_fast_accum.sh): with it the
-/// q/k/v and FFN-in GEMMs (quantization included) took 21.1 and 45.6 us against fp16's 25.2 and 50.5, and the
-/// model 1.829 ms against fp16's 2.004 (1.10x; without it 1.957 ms, 1.02x: FP8 won only within noise); output
-/// SQNR against eager fp32 24.8 dB (26.0 without). Inference FP8 GEMMs commonly run it (the forward GEMMs of
-/// NVIDIA's Transformer Engine do).
+/// promoted to fp32 along K): on. BERT-base at 32x128 on an H100 (scripts/device/fp8_fast_accum.sh): with it
+/// the q/k/v and FFN-in GEMMs (quantization included) took 21.1 and 45.6 us against fp16's 25.2 and 50.5, and
+/// the model 1.829 ms against fp16's 2.004 (1.10x; without it 1.957 ms, 1.02x: FP8 won only within noise);
+/// output SQNR against eager fp32 24.8 dB (26.0 without). Inference FP8 GEMMs commonly run it (the forward
+/// GEMMs of NVIDIA's Transformer Engine do).
 constexpr int8_t kFp8FastAccumulation = 1;
 
 /// Bytes of a kernel's workspace in front of cuBLASLt's that hold its E4M3 activations, rounded to 256.
@@ -192,7 +192,8 @@ class MatmulKernel : public Kernel {
       b_dims_ = {w.n, w.k};
       b_weight_ = std::move(w.values);
       // (each scale on its own 16 bytes)
-      const float scales[kFp8ScaleStride + 1] = {w.scale, 0, 0, 0, fp8_activation_scale(*info.inputs[0].range)};
+      const float scales[kFp8ScaleStride + 1] = {w.scale, 0, 0, 0,
+                                                 fp8_activation_scale(*info.inputs[0].range)};
       fp8_scales_ = DeviceBuffer(scales, sizeof(scales));
       inverse_a_scale_ = 1.0f / scales[kFp8ScaleStride];
       a_bytes_ = round_up_256(static_cast<size_t>(numel(info.inputs[0].max)));
@@ -243,8 +244,8 @@ class MatmulKernel : public Kernel {
     TensorView b = b_weight_.data() ? TensorView{b_weight_.data(), dtype_, b_dims_} : args.inputs[1];
     const TensorView& y = args.outputs[0];
     if (y.numel() == 0) return;
-    MatmulCalls c = fp8() ? matmul_calls(fp8_params(), a.dims, b.dims, y.dims)
-                          : matmul_calls(p_, a.dims, b.dims, y.dims);
+    MatmulCalls c =
+        fp8() ? matmul_calls(fp8_params(), a.dims, b.dims, y.dims) : matmul_calls(p_, a.dims, b.dims, y.dims);
     auto* state = static_cast<MatmulState*>(args.state);
     const size_t es = dtype_size(dtype_);
     // FP8: a and b are E4M3 (one byte each); a is quantized into the workspace first.
@@ -302,13 +303,14 @@ class MatmulKernel : public Kernel {
     return p;
   }
 
-  /// FP8 without a tuned algorithm: fails (Unsupported) unless cuBLASLt has one for the call at the opt shape,
-  /// so that tactic selection and plan loading fall back instead of the first execute failing.
+  /// FP8 without a tuned algorithm: fails (Unsupported) unless cuBLASLt has one for the call at the opt
+  /// shape, so that tactic selection and plan loading fall back instead of the first execute failing.
   void require_fp8_algorithm(const LayerInfo& info) const {
     std::optional<MatmulCallKey> key = opt_call(info);
     if (!key) return;
-    KILN_CHECK(!heuristic(*describe(*key), *key, 1).empty(), Unsupported, "matrix multiply '", info.layer->name,
-               "': cuBLASLt has no FP8 algorithm for ", key->m, "x", key->k, " by ", key->k, "x", key->n);
+    KILN_CHECK(!heuristic(*describe(*key), *key, 1).empty(), Unsupported, "matrix multiply '",
+               info.layer->name, "': cuBLASLt has no FP8 algorithm for ", key->m, "x", key->k, " by ", key->k,
+               "x", key->n);
   }
 
   /// Descriptor and layouts of call `c` (count matrices, strides between a / b matrices; C packed); no
@@ -321,7 +323,8 @@ class MatmulKernel : public Kernel {
     const MatrixMultiplyParams p = fp8() ? fp8_params() : p_;
     int64_t m = c.m, n = c.n, k = c.k;
     KILN_CUBLAS_CHECK(cublasLtMatmulDescCreate(
-        &plan->desc, compute_ == Compute::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        &plan->desc, compute_ == Compute::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+        CUDA_R_32F));
     // Column-major D (n x m) = X (n x k) * Y (k x m) with X = op(B)^T from b, Y = op(A)^T from a.
     cublasOperation_t ta = p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t tb = p.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -342,10 +345,10 @@ class MatmulKernel : public Kernel {
       const float* scales = fp8_scales_.as<float>();
       const float* w_scale = scales;
       const float* a_scale = scales + kFp8ScaleStride;
-      KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale,
-                                                       sizeof(w_scale)));
-      KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale,
-                                                       sizeof(a_scale)));
+      KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                       &w_scale, sizeof(w_scale)));
+      KILN_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                                       &a_scale, sizeof(a_scale)));
       const int8_t fast = kFp8FastAccumulation;
       KILN_CUBLAS_CHECK(
           cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
@@ -655,8 +658,8 @@ MatmulTuningStats matmul_tuning_stats() {
 }
 
 void register_matmul(KernelTable& rows) {
-  // FP8 first, then TF32: offered only to builds that allow them, and when the build does not time tactics the
-  // first candidate wins (as INT8 does on the CPU).
+  // FP8 first, then TF32: offered only to builds that allow them, and when the build does not time tactics
+  // the first candidate wins (as INT8 does on the CPU).
   rows.add({.name = "cublaslt_fp8",
             .kind = LayerKind::MatrixMultiply,
             .applies = &applies_fp8,

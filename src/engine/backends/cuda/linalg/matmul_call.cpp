@@ -130,8 +130,7 @@ bool decode_matmul_plan_data(const std::vector<uint8_t>& b, MatmulPlanData* d, s
     return fail("a malformed call key");
   }
   if (out.dtype < 0 || out.dtype > 255 || out.tf32 < 0 || out.tf32 > 2 ||
-      (out.transpose_a | out.transpose_b) & ~int64_t{1} ||
-      out.epilogue < 0 || out.epilogue > 0xffffffff) {
+      (out.transpose_a | out.transpose_b) & ~int64_t{1} || out.epilogue < 0 || out.epilogue > 0xffffffff) {
     return fail("a malformed configuration");
   }
   *d = out;

@@ -4,11 +4,12 @@
 //
 // cuBLASLt's FP8 GEMMs (compute capability 8.9 and up) take E4M3 operands in its "TN" form only: the weight,
 // cuBLASLt's A, is stored [N, K] (K contiguous) and transposed in the call; the activations, its B, [M, K]
-// (K contiguous) and not transposed; K and N multiples of 16. Each operand has one fp32 scale (A_SCALE_POINTER
-// / B_SCALE_POINTER, in device memory): D = scale_w * scale_a * (W_q A_q) + bias, accumulated in fp32 and
-// written in the layer's fp16 or bf16 (epilogues and C as for the other tactics). The weight is quantized
-// once per tensor (ops::quantize_e4m3: max |w| / 448); the activations per tensor with the input's dynamic
-// range (amax / 448), by a pass in front of the call (fp8_quantize.h) into the kernel's workspace.
+// (K contiguous) and not transposed; K and N multiples of 16. Each operand has one fp32 scale
+// (A_SCALE_POINTER / B_SCALE_POINTER, in device memory): D = scale_w * scale_a * (W_q A_q) + bias,
+// accumulated in fp32 and written in the layer's fp16 or bf16 (epilogues and C as for the other tactics). The
+// weight is quantized once per tensor (ops::quantize_e4m3: max |w| / 448); the activations per tensor with
+// the input's dynamic range (amax / 448), by a pass in front of the call (fp8_quantize.h) into the kernel's
+// workspace.
 
 #include <string>
 
