@@ -219,7 +219,7 @@ def compile(model: Any, inputs: Optional[Iterable[Any]] = None, *, precision: An
         nn.Module also the export's example arguments (kwarg_inputs: its keyword arguments). Default: the program's
         own shape ranges.
     precision: "fp32", "fp16", "bf16", "int8" (with calibration="DATA.npz"), "fp8" (FP8 E4M3 matmuls on cuda
-        GPUs of compute capability 8.9 and up, with calibration="DATA.npz"), a torch dtype (torch.float8_e4m3fn for
+        GPUs of compute capability 8.9 and up, with "fp16" or "bf16" and calibration="DATA.npz"), a torch dtype (torch.float8_e4m3fn for
         fp8), or several (the engines' enabled_precisions).
     backend: "cpu" or "cuda" (default: where the inputs or the model's parameters are).
     settings: any Kiln compilation setting by name (min_block_size=3, torch_executed_ops={"aten.add.Tensor"},

@@ -383,6 +383,11 @@ std::shared_ptr<runtime::CompiledModule> compile(const frontend::Program& progra
         int8 ? "int8 needs calibration data or quantize/dequantize nodes in the program: pass --calibration "
                "FILE.npz (the `calibration` setting)"
              : "fp8 needs calibration data: pass --calibration FILE.npz (the `calibration` setting)");
+    if (fp8 && settings.enabled_precisions.count(settings::Precision::F16) == 0 &&
+        settings.enabled_precisions.count(settings::Precision::BF16) == 0) {
+      KILN_WARN("fp8: FP8 matrix multiplies write fp16 or bf16, and neither is among the precisions: no layer "
+                "of an fp32 build takes FP8 (add fp16 or bf16)");
+    }
     if (explicit_quantization && !settings.calibration.empty()) {
       KILN_WARN("the program carries quantize/dequantize nodes: INT8 ranges come from them, --calibration ",
                 settings.calibration, " is not used");

@@ -41,13 +41,10 @@ engine::BuilderConfig builder_config_from_settings(const settings::CompilationSe
 }
 
 void adapt_config_to_network(engine::BuilderConfig& config, const engine::Network& network) {
-  auto allowed = [&](engine::Precision p) {
-    return std::find(config.precisions.begin(), config.precisions.end(), p) != config.precisions.end();
-  };
   for (int64_t i = 0; i < network.num_tensors(); ++i) {
     const DType d = network.tensor(i)->dtype();
-    if ((d == DType::Float16 && !allowed(engine::Precision::FP16)) ||
-        (d == DType::BFloat16 && !allowed(engine::Precision::BF16))) {
+    if ((d == DType::Float16 && !config.allows(engine::Precision::FP16)) ||
+        (d == DType::BFloat16 && !config.allows(engine::Precision::BF16))) {
       config.strongly_typed = true;
       return;
     }

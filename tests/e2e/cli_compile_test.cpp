@@ -111,7 +111,7 @@ TEST(CliCompile, BadInputIsOneLineAndLeavesNoFile) {
   for (const std::string& args :
        {"compile " + data("tiny_mlp/model.pt2") + " -o " + out + " --input x=4:2:8",
         "compile " + data("tiny_mlp/model.pt2") + " -o " + out + " --input nosuch=1x32",
-        "compile " + data("tiny_mlp/model.pt2") + " -o " + out + " --precision fp8",
+        "compile " + data("tiny_mlp/model.pt2") + " -o " + out + " --precision fp4",
         "compile " + data("tiny_mlp/model.pt2") + " -o " + (dir / "missing" / "out.kiln").string(),
         "refit " + data("tiny_mlp/model.pt2") + " " + data("tiny_mlp/model.pt2") + " -o " + out}) {
     Result r = kiln(args);

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -168,8 +167,8 @@ TEST(CliInt8, CalibrationDataThatDoesNotFitIsAOneLineError) {
 
 // FP8 (cuda matmuls) asked of the cpu backend: calibrated like INT8 (the default calibrator "auto" is max for
 // fp8: a compile naming max finds its ranges in the calibration cache, and the module records max), but the
-// cpu has no FP8 tactic, so every layer stays floating and the module computes what the fp32 build does (bit
-// for bit: the same kernels).
+// cpu has no FP8 tactic, so every layer stays floating and the module computes what the fp32 build does: the
+// same kernels, up to the order of sums in tactics timed apart (max abs 1e-5 on O(1) logits).
 TEST(CliInt8, Fp8OnTheCpuCalibratesAndKeepsEveryLayerFloating) {
   const fs::path dir = scratch_dir("cli_fp8_cpu");
   const std::string model = data("tiny_resnet/model.pt2");
@@ -194,8 +193,8 @@ TEST(CliInt8, Fp8OnTheCpuCalibratesAndKeepsEveryLayerFloating) {
   ASSERT_EQ(kiln("run " + fp8 + " --inputs " + io + " --outputs " + out_fp8).code, 0);
   ASSERT_EQ(kiln("run " + fp32 + " --inputs " + io + " --outputs " + out_fp32).code, 0);
   const HostTensor got = read_npz(out_fp8).at("output_0"), want = read_npz(out_fp32).at("output_0");
-  ASSERT_EQ(got.nbytes(), want.nbytes());
-  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.nbytes()), 0);
+  ASSERT_EQ(got.sizes(), want.sizes());
+  for (int64_t i = 0; i < got.numel(); ++i) EXPECT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-5) << i;
 }
 
 }  // namespace

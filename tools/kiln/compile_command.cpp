@@ -205,7 +205,7 @@ Action setup_compile(CLI::App& app) {
   app.add_option("--precision", options->precisions,
                  "Precisions engines may use: fp32 (default), fp16, bf16, int8 (with --calibration, or a "
                  "program with quantize/dequantize nodes), fp8 (FP8 E4M3 matmuls on cuda GPUs of compute "
-                 "capability 8.9 and up, with --calibration)")
+                 "capability 8.9 and up, with fp16 or bf16 and --calibration)")
       ->take_all();
   app.add_option("--input", options->inputs,
                  "Shape range of an input: NAME=MIN:OPT:MAX (shapes like 1x3x224x224) or NAME=SHAPE");

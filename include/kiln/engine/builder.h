@@ -4,6 +4,7 @@
 // elimination, fusions (conv/matmul + bias + activation + residual add; pointwise chains), attention views,
 // precision assignment, backend support check, tactic selection by timing, activation memory planning.
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -87,6 +88,11 @@ struct BuilderConfig {
   bool int8_explicit = false;
   /// Log every pass, fusion and tactic choice at Info (as --verbose does).
   bool verbose = false;
+
+  /// Whether `precision` is among `precisions`.
+  bool allows(Precision precision) const {
+    return std::find(precisions.begin(), precisions.end(), precision) != precisions.end();
+  }
 };
 
 /// Rebuilds a sample-input check (BuilderConfig::sample_inputs) may do before it gives up.

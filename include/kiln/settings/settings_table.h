@@ -29,8 +29,8 @@
     "calibration batches of the program inputs for int8 and fp8 (docs/quantization.md); the ranges go in the " \
     "engine-cache key")                                                                                      \
   X(Choice, calibrator, "auto", "calibrator", "auto|percentile|entropy|max", Engine,                         \
-    "how calibration picks each tensor's range: auto (default: percentile for int8, max for fp8), "          \
-    "percentile, entropy (KL), max")                                                                         \
+    "how calibration picks each tensor's range: auto (default: percentile when int8 is among the "           \
+    "precisions, else max for fp8), percentile, entropy (KL), max")                                          \
   X(Real<100>, calibration_percentile, 99.99, "calibration-percentile", "P", Engine,                         \
     "the percentile calibrator's P in (0, 100]: a tensor's range ends where P% of its |x| lie (default "     \
     "99.99)")                                                                                                \

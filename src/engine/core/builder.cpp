@@ -172,8 +172,7 @@ void check_precisions(const Plan::Impl& g, const BuilderConfig& config) {
       DType dt = g.tensors[id].dtype;
       if (!is_floating(dt) || dt == DType::Float32) continue;
       Precision p = dt == DType::Float16 ? Precision::FP16 : Precision::BF16;
-      bool allowed = config.strongly_typed ||
-                     std::find(config.precisions.begin(), config.precisions.end(), p) != config.precisions.end();
+      bool allowed = config.strongly_typed || config.allows(p);
       KILN_CHECK(allowed, InvalidInput, "layer '", l.name, "' uses ", dtype_name(dt), " tensor '", g.tensors[id].name,
                  "' but ", precision_name(p), " is not an allowed precision (enable it or build strongly typed)");
       KILN_CHECK(g.backend->supports_precision(l.kind, dt), Unsupported, "layer '", l.name, "' (",
@@ -305,10 +304,9 @@ namespace {
 // The reduced floating type of a weakly typed build (fp16 before bf16), or fp32.
 DType reduced_dtype(const BuilderConfig& config) {
   if (config.strongly_typed) return DType::Float32;
-  auto has = [&](Precision p) {
-    return std::count(config.precisions.begin(), config.precisions.end(), p) > 0;
-  };
-  return has(Precision::FP16) ? DType::Float16 : has(Precision::BF16) ? DType::BFloat16 : DType::Float32;
+  return config.allows(Precision::FP16)   ? DType::Float16
+         : config.allows(Precision::BF16) ? DType::BFloat16
+                                          : DType::Float32;
 }
 
 // Creates every kernel again (after tensors' dtypes or formats changed) and sizes the workspace for them.

@@ -20,10 +20,7 @@ bool weighted_layer(const Layer& l) {
 
 std::vector<bool> int8_allowed_layers(const Plan::Impl& g, const BuilderConfig& config) {
   std::vector<bool> allowed(g.layers.size(), false);
-  auto has = [&](Precision p) {
-    return std::find(config.precisions.begin(), config.precisions.end(), p) != config.precisions.end();
-  };
-  if (!has(Precision::INT8) && !has(Precision::FP8)) return allowed;
+  if (!config.allows(Precision::INT8) && !config.allows(Precision::FP8)) return allowed;
   std::vector<size_t> weighted;
   for (size_t i = 0; i < g.layers.size(); ++i) {
     if (g.is_kernel_layer(static_cast<int64_t>(i)) && weighted_layer(g.layers[i].layer))

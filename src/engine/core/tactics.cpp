@@ -539,10 +539,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   // candidate that wants another format for an input is timed together with the reformat it will need.
   std::vector<TensorFormat> produced(g.tensors.size(), TensorFormat::Plain);
   const std::vector<bool> int8_allowed = int8_allowed_layers(g, config);
-  auto has_precision = [&](Precision p) {
-    return std::find(config.precisions.begin(), config.precisions.end(), p) != config.precisions.end();
-  };
-  const bool has_int8 = has_precision(Precision::INT8), has_fp8 = has_precision(Precision::FP8);
+  const bool has_int8 = config.allows(Precision::INT8), has_fp8 = config.allows(Precision::FP8);
   // An engine that will run without CUDA graphs (by default one with dynamic input dims; see
   // BuilderConfig::graphs_for_static) pays the host's enqueue costs at each run: on a backend that records
   // device work its contests count them (device_run_ms), and its timing-cache keys say so.

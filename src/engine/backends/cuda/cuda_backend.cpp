@@ -53,6 +53,14 @@ bool float_dtypes(const LayerInfo& layer, std::string* why) {
   return true;
 }
 
+int current_compute_capability() {
+  int device = 0, major = 0, minor = 0;
+  KILN_CUDA_CHECK(cudaGetDevice(&device));
+  KILN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  KILN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 10 + minor;
+}
+
 bool f32_output(const LayerInfo& layer, std::string* why) {
   if (layer.outputs[0].dtype == DType::Float32) return true;
   return refuse(why, "TF32 is for f32 layers");

@@ -129,6 +129,8 @@ bool ranks_fit(const LayerInfo& layer, std::string* why);
 bool float_dtypes(const LayerInfo& layer, std::string* why);
 /// True when the layer's output is f32 (TF32 tactics); otherwise false with `why` set.
 bool f32_output(const LayerInfo& layer, std::string* why);
+/// The compute capability of the current device (90 for sm_90); throws kiln::Error without one.
+int current_compute_capability();
 /// Every input and output of the layer channels-last (the tactics that run channels-last end to end: the
 /// NHWC convolutions, whose residuals are then read in the output's format).
 TacticFormats all_channels_last(const LayerInfo& layer);

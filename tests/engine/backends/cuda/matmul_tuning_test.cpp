@@ -76,7 +76,7 @@ MatmulPlanData sample_plan_data() {
   MatmulPlanData d;
   d.call = MatmulCallKey{4, 5, 8, 6, 32, 40, 256};
   d.dtype = static_cast<int64_t>(DType::BFloat16);
-  d.tf32 = 0;
+  d.compute = 0;
   d.transpose_a = 0;
   d.transpose_b = 1;
   d.epilogue = 36;
@@ -329,7 +329,7 @@ TEST(EngineCuda, CublasLtBadPlanDataFallsBackToTheHeuristic) {
       {"another shape", variant([](MatmulPlanData& v) { v.call.m += 1; })},
       {"another alignment", variant([](MatmulPlanData& v) { v.call.align = 16; })},
       {"another epilogue", variant([](MatmulPlanData& v) { v.epilogue = 0; })},
-      {"another compute mode", variant([](MatmulPlanData& v) { v.tf32 = 1; })},
+      {"another compute mode", variant([](MatmulPlanData& v) { v.compute = 1; })},
       {"garbage algorithm", variant([](MatmulPlanData& v) { v.algo.fill(~uint64_t{0}); })},
   };
   {

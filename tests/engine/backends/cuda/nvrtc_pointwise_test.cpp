@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 
+#include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/pointwise/nvrtc_module.h"
 #include "engine/backends/cuda/pointwise/nvrtc_source.h"
 #include "engine/engine_test_util.h"

@@ -35,6 +35,7 @@
 #include "engine/backends/cuda/linalg/matmul_call.h"
 #include "engine/backends/cuda/linalg/matmul_fp8.h"
 #include "engine/backends/cuda/linalg/post_ops.h"
+#include "engine/ops/fp8.h"
 #include "kiln/support/logging.h"
 
 #define KILN_CUBLAS_CHECK(expr)                                                                             \
@@ -64,14 +65,15 @@ constexpr float kTuneSampleMs = 0.02f;
 /// Another candidate replaces cuBLASLt's first choice only when it is this much faster (timing noise).
 constexpr float kTuneMargin = 0.03f;
 
-/// How a kernel computes (MatmulPlanData::tf32 records it: 0, 1, 2).
+/// How a kernel computes (MatmulPlanData::compute records it: 0, 1, 2).
 enum class Compute : int64_t { Exact = 0, Tf32 = 1, Fp8 = 2 };
 
 /// Floats between the weight's and A's scale in an FP8 kernel's scale buffer: cuBLASLt refused (status 15,
 /// NOT_SUPPORTED, at the call) scale pointers 4 bytes apart.
 constexpr int kFp8ScaleStride = 4;
 /// cuBLASLt's FP8 fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM: the tensor cores' partial sums are not
-/// promoted to fp32 along K): on. BERT-base at 32x128 on an H100 (scripts/device/fp8_fast_accum.sh): with it
+/// promoted to fp32 along K): on. BERT-base at 32x128 on an H100 (scripts/device/fp8_accumulation.sh times it
+/// off): with it
 /// the q/k/v and FFN-in GEMMs (quantization included) took 21.1 and 45.6 us against fp16's 25.2 and 50.5, and
 /// the model 1.829 ms against fp16's 2.004 (1.10x; without it 1.957 ms, 1.02x: FP8 won only within noise);
 /// output SQNR against eager fp32 24.8 dB (26.0 without). Inference FP8 GEMMs commonly run it (the forward
@@ -80,6 +82,9 @@ constexpr int8_t kFp8FastAccumulation = 1;
 
 /// Bytes of a kernel's workspace in front of cuBLASLt's that hold its E4M3 activations, rounded to 256.
 size_t round_up_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+/// At most this many bytes of E4M3 activations per FP8 call: a larger A (a larger max shape) is quantized and
+/// multiplied in blocks of rows.
+constexpr int64_t kFp8MaxBlockBytes = int64_t{64} << 20;
 
 std::atomic<int64_t> g_tuned{0}, g_stored{0}, g_rejected{0}, g_used{0};
 std::atomic<bool> g_warned_rejected{false};
@@ -166,8 +171,9 @@ int required_alignment(const cublasLtMatmulAlgo_t& algo) {
   return static_cast<int>(std::min<uint32_t>(need, kTuneAlign));
 }
 
-/// A scratch device buffer of `n` elements of `dtype` with values in [-1, 1) (never all zeros or ones).
-DeviceBuffer scratch(DType dtype, int64_t n, uint32_t seed) {
+/// A scratch device buffer of `n` elements with values in [-1, 1) (never all zeros or ones): of `dtype`, or
+/// E4M3 codes (one byte each) when `e4m3`.
+DeviceBuffer scratch(DType dtype, int64_t n, uint32_t seed, bool e4m3 = false) {
   HostTensor t(DType::Float32, {std::max<int64_t>(n, 1)});
   float* v = t.mutable_data_as<float>();
   uint32_t x = seed * 2654435761u + 1;
@@ -175,7 +181,10 @@ DeviceBuffer scratch(DType dtype, int64_t n, uint32_t seed) {
     x = x * 1664525u + 1013904223u;
     v[i] = static_cast<float>(x >> 8) / static_cast<float>(1u << 23) - 1.0f;
   }
-  return upload(t, dtype);
+  if (!e4m3) return upload(t, dtype);
+  std::vector<uint8_t> codes(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = ops::float_to_e4m3(v[i]);
+  return DeviceBuffer(codes.data(), codes.size());
 }
 
 class MatmulKernel : public Kernel {
@@ -196,7 +205,12 @@ class MatmulKernel : public Kernel {
                                                  fp8_activation_scale(*info.inputs[0].range)};
       fp8_scales_ = DeviceBuffer(scales, sizeof(scales));
       inverse_a_scale_ = 1.0f / scales[kFp8ScaleStride];
-      a_bytes_ = round_up_256(static_cast<size_t>(numel(info.inputs[0].max)));
+      // Room for A's E4M3 codes at the max shape the kernel is given (profile 0's), at least one row and at
+      // most kFp8MaxBlockBytes: execute works in blocks of rows that fit (other profiles, larger shapes).
+      const Dims& a_max = info.inputs[0].max;
+      KILN_CHECK(std::all_of(a_max.begin(), a_max.end(), [](int64_t d) { return d >= 0; }), InvalidInput,
+                 "matrix multiply '", l.name, "': the FP8 tactic needs concrete max dims of A");
+      a_bytes_ = round_up_256(static_cast<size_t>(std::clamp(numel(a_max), w.k, std::max(w.k, kFp8MaxBlockBytes))));
     } else if (!l.weights.empty() && l.weights[0].defined()) {
       b_dims_ = l.weights[0].value.sizes();
       b_weight_ = upload(l.weights[0].value, dtype_);
@@ -221,7 +235,7 @@ class MatmulKernel : public Kernel {
       post_after_c_ = PostOpPass(p_.post_ops, 1, nullptr, 0, first_residual_ + 1, dtype_);
     }
     tuned_.dtype = static_cast<int64_t>(dtype_);
-    tuned_.tf32 = static_cast<int64_t>(compute_);
+    tuned_.compute = static_cast<int64_t>(compute_);
     tuned_.transpose_a = p_.transpose_a;
     tuned_.transpose_b = p_.transpose_b;
     tuned_.epilogue = static_cast<int64_t>(epilogue_);
@@ -240,6 +254,8 @@ class MatmulKernel : public Kernel {
   }
 
   void execute(KernelArgs& args) const override {
+    KILN_CHECK(args.workspace_size >= workspace_size(), Internal, "matmul: a workspace of ", args.workspace_size,
+               " bytes where the kernel needs ", workspace_size());
     const TensorView& a = args.inputs[0];
     TensorView b = b_weight_.data() ? TensorView{b_weight_.data(), dtype_, b_dims_} : args.inputs[1];
     const TensorView& y = args.outputs[0];
@@ -248,19 +264,6 @@ class MatmulKernel : public Kernel {
         fp8() ? matmul_calls(fp8_params(), a.dims, b.dims, y.dims) : matmul_calls(p_, a.dims, b.dims, y.dims);
     auto* state = static_cast<MatmulState*>(args.state);
     const size_t es = dtype_size(dtype_);
-    // FP8: a and b are E4M3 (one byte each); a is quantized into the workspace first.
-    const size_t operand_es = fp8() ? 1 : es;
-    const void* a_data = a.data;
-    void* lt_workspace = args.workspace;
-    if (fp8()) {
-      KILN_CHECK(!c.per_matrix && static_cast<size_t>(a.numel()) <= a_bytes_, Internal, "FP8 matmul: A of ",
-                 a.numel(), " elements does not fit its quantized buffer");
-      auto* qa = static_cast<uint8_t*>(args.workspace);
-      launch_quantize_e4m3(a.data, dcode(dtype_), a.numel(), inverse_a_scale_, qa, stream_of(args));
-      check_launch("FP8 matmul: quantize A");
-      a_data = qa;
-      lt_workspace = qa + a_bytes_;
-    }
     // The residual as C: laid out as y (same dims, packed), so call i reads it at y's offset.
     const TensorView* residual = residual_in_c_ ? &args.inputs[first_residual_] : nullptr;
     if (residual &&
@@ -268,26 +271,42 @@ class MatmulKernel : public Kernel {
       residual = nullptr;  // a broadcast residual: the pass adds it
     }
     const float beta = residual ? static_cast<float>(p_.post_ops[0].scale) : 0.0f;
-    auto run = [&](const uint8_t* pa, const uint8_t* pb, const uint8_t* pc, uint8_t* py) {
-      MatmulCallKey key = c.call;
+    // One call of shape `key` (its align set here) with the given cuBLASLt workspace.
+    auto run = [&](MatmulCallKey key, const uint8_t* pa, const uint8_t* pb, const uint8_t* pc, uint8_t* py,
+                   void* workspace) {
       key.align = std::min({pointer_alignment(reinterpret_cast<uintptr_t>(pa)),
                             pointer_alignment(reinterpret_cast<uintptr_t>(pb)),
                             pointer_alignment(reinterpret_cast<uintptr_t>(pc)),
                             pointer_alignment(reinterpret_cast<uintptr_t>(py))});
       auto& slot = state->plans[key];
       if (!slot) slot = make_plan(key);
-      KILN_CUBLAS_CHECK(enqueue(*slot, slot->algo, pa, pb, pc, beta, py, lt_workspace, stream_of(args)));
+      KILN_CUBLAS_CHECK(enqueue(*slot, slot->algo, pa, pb, pc, beta, py, workspace, stream_of(args)));
     };
-    auto* pa = static_cast<const uint8_t*>(a_data);
+    auto* pa = static_cast<const uint8_t*>(a.data);
     auto* pb = static_cast<const uint8_t*>(b.data);
     auto* py = static_cast<uint8_t*>(y.data);
     auto* pc = residual ? static_cast<const uint8_t*>(residual->data) : py;
-    if (!c.per_matrix) {
-      run(pa + c.offset_a[0] * operand_es, pb + c.offset_b[0] * operand_es, pc, py);
+    if (fp8()) {
+      // A (one matrix of nb * m rows: a linear layer) quantized into the workspace and multiplied in blocks of
+      // the rows that fit there (all of them up to the max shape the kernel was made for).
+      KILN_CHECK(!c.per_matrix && c.call.count == 1, Internal, "FP8 matmul: A is not one matrix of rows");
+      auto* qa = static_cast<uint8_t*>(args.workspace);
+      const int64_t rows = c.call.m, k = c.call.k, row_out = c.call.n * static_cast<int64_t>(es);
+      const int64_t block = static_cast<int64_t>(a_bytes_) / k;
+      for (int64_t r0 = 0; r0 < rows; r0 += block) {
+        MatmulCallKey key = c.call;
+        key.m = std::min(block, rows - r0);
+        launch_quantize_e4m3(pa + (c.offset_a[0] + r0 * k) * static_cast<int64_t>(es), dcode(dtype_),
+                             key.m * k, inverse_a_scale_, qa, stream_of(args));
+        check_launch("FP8 matmul: quantize A");
+        run(key, qa, pb, pc + r0 * row_out, py + r0 * row_out, qa + a_bytes_);
+      }
+    } else if (!c.per_matrix) {
+      run(c.call, pa + c.offset_a[0] * es, pb + c.offset_b[0] * es, pc, py, args.workspace);
     } else {
       for (int64_t i = 0; i < c.batches; ++i) {
         const int64_t at = i * c.m * c.n * static_cast<int64_t>(es);
-        run(pa + c.offset_a[i] * operand_es, pb + c.offset_b[i] * operand_es, pc + at, py + at);
+        run(c.call, pa + c.offset_a[i] * es, pb + c.offset_b[i] * es, pc + at, py + at, args.workspace);
       }
     }
     (residual ? post_after_c_ : post_).run(args, "matmul post-ops");
@@ -304,7 +323,8 @@ class MatmulKernel : public Kernel {
   }
 
   /// FP8 without a tuned algorithm: fails (Unsupported) unless cuBLASLt has one for the call at the opt
-  /// shape, so that tactic selection and plan loading fall back instead of the first execute failing.
+  /// shape, so that tactic selection passes over the tactic (and a plan load fails naming the layer) instead
+  /// of the first execute failing.
   void require_fp8_algorithm(const LayerInfo& info) const {
     std::optional<MatmulCallKey> key = opt_call(info);
     if (!key) return;
@@ -490,7 +510,7 @@ class MatmulKernel : public Kernel {
                                         const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
                                         const Dims& a, const Dims& b, const Dims& y, const std::string& name,
                                         const std::string& shape) const {
-    DeviceBuffer da = fp8() ? fp8_scratch(numel(a), 1) : scratch(dtype_, numel(a), 1), db,
+    DeviceBuffer da = scratch(dtype_, numel(a), 1, fp8()), db,
                  dy(static_cast<size_t>(numel(y)) * dtype_size(dtype_));
     if (!b_weight_.data()) db = scratch(dtype_, numel(b), 2);
     const void* pb = b_weight_.data() ? b_weight_.data() : db.data();
@@ -564,7 +584,7 @@ class MatmulKernel : public Kernel {
     std::optional<MatmulCallKey> key = opt_call(info);
     if (!decode_matmul_plan_data(*info.plan_data, &d, &why)) {
       why = "malformed: " + why;
-    } else if (!key || d.call != *key || d.dtype != tuned_.dtype || d.tf32 != tuned_.tf32 ||
+    } else if (!key || d.call != *key || d.dtype != tuned_.dtype || d.compute != tuned_.compute ||
                d.transpose_a != tuned_.transpose_a || d.transpose_b != tuned_.transpose_b ||
                d.epilogue != tuned_.epilogue) {
       why = "made for another shape or configuration";

@@ -85,7 +85,7 @@ std::vector<uint8_t> encode_matmul_plan_data(const MatmulPlanData& d) {
   };
   put(kMatmulPlanDataVersion, 4);
   const MatmulCallKey& k = d.call;
-  for (int64_t v : {k.m, k.n, k.k, k.count, k.stride_a, k.stride_b, k.align, d.dtype, d.tf32, d.transpose_a,
+  for (int64_t v : {k.m, k.n, k.k, k.count, k.stride_a, k.stride_b, k.align, d.dtype, d.compute, d.transpose_a,
                     d.transpose_b, d.epilogue}) {
     put(static_cast<uint64_t>(v), 8);
   }
@@ -118,7 +118,7 @@ bool decode_matmul_plan_data(const std::vector<uint8_t>& b, MatmulPlanData* d, s
   MatmulPlanData out;
   out.call = MatmulCallKey{f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
   out.dtype = f[7];
-  out.tf32 = f[8];
+  out.compute = f[8];
   out.transpose_a = f[9];
   out.transpose_b = f[10];
   out.epilogue = f[11];
@@ -129,7 +129,7 @@ bool decode_matmul_plan_data(const std::vector<uint8_t>& b, MatmulPlanData* d, s
       (k.count == 1 && (k.stride_a || k.stride_b))) {
     return fail("a malformed call key");
   }
-  if (out.dtype < 0 || out.dtype > 255 || out.tf32 < 0 || out.tf32 > 2 ||
+  if (out.dtype < 0 || out.dtype > 255 || out.compute < 0 || out.compute > 2 ||
       (out.transpose_a | out.transpose_b) & ~int64_t{1} || out.epilogue < 0 || out.epilogue > 0xffffffff) {
     return fail("a malformed configuration");
   }

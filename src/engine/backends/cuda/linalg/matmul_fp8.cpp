@@ -10,22 +10,6 @@
 #include "kiln/support/host_math.h"
 
 namespace kiln::engine::cuda {
-namespace {
-
-/// Compute capability of the current device as 10 * major + minor (0 when it cannot be read).
-int compute_capability() {
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return 10 * major + minor;
-}
-
-}  // namespace
-
 bool fp8_matmul_fits(const LayerInfo& layer, std::string* why) {
   const Layer& l = *layer.layer;
   const auto& p = l.get<MatrixMultiplyParams>();
@@ -47,8 +31,9 @@ bool fp8_matmul_fits(const LayerInfo& layer, std::string* why) {
     return refuse(why, "K = " + std::to_string(k) + ", N = " + std::to_string(n) +
                            " (cuBLASLt's FP8 GEMMs take multiples of 16)");
   }
-  static const int cc = compute_capability();
-  if (cc < 89) return refuse(why, "the device has no FP8 tensor cores (compute capability below 8.9)");
+  if (current_compute_capability() < 89) {
+    return refuse(why, "the device has no FP8 tensor cores (compute capability below 8.9)");
+  }
   return true;
 }
 
@@ -71,15 +56,5 @@ Fp8Weight upload_fp8_weight(const HostTensor& b, bool transpose_b) {
 }
 
 float fp8_activation_scale(const DynamicRange& range) { return range.amax() / ops::kE4m3Max; }
-
-DeviceBuffer fp8_scratch(int64_t n, uint32_t seed) {
-  std::vector<uint8_t> v(static_cast<size_t>(std::max<int64_t>(n, 1)));
-  uint32_t x = seed * 2654435761u + 1;
-  for (uint8_t& q : v) {
-    x = x * 1664525u + 1013904223u;
-    q = ops::float_to_e4m3(static_cast<float>(x >> 8) / static_cast<float>(1u << 23) - 1.0f);
-  }
-  return DeviceBuffer(v.data(), v.size());
-}
 
 }  // namespace kiln::engine::cuda

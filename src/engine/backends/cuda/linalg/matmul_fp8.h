@@ -35,7 +35,4 @@ Fp8Weight upload_fp8_weight(const HostTensor& b, bool transpose_b);
 /// The activation scale of the FP8 tactic for an input with dynamic range `range`: amax / 448.
 float fp8_activation_scale(const DynamicRange& range);
 
-/// A scratch device buffer of `n` E4M3 values in [-1, 1) (timing candidates).
-DeviceBuffer fp8_scratch(int64_t n, uint32_t seed);
-
 }  // namespace kiln::engine::cuda

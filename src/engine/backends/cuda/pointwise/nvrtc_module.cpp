@@ -174,14 +174,6 @@ void NvrtcModule::launch(const std::string& name, unsigned grid, unsigned block,
   KILN_CHECK(r == CUDA_SUCCESS, Internal, "nvrtc kernel '", name, "' launch failed: ", d.describe(r));
 }
 
-int current_compute_capability() {
-  int device = 0, major = 0, minor = 0;
-  KILN_CUDA_CHECK(cudaGetDevice(&device));
-  KILN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  KILN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major * 10 + minor;
-}
-
 bool nvrtc_available(std::string* why) {
   static const std::string reason = []() -> std::string {
     try {

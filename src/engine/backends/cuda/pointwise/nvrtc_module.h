@@ -40,9 +40,6 @@ class NvrtcModule {
   std::vector<std::pair<std::string, void*>> functions_;  // name -> CUfunction
 };
 
-/// The compute capability of the current device (90 for sm_90); throws kiln::Error without one.
-int current_compute_capability();
-
 /// Whether NVRTC can compile for the current device (`why` says why not).
 bool nvrtc_available(std::string* why);
 
