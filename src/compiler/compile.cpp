@@ -160,11 +160,7 @@ std::vector<EngineBuildInfo::LayerPrecision> layer_precisions(const engine::Plan
   std::vector<EngineBuildInfo::LayerPrecision> out;
   for (const engine::PlanLayerInfo& l : plan.layers()) {
     if (l.kind != engine::LayerKind::Convolution && l.kind != engine::LayerKind::MatrixMultiply) continue;
-    const std::string precision = l.int8                    ? "int8"
-                                  : l.fp8                   ? "fp8"
-                                  : l.output_dtypes.empty() ? "?"
-                                                            : dtype_name(l.output_dtypes[0]);
-    out.push_back({l.name, precision, l.tactic});
+    out.push_back({l.name, l.compute_precision(), l.tactic});
   }
   return out;
 }

@@ -69,11 +69,12 @@ TEST(CliInspectModule, JsonHasTheDocumentedFields) {
     EXPECT_FALSE(e["tactics"].empty());
     uint64_t weights = 0;
     for (const nlohmann::json& l : e["layers"]) {
-      for (const char* key : {"name", "kind", "tactic", "precision", "inputs", "outputs", "input_formats",
+      for (const char* key : {"name", "kind", "tactic", "precision", "compute", "inputs", "outputs", "input_formats",
                               "output_formats", "weight_bytes", "detail"}) {
         EXPECT_TRUE(l.contains(key)) << key << " in " << l.dump();
       }
       EXPECT_EQ(l["precision"].size(), l["outputs"].size());
+      if (!l["precision"].empty()) EXPECT_EQ(l["compute"], l["precision"][0]) << "an fp32 build quantizes nothing";
       EXPECT_EQ(l["output_formats"].size(), l["outputs"].size());
       weights += l["weight_bytes"].get<uint64_t>();
     }

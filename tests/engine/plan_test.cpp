@@ -356,5 +356,18 @@ TEST(EnginePlan, ConcurrentContextsOnOnePlan) {
   for (int t = 0; t < threads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 }
 
+TEST(EnginePlan, LayerComputePrecisionNamesQuantizedTactics) {
+  PlanLayerInfo l{"mm", LayerKind::MatrixMultiply, "t", {}, {}, "", {}, {}, {DType::Float16}, 0};
+  EXPECT_EQ(l.compute_precision(), "f16");
+  l.fp8 = true;
+  EXPECT_EQ(l.compute_precision(), "fp8");
+  l.fp8 = false;
+  l.int8 = true;
+  EXPECT_EQ(l.compute_precision(), "int8");
+  l.int8 = false;
+  l.output_dtypes.clear();
+  EXPECT_EQ(l.compute_precision(), "?");
+}
+
 }  // namespace
 }  // namespace kiln::engine

@@ -19,6 +19,7 @@ json layer_json(const engine::PlanLayerInfo& layer) {
           {"kind", engine::layer_kind_name(layer.kind)},
           {"tactic", layer.tactic},
           {"precision", precision},
+          {"compute", layer.compute_precision()},
           {"inputs", layer.inputs},
           {"outputs", layer.outputs},
           {"input_formats", in_formats},
@@ -62,7 +63,7 @@ json engine_json(const runtime::EngineSegment& segment) {
     // Layers that run a kernel (not constants, not shape arithmetic on the host).
     if (layer.kind == engine::LayerKind::Constant || layer.tactic == "host") continue;
     if (!layer.output_dtypes.empty()) {
-      const std::string precision = dtype_name(layer.output_dtypes.front());
+      const std::string precision = layer.compute_precision();
       precisions[precision] = precisions.value(precision, 0) + 1;
     }
     tactics[layer.tactic] = tactics.value(layer.tactic, 0) + 1;
@@ -168,6 +169,8 @@ void print_module_text(const json& m, bool layers, std::ostream& out) {
     for (const json& l : e["layers"]) {
       std::string precision;
       for (const json& d : l["precision"]) precision += (precision.empty() ? "" : ",") + d.get<std::string>();
+      const std::string compute = l["compute"].get<std::string>();
+      if (compute == "int8" || compute == "fp8") precision += " (" + compute + " compute)";
       std::string formats;
       for (const json& f : l["output_formats"])
         formats += (formats.empty() ? "" : ",") + f.get<std::string>();

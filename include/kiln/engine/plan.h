@@ -49,6 +49,14 @@ struct PlanLayerInfo {
   uint64_t weight_bytes = 0;         // bytes of the weights the plan holds for the layer (0 when stripped)
   bool int8 = false;                 // whether its tactic computes in INT8 (Tactic::int8)
   bool fp8 = false;                  // whether its tactic computes in FP8 E4M3 (Tactic::fp8)
+
+  /// The precision it computes in, for reports: "int8" or "fp8" for a quantized tactic, else the dtype of its
+  /// first output ("f16", "f32", ...; "?" without outputs).
+  std::string compute_precision() const {
+    if (int8) return "int8";
+    if (fp8) return "fp8";
+    return output_dtypes.empty() ? "?" : dtype_name(output_dtypes.front());
+  }
 };
 
 class Plan {
