@@ -300,7 +300,10 @@ std::string CompileReport::to_string() const {
           << e.tactics.uncertain << " uncertain, " << e.tactics.cut_short << " cut short), "
           << e.tactics.from_cache << " from the timing cache, " << e.tactics.reused
           << " reused within the build, " << e.tactics.untimed << " untimed, " << e.tactics.reference
-          << " reference\n";
+          << " reference"
+          << (e.tactics.failed > 0 ? "; " + std::to_string(e.tactics.failed) + " candidates failed"
+                                   : std::string())
+          << "\n";
     }
     for (const engine::PrecisionNote& p : e.precision)
       out << "  precision: " << p.layer << ": " << p.reason << "\n";

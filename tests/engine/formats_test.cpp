@@ -79,6 +79,21 @@ BuilderConfig untimed() {
   return config;
 }
 
+TEST(EngineFormats, E4m3StoresEachElementInOneByteInPlainOrder) {
+  EXPECT_STREQ(tensor_format_name(TensorFormat::E4M3), "e4m3");
+  for (size_t rank : {0u, 1u, 2u, 3u, 6u}) EXPECT_TRUE(format_applies(TensorFormat::E4M3, rank)) << rank;
+  EXPECT_EQ(format_element_size(TensorFormat::E4M3, DType::Float16), 1u);
+  EXPECT_EQ(format_element_size(TensorFormat::E4M3, DType::Float32), 1u);
+  EXPECT_EQ(format_element_size(TensorFormat::Plain, DType::Float32), 4u);
+  EXPECT_EQ(format_element_size(TensorFormat::Blocked8c, DType::Float16), 2u);
+  EXPECT_EQ(format_bytes(TensorFormat::E4M3, DType::Float16, {2, 3, 5}), 30);
+  EXPECT_EQ(format_bytes(TensorFormat::Blocked8c, DType::Float32, {1, 3, 2}), 8 * 2 * 4);
+  EXPECT_EQ(format_offset(TensorFormat::E4M3, {2, 3, 5, 7}, {1, 2, 3, 4}),
+            format_offset(TensorFormat::Plain, {2, 3, 5, 7}, {1, 2, 3, 4}));
+  const TensorView v{nullptr, DType::Float16, {4, 8}, TensorFormat::E4M3};
+  EXPECT_EQ(v.nbytes(), 32u);
+}
+
 TEST(EngineFormats, ConvChainWithResidualPassesBlockedTensors) {
   std::mt19937 rng(71);
   ConvChain m(rng);

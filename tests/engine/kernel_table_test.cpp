@@ -143,6 +143,34 @@ TEST(KernelTable, CreateKernelChecksRowApplicabilityAndFormats) {
   EXPECT_THROW(b.create_kernel(plain.info, "missing"), kiln::Error);
 }
 
+TEST(KernelTable, RowsThatWriteAnotherFormatTakeItOnOutputZeroOnly) {
+  KernelTable t;
+  t.add({.name = "writes_e4m3",
+         .kind = LayerKind::Activation,
+         .applies = &only_f32,
+         .create = &make_noop,
+         .writes = [](const LayerInfo&, TensorFormat f) { return f == TensorFormat::E4M3; }});
+  t.add({.name = "plain", .kind = LayerKind::Activation, .applies = &only_f32, .create = &make_noop});
+  TestBackend b(t, TacticOrder::Registration);
+  OneLayer written(LayerKind::Activation, DType::Float32);
+  written.info.outputs[0].format = TensorFormat::E4M3;
+  EXPECT_TRUE(b.writes_format(written.info, "writes_e4m3", TensorFormat::E4M3));
+  EXPECT_FALSE(b.writes_format(written.info, "writes_e4m3", TensorFormat::ChannelsLast));
+  EXPECT_FALSE(b.writes_format(written.info, "plain", TensorFormat::E4M3));
+  EXPECT_FALSE(b.writes_format(written.info, "missing", TensorFormat::E4M3));
+  EXPECT_NE(b.create_kernel(written.info, "writes_e4m3"), nullptr);
+  EXPECT_THROW(b.create_kernel(written.info, "plain"), kiln::Error);
+  // An E4M3 input is another matter: the row reads Plain.
+  OneLayer read(LayerKind::Activation, DType::Float32);
+  read.info.inputs[0].format = TensorFormat::E4M3;
+  EXPECT_THROW(b.create_kernel(read.info, "writes_e4m3"), kiln::Error);
+  // A row that takes any layout takes no E4M3 (an element encoding, not a layout).
+  const KernelTable with_any = table();
+  TestBackend any(with_any, TacticOrder::Registration);
+  EXPECT_THROW(any.create_kernel(written.info, "any"), kiln::Error);
+  EXPECT_THROW(any.create_kernel(read.info, "any"), kiln::Error);
+}
+
 TEST(KernelTable, DuplicateRowIsAnInternalError) {
   KernelTable t = table();
   EXPECT_THROW(t.add({"first", LayerKind::Activation, nullptr, &make_noop}), kiln::Error);

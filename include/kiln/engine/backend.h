@@ -63,7 +63,7 @@ struct TensorView {
   /// Logical elements (the product of dims).
   int64_t numel() const;
   /// Bytes the buffer holds in its format (blocked formats include the padded channel tail).
-  size_t nbytes() const { return static_cast<size_t>(format_numel(format, dims)) * dtype_size(dtype); }
+  size_t nbytes() const { return static_cast<size_t>(format_bytes(format, dtype, dims)); }
   template <typename T>
   T* as() const {
     return static_cast<T*>(data);
@@ -250,8 +250,19 @@ class Backend {
   /// The formats tactic `tactic` prefers for `layer` (whose tensors are all Plain when asked); see the file
   /// comment. The default: all Plain.
   virtual TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const { return {}; }
+  /// Whether tactic `tactic` can also write `layer`'s output 0 in `format` (beside what formats() says), so
+  /// that the builder has it write the format its one consumer reads instead of inserting a Reformat after
+  /// it (e.g. a matmul that quantizes its fp16 result to E4M3 for the FP8 layer after it). `layer` is as
+  /// formats() is asked. The default: never.
+  virtual bool writes_format(const LayerInfo& layer, const std::string& tactic, TensorFormat format) const {
+    (void)layer;
+    (void)tactic;
+    (void)format;
+    return false;
+  }
   /// Makes the kernel for (layer, tactic) with the formats in `layer`; throws kiln::Error when the tactic is
-  /// unknown, does not apply or cannot handle those formats.
+  /// unknown, does not apply or cannot handle those formats (its output 0 may be in a format writes_format()
+  /// accepts).
   virtual std::unique_ptr<Kernel> create_kernel(const LayerInfo& layer, const std::string& tactic) const = 0;
   /// The thread pool kernels get in KernelArgs::pool (null if the backend has none).
   virtual ThreadPool* thread_pool() const = 0;

@@ -16,6 +16,8 @@ struct TacticStats {
   int reused = 0;      // choices taken from a layer of this build with the same signature and input formats
   int untimed = 0;     // layers with at most one optimized candidate, or built without timing
   int reference = 0;   // layers running a reference kernel (no optimized tactic applies or builds)
+  int failed = 0;      // candidates of timed contests that failed being made or run, other than by refusing
+                       // the layer (Unsupported): a bug or an out-of-memory, never a normal outcome
 };
 
 /// How the build of `plan` chose its tactics (zero for a deserialized plan).

@@ -9,6 +9,7 @@
 #include "engine/core/passes.h"
 #include "engine/core/plan_impl.h"
 #include "engine/core/precision_probe.h"
+#include "engine/core/producer_formats.h"
 #include "engine/core/shape_walk.h"
 #include "engine/core/tactics.h"
 #include "kiln/support/error.h"
@@ -196,8 +197,13 @@ PlanLayer reformat_layer(const Plan::Impl& g, int64_t from, int64_t to) {
 /// consumer's tactic reads another format, a Reformat layer makes a copy in that format (one per tensor and
 /// format, shared by the consumers that want it); a plan output written in another format is written to a
 /// new tensor and reformatted into the output. Only kernel layers read buffers (host layers read values, and
-/// shape layers only dims), so only they get reformats. Returns the number of Reformat layers.
-int assign_formats(Plan::Impl& g) {
+/// shape layers only dims), so only they get reformats. A producer that can write the format its one consumer
+/// reads (producer_writes) writes it instead of a Reformat after it.
+struct FormatCounts {
+  int reformats = 0;  // Reformat layers inserted
+  int written = 0;    // tensors their producer writes in their consumer's format
+};
+FormatCounts assign_formats(Plan::Impl& g) {
   size_t nl = g.layers.size();
   std::vector<TacticFormats> want(nl);
   bool any = false;
@@ -214,7 +220,20 @@ int assign_formats(Plan::Impl& g) {
     }
     want[i] = std::move(f);
   }
-  if (!any) return 0;
+  if (!any) return {};
+  // Producers that write their consumer's format: (layer, format of its output 0).
+  std::map<int64_t, TensorFormat> writes;
+  for (size_t i = 0; i < nl; ++i) {
+    for (size_t k = 0; k < want[i].inputs.size(); ++k) {
+      const int64_t t = g.layers[i].layer.inputs[k];
+      const TensorFormat f = want[i].inputs[k];
+      const int64_t p = g.tensors[t].producer;
+      if (f == TensorFormat::Plain || p < 0) continue;
+      const std::vector<TensorFormat>& written = want[p].outputs;
+      if ((written.empty() ? TensorFormat::Plain : written[0]) != f && producer_writes(g, t, f))
+        writes[p] = f;
+    }
+  }
   auto copy_tensor = [&](int64_t base, TensorFormat format) {
     PlanTensor t = g.tensors[base];
     t.name += std::string("/") + tensor_format_name(format);
@@ -233,6 +252,10 @@ int assign_formats(Plan::Impl& g) {
       bool moved = false;
       for (int64_t t : g.layers[i].layer.inputs) moved = moved || g.tensors[t].format != TensorFormat::Plain;
       if (moved) want[i] = g.backend->formats(g.layer_info(static_cast<int64_t>(i)), g.layers[i].tactic);
+    }
+    if (auto w = writes.find(static_cast<int64_t>(i)); w != writes.end()) {
+      want[i].outputs.resize(g.layers[i].layer.outputs.size(), TensorFormat::Plain);
+      want[i].outputs[0] = w->second;
     }
     PlanLayer pl = std::move(g.layers[i]);
     Layer& l = pl.layer;
@@ -283,7 +306,7 @@ int assign_formats(Plan::Impl& g) {
   }
   g.layers = std::move(out);
   passes::reindex_producers(g);
-  return reformats;
+  return {reformats, static_cast<int>(writes.size())};
 }
 
 }  // namespace
@@ -378,7 +401,12 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
   select_tactics(*g, config);
   const int quantized = keep_int8_between_layers(*g, config.int8_explicit);
   if (quantized > 0) KILN_INFO("engine: int8: ", quantized, " tensors stay in INT8 between INT8 layers");
-  const int reformats = assign_formats(*g);
+  const FormatCounts formats = assign_formats(*g);
+  const int reformats = formats.reformats;
+  if (formats.written > 0) {
+    KILN_INFO("engine: formats: ", formats.written,
+              " tensors written by their producer in the format their consumer reads");
+  }
   if (reformats > 0) {
     // New tensors and layers: ranges again, tactics for the reformats (fast kernels first).
     compute_ranges(*g, profiles);
@@ -393,7 +421,8 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
     }
     KILN_INFO("engine: formats: ", reformats, " reformat layers inserted");
   }
-  if (quantized > 0 || reformats > 0) recreate_kernels(*g);  // with their tensors' final dtypes and formats
+  if (quantized > 0 || reformats > 0 || formats.written > 0)
+    recreate_kernels(*g);  // with their tensors' final dtypes and formats
 
   for (size_t p = 0; p < g->profiles.size(); ++p) {
     plan_memory(*g, g->profiles[p]);

@@ -101,7 +101,7 @@ struct ExecutionContext::State {
   void check_capacity(int64_t id) {
     int64_t off = memory.offsets[id];
     if (off < 0) return;
-    int64_t need = tensor_bytes(g->tensors[id].format, g->tensors[id].dtype, dims[id]);
+    int64_t need = format_bytes(g->tensors[id].format, g->tensors[id].dtype, dims[id]);
     KILN_CHECK(need <= memory.capacity[id], InvalidInput, "tensor '", g->tensors[id].name, "' with dims ",
                dims_str(dims[id]), " needs ", need,
                " bytes but the memory plan for these input shapes reserved ", memory.capacity[id],

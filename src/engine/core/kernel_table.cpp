@@ -105,6 +105,12 @@ TacticFormats TableBackend::formats(const LayerInfo& layer, const std::string& t
   return r ? r->formats_for(layer) : TacticFormats{};
 }
 
+bool TableBackend::writes_format(const LayerInfo& layer, const std::string& tactic,
+                                 TensorFormat format) const {
+  const KernelRow* r = table_.find(layer.kind(), tactic);
+  return r && r->writes && !layer.outputs.empty() && r->writes(layer, format);
+}
+
 std::unique_ptr<Kernel> TableBackend::create_kernel(const LayerInfo& layer, const std::string& tactic) const {
   const KernelRow* r = table_.find(layer.kind(), tactic);
   KILN_CHECK(r != nullptr, Unsupported, name(), " backend has no tactic '", tactic, "' for ",
@@ -112,19 +118,30 @@ std::unique_ptr<Kernel> TableBackend::create_kernel(const LayerInfo& layer, cons
   std::string why;
   KILN_CHECK(r->runs(layer, &why), Unsupported, name(), " tactic '", tactic, "' does not apply to layer '",
              layer.layer->name, "'", why.empty() ? "" : ": ", why);
-  // A Reformat converts exactly as its params say; other rows run in their formats unless they take any.
-  if (!r->any_format || layer.kind() == LayerKind::Reformat) {
+  // A Reformat converts exactly as its params say; other rows run in their formats unless they take any
+  // layout (E4M3 is an element encoding, not a layout: only rows that say so read or write it).
+  if (r->any_format && layer.kind() != LayerKind::Reformat) {
+    for (const auto* list : {&layer.inputs, &layer.outputs}) {
+      for (const TensorInfo& t : *list) {
+        KILN_CHECK(t.format != TensorFormat::E4M3, InvalidInput, "layer '", layer.layer->name, "': ", name(),
+                   " tactic '", tactic, "' cannot run tensor '", t.name, "' in format e4m3");
+      }
+    }
+  } else {
     TacticFormats want = r->formats_for(layer);
-    auto check = [&](const std::vector<TensorInfo>& list, const std::vector<TensorFormat>& formats) {
-      for (size_t k = 0; k < list.size(); ++k) {
+    auto check = [&](const std::vector<TensorInfo>& list, const std::vector<TensorFormat>& formats,
+                     size_t first) {
+      for (size_t k = first; k < list.size(); ++k) {
         TensorFormat f = k < formats.size() ? formats[k] : TensorFormat::Plain;
         KILN_CHECK(list[k].format == f, InvalidInput, "layer '", layer.layer->name, "': ", name(),
                    " tactic '", tactic, "' runs tensor '", list[k].name, "' in format ",
                    tensor_format_name(f), ", not ", tensor_format_name(list[k].format));
       }
     };
-    check(layer.inputs, want.inputs);
-    check(layer.outputs, want.outputs);
+    check(layer.inputs, want.inputs, 0);
+    // (output 0 may be in a format the row also writes)
+    const bool written = r->writes && !layer.outputs.empty() && r->writes(layer, layer.outputs[0].format);
+    check(layer.outputs, want.outputs, written ? 1 : 0);
   }
   return r->create(layer);
 }

@@ -14,8 +14,9 @@
 //   - Tensors are dense, C-ordered, of the dtypes in LayerInfo, unless the row has a `formats` function: then
 //     the builder gives the kernel tensors in the formats it returns (TensorInfo::format /
 //     TensorView::format). A row with `any_format` handles whatever format it is created with (its `formats`
-//     is a preference) or throws kiln::Error; any other row is created only with exactly the formats of
-//     formats_for(). A Reformat row reads params.from and writes params.to.
+//     is a preference; never E4M3) or throws kiln::Error; any other row is created only with exactly the
+//     formats of formats_for() (output 0 also in a format its `writes` accepts). A Reformat row reads
+//     params.from and writes params.to.
 //   - Weights are in layer->weights (slots per kind, documented in layers.h); prepare them in create()
 //     (reorder to blocked layouts, cast, upload), never in execute().
 //   - execute() is const and may run concurrently from several contexts; per-context caches go in the
@@ -44,6 +45,9 @@ struct KernelRow {
   /// The memory formats the kernel reads each input and writes each output in (Backend::formats); null: all
   /// Plain.
   std::function<TacticFormats(const LayerInfo& layer)> formats = nullptr;
+  /// Whether the kernel can also write output 0 in `format` (Backend::writes_format); null: never. A kernel
+  /// created with output 0 in such a format writes it so.
+  std::function<bool(const LayerInfo& layer, TensorFormat format)> writes = nullptr;
   /// Less precise than the dtype promises (Tactic::reduced_precision).
   bool reduced_precision = false;
   /// Computes fp32 in TF32 (Tactic::tf32).
@@ -107,6 +111,7 @@ class TableBackend : public Backend {
   std::string refusals(const LayerInfo& layer, const std::string& reference) const override;
   /// The row's formats_for(layer); all Plain for an unknown tactic.
   TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const override;
+  bool writes_format(const LayerInfo& layer, const std::string& tactic, TensorFormat format) const override;
   /// Checks that the row exists and runs the layer, and that the layer's tensors are in the row's formats
   /// (unless it takes any format); throws kiln::Error(Unsupported / InvalidInput) naming the layer otherwise.
   std::unique_ptr<Kernel> create_kernel(const LayerInfo& layer, const std::string& tactic) const override;

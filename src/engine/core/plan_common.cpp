@@ -155,10 +155,6 @@ std::vector<bool> data_dependent_tensors(const Plan::Impl& plan) {
   return dd;
 }
 
-int64_t tensor_bytes(TensorFormat format, DType dtype, const Dims& dims) {
-  return checked_mul(format_numel(format, dims), static_cast<int64_t>(dtype_size(dtype)), "the bytes of a tensor");
-}
-
 void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
   size_t nt = plan.tensors.size();
   prof.offsets.assign(nt, -1);
@@ -180,7 +176,7 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
     // Written straight into the user's buffer, except data-dependent outputs: the arena holds them until their
     // size is known and an OutputAllocator gives their buffer.
     if (t.is_output && !data_dependent[id]) continue;
-    int64_t bytes = tensor_bytes(t.format, t.dtype, prof.max[id]);
+    int64_t bytes = format_bytes(t.format, t.dtype, prof.max[id]);
     bytes = checked_mul(checked_ceildiv(bytes, align, "an arena buffer"), align, "an arena buffer");
     prof.capacity[id] = bytes;
     int64_t last = t.producer;

@@ -122,9 +122,6 @@ struct Plan::Impl {
   bool weights_missing() const;
 };
 
-/// Bytes of a tensor of `dims` (dims < 0 count as 0) in `format`.
-int64_t tensor_bytes(TensorFormat format, DType dtype, const Dims& dims);
-
 /// Concrete shape inference over a plan for given input dims (shape_walk.h's step, HostValues::HostLayers):
 /// host layers are evaluated and small integer constants kept (values filled); data-dependent dims are 0
 /// (Min), the input numel (Max) or -1 (Unknown).

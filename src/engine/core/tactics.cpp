@@ -13,10 +13,12 @@
 #include <sstream>
 
 #include "engine/core/int8_policy.h"
+#include "engine/core/producer_formats.h"
 #include "engine/core/tactic_choice.h"
 #include "engine/core/timing_cache.h"
 #include "engine/core/zero_volume.h"
 #include "engine/ops/common.h"
+#include "engine/ops/fp8.h"
 #include "kiln/support/error.h"
 #include "kiln/support/hash.h"
 #include "kiln/support/logging.h"
@@ -73,9 +75,13 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
     const Dims& d = opt.dims[id];
     int64_t n = format_numel(format, d);  // elements stored (blocked formats pad the channels)
     DType dt = g.tensors[id].dtype;
-    b.storage.emplace_back(static_cast<size_t>(n) * dtype_size(dt) + 64, 0);
+    b.storage.emplace_back(static_cast<size_t>(format_bytes(format, dt, d)) + 64, 0);
     TensorView v{b.storage.back().data(), dt, d, format};
-    if (opt.values[id]) {
+    if (format == TensorFormat::E4M3) {
+      // (codes of values in the format's whole range: a quantized tensor's scale maps its range onto it)
+      auto* codes = static_cast<uint8_t*>(v.data);
+      for (int64_t i = 0; i < n; ++i) codes[i] = ops::float_to_e4m3(dist(rng) * ops::kE4m3Max);
+    } else if (opt.values[id]) {
       std::memcpy(v.data, opt.values[id]->data(), std::min(opt.values[id]->nbytes(), v.nbytes()));
     } else if (random && is_floating(dt)) {
       for (int64_t i = 0; i < n; ++i) ops::store(v, i, dist(rng));
@@ -245,6 +251,11 @@ class LayerTiming {
         for (size_t k = 0; k < l.inputs.size(); ++k) {
           int64_t id = l.inputs[k];
           if (tinfo.inputs[k].format == produced_[id]) continue;
+          if (producer_writes(g_, id, tinfo.inputs[k].format)) {
+            report += " " + t.name + "+written(" + g_.tensors[id].name + " " +
+                      tensor_format_name(tinfo.inputs[k].format) + ")";
+            continue;  // (its producer will write it so: no Reformat)
+          }
           bool seen = false;  // one reformat per tensor, however many inputs read it
           for (size_t j = 0; j < k; ++j) seen = seen || l.inputs[j] == id;
           if (seen) continue;
@@ -263,6 +274,8 @@ class LayerTiming {
         cands_.push_back(std::move(c));
       } catch (const std::exception& e) {
         report += " " + t.name + "=failed(" + error_text(e) + ")";
+        const auto* error = dynamic_cast<const Error*>(&e);
+        if (!error || error->kind() != ErrorKind::Unsupported) ++failed_;
       }
     }
     // INT8 and FP8 tactics (offered only where the build asked for them and the layer may take them) before
@@ -288,6 +301,8 @@ class LayerTiming {
     return out;
   }
   const TimingConditions& conditions() const { return conditions_; }
+  /// Candidates that failed being made or run, but for refusing the layer (TacticStats::failed).
+  int failed() const { return failed_; }
   /// The kernel of candidate `name` (moved out), or null.
   std::unique_ptr<Kernel> take_kernel(const std::string& name) {
     for (Candidate& c : cands_) {
@@ -344,6 +359,7 @@ class LayerTiming {
       } catch (const std::exception& e) {
         c.figures.failed = true;
         c.timed = false;
+        ++failed_;
         KILN_DEBUG("engine: layer '", g_.layers[layer_].layer.name, "': tactic '", c.name(),
                    "' failed while timed: ", error_text(e));
       }
@@ -357,6 +373,7 @@ class LayerTiming {
     } catch (const std::exception& e) {
       c.figures.failed = true;
       c.timed = false;
+      ++failed_;
       KILN_DEBUG("engine: layer '", g_.layers[layer_].layer.name, "': tactic '", c.name(),
                  "' failed while timed: ", error_text(e));
     }
@@ -431,15 +448,15 @@ class LayerTiming {
     rl.outputs = {id};
     LayerInfo ri;
     ri.layer = &rl;
-    TensorInfo t{g_.tensors[id].name, g_.tensors[id].dtype, opt_.dims[id],
-                 opt_.dims[id],       opt_.dims[id],        from};
+    TensorInfo t{g_.tensors[id].name, g_.tensors[id].dtype, opt_.dims[id], opt_.dims[id], opt_.dims[id], from,
+                 g_.tensors[id].range};  // (a quantizing reformat scales by it)
     ri.inputs = {t};
     t.format = to;
     ri.outputs = {t};
     Run r;
     r.kernel = g_.backend->create_kernel(ri, g_.backend->tactics(ri).at(0).name);
-    r.buf.storage.emplace_back(static_cast<size_t>(tensor_bytes(from, t.dtype, t.opt)) + 64, 0);
-    r.buf.storage.emplace_back(static_cast<size_t>(tensor_bytes(to, t.dtype, t.opt)) + 64, 0);
+    r.buf.storage.emplace_back(static_cast<size_t>(format_bytes(from, t.dtype, t.opt)) + 64, 0);
+    r.buf.storage.emplace_back(static_cast<size_t>(format_bytes(to, t.dtype, t.opt)) + 64, 0);
     r.buf.args.inputs.push_back(TensorView{r.buf.storage[0].data(), t.dtype, t.opt, from});
     r.buf.args.outputs.push_back(TensorView{r.buf.storage[1].data(), t.dtype, t.opt, to});
     r.prepare(*g_.backend, pool_);
@@ -459,6 +476,7 @@ class LayerTiming {
   bool runs_plainly_ =
       false;  // the engine runs without CUDA graphs: host enqueue costs count (device_run_ms)
   TimingConditions conditions_;
+  int failed_ = 0;
 };
 
 /// The kernel of the first of `names` that builds for `info` within the workspace limit; sets `chosen`.
@@ -572,8 +590,18 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     for (size_t k = 0; k < l.inputs.size(); ++k) info.inputs[k].format = produced[l.inputs[k]];
     info.tune = config.timing_iterations > 0;
     info.reduced_precision = config.allow_reduced_precision_tactics;
-    std::string input_formats;  // part of the timing-cache key: the choice depends on them
-    for (int64_t id : l.inputs) input_formats += tensor_format_name(produced[id]) + std::string(",");
+    // Part of the timing-cache key: the choice depends on them, and on the formats their producers could
+    // write instead (a candidate reading one of those is timed without a Reformat).
+    std::string input_formats;
+    for (int64_t id : l.inputs) {
+      input_formats += tensor_format_name(produced[id]);
+      for (int f = 1; f < kNumTensorFormats; ++f) {
+        const auto format = static_cast<TensorFormat>(f);
+        if (format != produced[id] && producer_writes(g, id, format))
+          input_formats += std::string("+") + tensor_format_name(format);
+      }
+      input_formats += ",";
+    }
     std::string why;
     KILN_CHECK(g.backend->supports(info, &why), Unsupported, "layer '", l.name, "' (",
                layer_kind_name(l.kind), ") is not supported by backend ", g.backend_name, ": ", why);
@@ -673,6 +701,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
                   "'): tactics are timed on one thread");
       }
       ++g.tactic_stats.timed;
+      g.tactic_stats.failed += timing->failed();
       if (cache.find(key) && earlier == timed_here.end()) ++g.tactic_stats.retimed;
       if (choice.uncertain()) ++g.tactic_stats.uncertain;
       if (choice.cut_short) ++g.tactic_stats.cut_short;

@@ -15,12 +15,12 @@ int64_t block_of(TensorFormat format) {
 }  // namespace
 
 const char* tensor_format_name(TensorFormat format) {
-  static const char* const kNames[] = {"plain", "blocked8c", "blocked16c", "channels_last"};
+  static const char* const kNames[] = {"plain", "blocked8c", "blocked16c", "channels_last", "e4m3"};
   return ops::name_of(kNames, format);
 }
 
 bool format_applies(TensorFormat format, size_t rank) {
-  if (format == TensorFormat::Plain) return true;
+  if (format == TensorFormat::Plain || format == TensorFormat::E4M3) return true;
   return static_cast<int>(format) < kNumTensorFormats && rank >= 3 && rank <= 5;
 }
 
@@ -37,10 +37,19 @@ int64_t format_numel(TensorFormat format, const std::vector<int64_t>& dims) {
   return n;
 }
 
+size_t format_element_size(TensorFormat format, DType dtype) {
+  return format == TensorFormat::E4M3 ? 1 : dtype_size(dtype);
+}
+
+int64_t format_bytes(TensorFormat format, DType dtype, const std::vector<int64_t>& dims) {
+  return checked_mul(format_numel(format, dims), static_cast<int64_t>(format_element_size(format, dtype)),
+                     "the bytes of a tensor");
+}
+
 int64_t format_offset(TensorFormat format, const std::vector<int64_t>& dims,
                       const std::vector<int64_t>& index) {
   size_t rank = dims.size();
-  if (format == TensorFormat::Plain || rank < 3) {
+  if (format == TensorFormat::Plain || format == TensorFormat::E4M3 || rank < 3) {
     int64_t off = 0;
     for (size_t i = 0; i < rank; ++i) off = off * dims[i] + index[i];
     return off;

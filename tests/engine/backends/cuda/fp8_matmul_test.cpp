@@ -4,7 +4,10 @@
 //   - linear layers (weight [K, N] or [N, K], bias, tanh-GELU epilogue, a residual in cuBLASLt's C) compute
 //     the product of the E4M3-quantized operands, against a host reference of exactly that;
 //   - a serialized FP8 plan runs bit for bit as built, and a plan with a dynamic batch runs every batch;
-//   - a calibrated FP8 build of a two-layer MLP stays within FP8's quantization noise of the fp32 build.
+//   - a calibrated FP8 build of a two-layer MLP stays within FP8's quantization noise of the fp32 build;
+//   - an FP8 layer's input is written as E4M3 by the fp16 matmul before it (no Reformat layer) when that is
+//   its
+//     only reader, else quantized by a Reformat; both within FP8's noise of fp32.
 //
 // Tolerances: the reference multiplies the same E4M3 values in double and scales them as the kernel does;
 // what remains is the tensor cores' accumulation (fast accumulation: partial sums kept in the tensor cores'
@@ -26,6 +29,7 @@
 #include "engine/engine_test_util.h"
 #include "engine/ops/fp8.h"
 #include "kiln/engine/calibration.h"
+#include "kiln/engine/tactic_stats.h"
 #include "sqnr.h"
 
 namespace kiln::engine {
@@ -215,9 +219,8 @@ TEST(EngineCuda, Fp8LinearLayersComputeTheQuantizedProduct) {
   }
 }
 
-// A dynamic batch: the quantization pass and the GEMM follow the run's dims (one plan, batches 1 to 4). Two
-// profiles: kernels are made for profile 0's max shape (batch 2), so profile 1's batches 3 and 4 are
-// quantized and multiplied in blocks of rows.
+// A dynamic batch: the quantizing Reformat and the GEMM follow the run's dims (one plan, batches 1 to 4, over
+// two profiles).
 TEST(EngineCuda, Fp8LinearLayerWithADynamicBatch) {
   KILN_REQUIRE_FP8_GPU();
   std::mt19937 rng(2028);
@@ -282,6 +285,77 @@ TEST(EngineCuda, Fp8CalibratedMlpStaysWithinQuantizationNoiseOfFp32) {
     EXPECT_GT(db, 24.0);
     // Quantized for real: fp16 alone would be above 50 dB.
     EXPECT_LT(db, 45.0);
+  }
+}
+
+// x -> mm1 (fp16: the first layer) + bias, exact GELU -> mm2 (FP8) [+ h] -> mm3 (fp16: the last layer). mm1's
+// output h is mm2's A: mm1 writes it as E4M3 itself (TensorFormat::E4M3, its GELU pass storing the codes)
+// when mm2 is its only reader; when mm2 also adds h as a residual (Plain), a Reformat quantizes a copy.
+TEST(EngineCuda, Fp8InputWrittenAsE4m3ByTheLayerBefore) {
+  KILN_REQUIRE_FP8_GPU();
+  std::mt19937 rng(2029);
+  const HostTensor w1 = random_tensor(DType::Float32, {64, 96}, rng, -0.25, 0.25);
+  const HostTensor b1 = random_tensor(DType::Float32, {96}, rng);
+  const HostTensor w2 = random_tensor(DType::Float32, {96, 96}, rng, -0.2, 0.2);
+  const HostTensor w3 = random_tensor(DType::Float32, {96, 32}, rng, -0.2, 0.2);
+  auto data = [&](int n) {
+    std::vector<std::map<std::string, HostTensor>> out;
+    for (int i = 0; i < n; ++i) out.push_back({{"x", random_tensor(DType::Float32, {4, 16, 64}, rng)}});
+    return out;
+  };
+  for (bool residual : {false, true}) {
+    const std::string what = residual ? "h read twice" : "h read once";
+    Network net;
+    Tensor* x = net.add_input("x", DType::Float32, {4, 16, 64});
+    Tensor* h = net.add_matrix_multiply("mm1", x, false, net.add_constant("w1", Weights("w1", w1)), false);
+    h = net.add_elementwise("bias", h, net.add_constant("b1", Weights("b1", b1)), ElementwiseOp::Add);
+    h = net.add_activation("gelu", h, ActivationKind::GeluErf);
+    h->set_name("h");
+    Tensor* g = net.add_matrix_multiply("mm2", h, false, net.add_constant("w2", Weights("w2", w2)), false);
+    if (residual) g = net.add_elementwise("residual", g, h, ElementwiseOp::Add);
+    Tensor* y = net.add_matrix_multiply("mm3", g, false, net.add_constant("w3", Weights("w3", w3)), false);
+    y->set_name("y");
+    net.mark_output(y);
+    BuilderConfig config;
+    config.backend = "cuda";
+    config.timing_iterations = 0;  // the first tactic that applies: FP8 where allowed
+    const auto fp32 = build(net, config);
+    CalibrationConfig calibration;
+    calibration.calibrator = CalibratorKind::Max;
+    EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, data(4), calibration)), 2) << what;
+    config.precisions = {Precision::FP32, Precision::FP16, Precision::FP8};
+    const auto fp8 = build(net, config);
+    int reformats = 0;
+    for (const PlanLayerInfo& l : fp8->layers()) {
+      if (l.kind == LayerKind::Reformat) {
+        ++reformats;
+        EXPECT_EQ(l.tactic, "quantize_e4m3") << what;
+      }
+      if (l.name == "mm2") EXPECT_TRUE(l.fp8) << what << ": mm2 runs " << l.tactic;
+      if (l.name == "mm1" || l.name == "mm3") EXPECT_FALSE(l.fp8) << what << ": " << l.name;
+      if (l.name == "mm1") {
+        ASSERT_EQ(l.output_formats.size(), 1u);
+        EXPECT_EQ(l.output_formats[0], residual ? TensorFormat::Plain : TensorFormat::E4M3) << what;
+      }
+    }
+    EXPECT_EQ(reformats, residual ? 1 : 0) << what;
+    // Timed, every candidate builds and runs: FP8 with the quantizing Reformat in front of it or without (its
+    // input written as E4M3); which one wins is the timing's business.
+    BuilderConfig timed = config;
+    timed.timing_iterations = 2;
+    const auto timed_plan = build(net, timed);
+    EXPECT_GE(tactic_stats(*timed_plan).timed, 1) << what;  // (mm2: FP8 against fp16)
+    EXPECT_EQ(tactic_stats(*timed_plan).failed, 0) << what;
+    const auto loaded = Plan::deserialize(fp8->serialize());
+    for (const auto& sample : data(3)) {
+      const HostTensor got = run(fp8, sample)[0];
+      const double db = sqnr_db(got, run(fp32, sample)[0]);
+      // One FP8 layer of 96 terms: about 30 dB (see the file comment); fp16 alone would be above 50.
+      EXPECT_GT(db, 24.0) << what;
+      EXPECT_LT(db, 45.0) << what;
+      const HostTensor again = run(loaded, sample)[0];
+      EXPECT_EQ(std::memcmp(again.data(), got.data(), got.nbytes()), 0) << what << ": loaded plan differs";
+    }
   }
 }
 

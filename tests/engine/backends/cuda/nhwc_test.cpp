@@ -56,7 +56,7 @@ TEST(EngineCudaNhwc, ConvolutionRowsNhwcFirst) {
   EXPECT_TRUE(row(LayerKind::Convolution, "cudnn_nhwc_tf32")->tf32);
   EXPECT_FALSE(row(LayerKind::Convolution, "cudnn_nhwc")->tf32);
   EXPECT_EQ(row_names(LayerKind::Pooling), (std::vector<std::string>{"nhwc", "generic"}));
-  EXPECT_EQ(row_names(LayerKind::Reformat), (std::vector<std::string>{"generic"}));
+  EXPECT_EQ(row_names(LayerKind::Reformat), (std::vector<std::string>{"generic", "quantize_e4m3"}));
 }
 
 TEST(EngineCudaNhwc, NhwcConvolutionAppliesWhereItRuns) {

@@ -123,8 +123,8 @@ dnnl::memory::dims dense_strides(const dnnl::memory::dims& dims) { return contig
 dnnl::memory::desc activation_md(const Dims& dims, DT dtype, TensorFormat format) {
   using Tag = dnnl::memory::format_tag;
   dnnl::memory::dims d = to_dnnl_dims(dims);
-  KILN_CHECK(format_applies(format, dims.size()), Internal, "format ", tensor_format_name(format),
-             " for rank ", dims.size());
+  KILN_CHECK(format_applies(format, dims.size()) && format != TensorFormat::E4M3, Internal, "format ",
+             tensor_format_name(format), " for rank ", dims.size(), " on oneDNN");
   if (format == TensorFormat::Plain) return dnnl::memory::desc(d, dtype, dense_strides(d));
   static const Tag kTags[3][3] = {{Tag::aBc8b, Tag::aBc16b, Tag::acb},
                                   {Tag::aBcd8b, Tag::aBcd16b, Tag::acdb},
@@ -133,7 +133,7 @@ dnnl::memory::desc activation_md(const Dims& dims, DT dtype, TensorFormat format
 }
 
 TensorFormat format_of(const dnnl::memory::desc& md, const Dims& dims) {
-  for (int f = 1; f < kNumTensorFormats; ++f) {
+  for (int f = 1; f <= static_cast<int>(TensorFormat::ChannelsLast); ++f) {  // (the layouts oneDNN has)
     auto format = static_cast<TensorFormat>(f);
     if (format_applies(format, dims.size()) && md == activation_md(dims, md.data_type(), format))
       return format;

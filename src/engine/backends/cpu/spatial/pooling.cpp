@@ -27,6 +27,7 @@ BlockView block_view(TensorFormat format, const Dims& dims) {
   for (size_t i = 2; i < dims.size(); ++i) spatial *= dims[i];
   BlockView v;
   switch (format) {
+    case TensorFormat::E4M3:  // (never: kernel tables give rows that take any format no E4M3 tensor)
     case TensorFormat::Plain: v = {c, 1, spatial, 1, 0}; break;
     case TensorFormat::ChannelsLast: v = {1, c, 0, c, 0}; break;
     case TensorFormat::Blocked8c:

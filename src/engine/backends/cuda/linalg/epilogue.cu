@@ -21,14 +21,20 @@ __global__ void __launch_bounds__(kThreads) epilogue_kernel(const __grid_constan
     float x[N];
     epi::load<S, N>(p.out, base, count, x);
     epi::apply_chain<S, N>(p, base, count, x);
-    epi::store<S, N>(p.out, base, count, x);
+    if (p.e4m3_out) {
+      epi::store_e4m3<N>(p.e4m3_out, base, count, x, p.e4m3_inverse_scale);
+    } else {
+      epi::store<S, N>(p.out, base, count, x);
+    }
   }
 }
 
 template <typename S>
 void launch_as(const EpilogueParams& p, Stream stream) {
   constexpr int kVec = 16 / sizeof(S);
-  const bool vec = epi::sources_aligned16(p);  // source 0 is the output
+  // (source 0 is the output)
+  const bool vec =
+      epi::sources_aligned16(p) && (!p.e4m3_out || reinterpret_cast<uintptr_t>(p.e4m3_out) % kVec == 0);
   if (vec) {
     epilogue_kernel<S, kVec><<<grid_for((p.n + kVec - 1) / kVec, kThreads), kThreads, 0, stream>>>(p);
   } else {

@@ -30,13 +30,17 @@ struct EpilogueParams {
   EpilogueSource src[kMaxPwSources];
   int n_instr = 0;
   PwInstr instr[kMaxPwInstrs];
+  /// Where the results go instead of back into `out` when set: E4M3 codes (TensorFormat::E4M3) of result *
+  /// e4m3_inverse_scale, one byte per element.
+  void* e4m3_out = nullptr;
+  float e4m3_inverse_scale = 1.0f;
 };
 
 /// Element counts the epilogue takes (32-bit index math); larger outputs go through launch_pointwise.
 constexpr int64_t kMaxEpilogueElements = (int64_t{1} << 31) - 1;
 
 /// Enqueues the pass on `stream`: 16-byte vectors when the output and every per-element source are 16-byte
-/// aligned, else one element per thread.
+/// aligned (and e4m3_out, when set, to a vector's bytes), else one element per thread.
 void launch_epilogue(const EpilogueParams& params, Stream stream);
 
 }  // namespace kiln::engine::cuda

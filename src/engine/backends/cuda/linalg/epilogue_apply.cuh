@@ -5,6 +5,7 @@
 // formulas (pointwise_ops.cuh).
 
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/linalg/e4m3.cuh"
 #include "engine/backends/cuda/linalg/epilogue.h"
 #include "engine/backends/cuda/pointwise/pointwise_launch.h"
 #include "engine/backends/cuda/pointwise/pointwise_ops.cuh"
@@ -37,6 +38,24 @@ __device__ __forceinline__ void store(void* p, uint32_t base, int count, const f
 #pragma unroll
     for (int j = 0; j < N; ++j) {
       if (j < count) e[j] = from_float<S>(x[j]);
+    }
+  }
+}
+
+/// Elements [base, base + count) of `p` as E4M3 codes of x * inverse_scale (count <= N).
+template <int N>
+__device__ __forceinline__ void store_e4m3(void* p, uint32_t base, int count, const float (&x)[N],
+                                           float inverse_scale) {
+  uint8_t* e = static_cast<uint8_t*>(p) + base;
+  if (count == N) {
+    Pack<uint8_t, N> pk;
+#pragma unroll
+    for (int j = 0; j < N; ++j) pk.v[j] = to_e4m3(x[j] * inverse_scale);
+    *reinterpret_cast<Pack<uint8_t, N>*>(e) = pk;
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      if (j < count) e[j] = to_e4m3(x[j] * inverse_scale);
     }
   }
 }

@@ -1,9 +1,8 @@
 // FP8 E4M3 quantization of activations (fp8_quantize.h): 8 elements per thread (one 16-byte load of
 // fp16/bf16, one 8-byte store) where the pointers allow, else one element per thread.
 
-#include <cuda_fp8.h>
-
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/linalg/e4m3.cuh"
 #include "engine/backends/cuda/linalg/fp8_quantize.h"
 
 namespace kiln::engine::cuda {
@@ -11,10 +10,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kVec = 8;
-
-__device__ __forceinline__ uint8_t e4m3(float v) {
-  return static_cast<uint8_t>(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
-}
 
 template <typename T, int V>
 __global__ void __launch_bounds__(kThreads)
@@ -24,7 +19,7 @@ __global__ void __launch_bounds__(kThreads)
     const Pack<T, V> in = reinterpret_cast<const Pack<T, V>*>(x)[g];
     Pack<uint8_t, V> q;
 #pragma unroll
-    for (int j = 0; j < V; ++j) q.v[j] = e4m3(to_float(in.v[j]) * inverse_scale);
+    for (int j = 0; j < V; ++j) q.v[j] = to_e4m3(to_float(in.v[j]) * inverse_scale);
     reinterpret_cast<Pack<uint8_t, V>*>(out)[g] = q;
   }
 }

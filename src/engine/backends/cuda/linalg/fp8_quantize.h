@@ -1,5 +1,6 @@
 #pragma once
-// The quantization of a matmul's activations to FP8 E4M3 (fp8_quantize.cu) in front of an FP8 cuBLASLt call:
+// The quantization of activations to FP8 E4M3 (fp8_quantize.cu; TensorFormat::E4M3, what an FP8 cuBLASLt call
+// reads), run by the quantizing Reformat and by post-op passes that found no epilogue:
 // out[i] = e4m3(x[i] * inverse_scale), rounded to nearest even and saturated to +-448 (__NV_SATFINITE, as
 // ops::float_to_e4m3 does on the host). Plain C++ header shared by the .cu file (nvcc) and the host side.
 

@@ -1,13 +1,14 @@
 // MatrixMultiply through cuBLASLt (tactic "cublaslt"): fp32 (strict fp32 compute, no TF32), fp16 and bf16
 // with fp32 accumulation; tactic "cublaslt_tf32" (fp32 only, offered when the build allows TF32) computes
 // fp32 with CUBLAS_COMPUTE_32F_FAST_TF32; tactic "cublaslt_fp8" (Tactic::fp8, offered in FP8 builds)
-// multiplies FP8 E4M3 operands quantized with the input's dynamic range (matmul_fp8.h); bias and a leading
+// multiplies FP8 E4M3 operands, its input A in TensorFormat::E4M3 (matmul_fp8.h); bias and a leading
 // tanh-GELU fused as epilogues; a residual sum right after the bias (no GELU epilogue before it) as
 // cuBLASLt's C operand (D = A B + scale * C + bias, rounded once) when the residual has the output's dims;
 // the remaining post-ops (other activations, residual sums) in one in-place pass (post_ops.h). ReLU is not
 // given to cuBLASLt's RELU epilogue: that computes max(x, 0), which maps NaN to 0 where torch.relu propagates
 // it. Batched operands broadcast; a batch that is not a constant stride is run as one call per matrix
-// (matmul_call.h).
+// (matmul_call.h). Every tactic also writes its output as E4M3 (KernelRow::writes) for an FP8 layer that
+// reads it: the result is staged in the workspace and the post-op pass stores it quantized.
 //
 // Algorithms: when the builder times tactics (LayerInfo::tune), the kernel asks cuBLASLt for up to
 // kTuneCandidates heuristic candidates for the call at the layer's opt shape (256-byte aligned buffers, as
@@ -25,13 +26,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <optional>
 
 #include "engine/backends/cuda/cuda_util.h"
-#include "engine/backends/cuda/linalg/fp8_quantize.h"
 #include "engine/backends/cuda/linalg/matmul_call.h"
 #include "engine/backends/cuda/linalg/matmul_fp8.h"
 #include "engine/backends/cuda/linalg/post_ops.h"
@@ -80,11 +81,22 @@ constexpr int kFp8ScaleStride = 4;
 /// GEMMs of NVIDIA's Transformer Engine do).
 constexpr int8_t kFp8FastAccumulation = 1;
 
-/// Bytes of a kernel's workspace in front of cuBLASLt's that hold its E4M3 activations, rounded to 256.
+/// Bytes of a kernel's workspace in front of cuBLASLt's that stage its result, rounded to 256.
 size_t round_up_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
-/// At most this many bytes of E4M3 activations per FP8 call: a larger A (a larger max shape) is quantized and
-/// multiplied in blocks of rows.
-constexpr int64_t kFp8MaxBlockBytes = int64_t{64} << 20;
+/// An output written as E4M3 is staged whole in the workspace: up to this many bytes at its max shape.
+constexpr int64_t kMaxStagedBytes = int64_t{64} << 20;
+
+/// Whether a cuBLASLt kernel of `layer` can write its output as E4M3 (KernelRow::writes): the output has a
+/// usable dynamic range (its scale) and concrete max dims whose result fits kMaxStagedBytes.
+bool writes_e4m3(const LayerInfo& layer, TensorFormat format) {
+  const TensorInfo& y = layer.outputs[0];
+  if (format != TensorFormat::E4M3 || !y.range || !y.range->usable() ||
+      !std::isnormal(fp8_activation_scale(*y.range))) {
+    return false;
+  }
+  if (std::any_of(y.max.begin(), y.max.end(), [](int64_t d) { return d < 0; })) return false;
+  return numel(y.max) <= kMaxStagedBytes / static_cast<int64_t>(dtype_size(y.dtype));
+}
 
 std::atomic<int64_t> g_tuned{0}, g_stored{0}, g_rejected{0}, g_used{0};
 std::atomic<bool> g_warned_rejected{false};
@@ -204,18 +216,18 @@ class MatmulKernel : public Kernel {
       const float scales[kFp8ScaleStride + 1] = {w.scale, 0, 0, 0,
                                                  fp8_activation_scale(*info.inputs[0].range)};
       fp8_scales_ = DeviceBuffer(scales, sizeof(scales));
-      inverse_a_scale_ = 1.0f / scales[kFp8ScaleStride];
-      // Room for A's E4M3 codes at the max shape the kernel is given (profile 0's), at least one row and at
-      // most kFp8MaxBlockBytes: execute works in blocks of rows that fit (other profiles, larger shapes).
-      const Dims& a_max = info.inputs[0].max;
-      KILN_CHECK(std::all_of(a_max.begin(), a_max.end(), [](int64_t d) { return d >= 0; }), InvalidInput,
-                 "matrix multiply '", l.name, "': the FP8 tactic needs concrete max dims of A");
-      a_bytes_ = round_up_256(static_cast<size_t>(std::clamp(numel(a_max), w.k, std::max(w.k, kFp8MaxBlockBytes))));
     } else if (!l.weights.empty() && l.weights[0].defined()) {
       b_dims_ = l.weights[0].value.sizes();
       b_weight_ = upload(l.weights[0].value, dtype_);
     }
     if (l.weights.size() > 1 && l.weights[1].defined()) bias_ = upload(l.weights[1].value, dtype_);
+    if (info.outputs[0].format == TensorFormat::E4M3) {
+      KILN_CHECK(writes_e4m3(info, TensorFormat::E4M3), InvalidInput, "matrix multiply '", l.name,
+                 "': its output cannot be written as e4m3 (no usable dynamic range, or over ",
+                 kMaxStagedBytes, " bytes at its max shape)");
+      staged_bytes_ = round_up_256(static_cast<size_t>(numel(info.outputs[0].max)) * dtype_size(dtype_));
+      e4m3_inverse_scale_ = 1.0f / fp8_activation_scale(*info.outputs[0].range);
+    }
     size_t first_post = 0;
     epilogue_ = bias_.data() ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
     if (!p_.post_ops.empty() && p_.post_ops[0].kind == PostOp::Activation) {
@@ -247,7 +259,7 @@ class MatmulKernel : public Kernel {
     if (fp8() && !has_tuned_) require_fp8_algorithm(info);
   }
 
-  size_t workspace_size() const override { return a_bytes_ + kWorkspace; }
+  size_t workspace_size() const override { return staged_bytes_ + kWorkspace; }
   std::unique_ptr<KernelState> create_state() const override { return std::make_unique<MatmulState>(); }
   std::vector<uint8_t> plan_data() const override {
     return has_tuned_ ? encode_matmul_plan_data(tuned_) : std::vector<uint8_t>{};
@@ -258,12 +270,16 @@ class MatmulKernel : public Kernel {
                " bytes where the kernel needs ", workspace_size());
     const TensorView& a = args.inputs[0];
     TensorView b = b_weight_.data() ? TensorView{b_weight_.data(), dtype_, b_dims_} : args.inputs[1];
-    const TensorView& y = args.outputs[0];
+    // The result: the output, or staged in front of cuBLASLt's workspace when the output is E4M3.
+    const bool staged = staged_bytes_ > 0;
+    TensorView y = args.outputs[0];
     if (y.numel() == 0) return;
+    if (staged) y = TensorView{args.workspace, dtype_, y.dims, TensorFormat::Plain};
+    void* const lt_workspace = static_cast<uint8_t*>(args.workspace) + staged_bytes_;
     MatmulCalls c =
         fp8() ? matmul_calls(fp8_params(), a.dims, b.dims, y.dims) : matmul_calls(p_, a.dims, b.dims, y.dims);
     auto* state = static_cast<MatmulState*>(args.state);
-    const size_t es = dtype_size(dtype_);
+    const size_t es = dtype_size(dtype_), ea = fp8() ? 1 : es;  // (A's elements: E4M3 codes in FP8)
     // The residual as C: laid out as y (same dims, packed), so call i reads it at y's offset.
     const TensorView* residual = residual_in_c_ ? &args.inputs[first_residual_] : nullptr;
     if (residual &&
@@ -286,30 +302,23 @@ class MatmulKernel : public Kernel {
     auto* pb = static_cast<const uint8_t*>(b.data);
     auto* py = static_cast<uint8_t*>(y.data);
     auto* pc = residual ? static_cast<const uint8_t*>(residual->data) : py;
-    if (fp8()) {
-      // A (one matrix of nb * m rows: a linear layer) quantized into the workspace and multiplied in blocks of
-      // the rows that fit there (all of them up to the max shape the kernel was made for).
-      KILN_CHECK(!c.per_matrix && c.call.count == 1, Internal, "FP8 matmul: A is not one matrix of rows");
-      auto* qa = static_cast<uint8_t*>(args.workspace);
-      const int64_t rows = c.call.m, k = c.call.k, row_out = c.call.n * static_cast<int64_t>(es);
-      const int64_t block = static_cast<int64_t>(a_bytes_) / k;
-      for (int64_t r0 = 0; r0 < rows; r0 += block) {
-        MatmulCallKey key = c.call;
-        key.m = std::min(block, rows - r0);
-        launch_quantize_e4m3(pa + (c.offset_a[0] + r0 * k) * static_cast<int64_t>(es), dcode(dtype_),
-                             key.m * k, inverse_a_scale_, qa, stream_of(args));
-        check_launch("FP8 matmul: quantize A");
-        run(key, qa, pb, pc + r0 * row_out, py + r0 * row_out, qa + a_bytes_);
-      }
-    } else if (!c.per_matrix) {
-      run(c.call, pa + c.offset_a[0] * es, pb + c.offset_b[0] * es, pc, py, args.workspace);
+    KILN_CHECK(!fp8() || (!c.per_matrix && c.call.count == 1), Internal, "FP8 matmul: A is not one matrix");
+    if (!c.per_matrix) {
+      run(c.call, pa + c.offset_a[0] * ea, pb + c.offset_b[0] * es, pc, py, lt_workspace);
     } else {
       for (int64_t i = 0; i < c.batches; ++i) {
         const int64_t at = i * c.m * c.n * static_cast<int64_t>(es);
-        run(c.call, pa + c.offset_a[i] * es, pb + c.offset_b[i] * es, pc + at, py + at, args.workspace);
+        run(c.call, pa + c.offset_a[i] * ea, pb + c.offset_b[i] * es, pc + at, py + at, lt_workspace);
       }
     }
-    (residual ? post_after_c_ : post_).run(args, "matmul post-ops");
+    const PostOpPass& post = residual ? post_after_c_ : post_;
+    if (staged) {
+      KernelArgs result = args;
+      result.outputs[0] = y;
+      post.run_to_e4m3(result, args.outputs[0].data, e4m3_inverse_scale_, "matmul post-ops to e4m3");
+    } else {
+      post.run(args, "matmul post-ops");
+    }
   }
 
  private:
@@ -620,11 +629,11 @@ class MatmulKernel : public Kernel {
   MatrixMultiplyParams p_;
   Compute compute_ = Compute::Exact;
   DType dtype_ = DType::Float32;
-  // FP8: the weight's and A's scales on the device (cuBLASLt reads them there), 1 / A's scale, and the
-  // workspace bytes in front of cuBLASLt's that hold the quantized A.
+  // FP8: the weight's and A's scales on the device (cuBLASLt reads them there).
   DeviceBuffer fp8_scales_;
-  float inverse_a_scale_ = 1.0f;
-  size_t a_bytes_ = 0;
+  // An E4M3 output: the workspace bytes in front of cuBLASLt's that stage the result, and 1 / its scale.
+  size_t staged_bytes_ = 0;
+  float e4m3_inverse_scale_ = 1.0f;
   Dims b_dims_;
   DeviceBuffer b_weight_, bias_;
   cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
@@ -671,6 +680,15 @@ std::unique_ptr<Kernel> create_fp8(const LayerInfo& layer) {
   return std::make_unique<MatmulKernel>(layer, Compute::Fp8);
 }
 
+/// The FP8 tactic reads A as E4M3, the rest Plain.
+TacticFormats fp8_formats(const LayerInfo& layer) {
+  TacticFormats f;
+  f.inputs.assign(layer.inputs.size(), TensorFormat::Plain);
+  f.inputs[0] = TensorFormat::E4M3;
+  f.outputs.assign(layer.outputs.size(), TensorFormat::Plain);
+  return f;
+}
+
 }  // namespace
 
 MatmulTuningStats matmul_tuning_stats() {
@@ -684,13 +702,20 @@ void register_matmul(KernelTable& rows) {
             .kind = LayerKind::MatrixMultiply,
             .applies = &applies_fp8,
             .create = &create_fp8,
+            .formats = &fp8_formats,
+            .writes = &writes_e4m3,
             .fp8 = true});
   rows.add({.name = "cublaslt_tf32",
             .kind = LayerKind::MatrixMultiply,
             .applies = &applies_tf32,
             .create = &create_tf32,
+            .writes = &writes_e4m3,
             .tf32 = true});
-  rows.add({"cublaslt", LayerKind::MatrixMultiply, &applies, &create});
+  rows.add({.name = "cublaslt",
+            .kind = LayerKind::MatrixMultiply,
+            .applies = &applies,
+            .create = &create,
+            .writes = &writes_e4m3});
 }
 
 }  // namespace kiln::engine::cuda

@@ -8,8 +8,8 @@
 // (A_SCALE_POINTER / B_SCALE_POINTER, in device memory): D = scale_w * scale_a * (W_q A_q) + bias,
 // accumulated in fp32 and written in the layer's fp16 or bf16 (epilogues and C as for the other tactics). The
 // weight is quantized once per tensor (ops::quantize_e4m3: max |w| / 448); the activations per tensor with
-// the input's dynamic range (amax / 448), by a pass in front of the call (fp8_quantize.h) into the kernel's
-// workspace.
+// the input's dynamic range (amax / 448): the tactic reads A in TensorFormat::E4M3, written by the layer
+// before or by a quantizing Reformat (fp8_quantize.h).
 
 #include <string>
 

@@ -4,6 +4,7 @@
 
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/linalg/epilogue.h"
+#include "engine/backends/cuda/linalg/fp8_quantize.h"
 #include "engine/backends/cuda/pointwise/pointwise_launch.h"
 #include "engine/backends/cuda/pointwise/pointwise_program.h"
 
@@ -98,6 +99,23 @@ void PostOpPass::run(const KernelArgs& args, const char* what) const {
     launch_epilogue(p, stream_of(args));
   } else {
     run_generic(args);
+  }
+  check_launch(what);
+}
+
+void PostOpPass::run_to_e4m3(const KernelArgs& args, void* e4m3, float inverse_scale,
+                             const char* what) const {
+  const TensorView& y = args.outputs[0];
+  if (y.numel() == 0) return;
+  EpilogueParams p;
+  if (!instr_.empty() && epilogue_params(args, &p)) {
+    p.e4m3_out = e4m3;
+    p.e4m3_inverse_scale = inverse_scale;
+    launch_epilogue(p, stream_of(args));
+  } else {
+    if (!instr_.empty()) run_generic(args);
+    launch_quantize_e4m3(y.data, dcode(y.dtype), y.numel(), inverse_scale, static_cast<uint8_t*>(e4m3),
+                         stream_of(args));
   }
   check_launch(what);
 }

@@ -40,6 +40,11 @@ class PostOpPass {
   /// Applies the pass to args.outputs[0] in place, on the arguments' stream; `what` names the layer kind in
   /// launch errors.
   void run(const KernelArgs& args, const char* what) const;
+  /// Applies the pass to args.outputs[0] (a Plain buffer of the pass's dtype: a kernel's staged result) and
+  /// stores the results as E4M3 codes of result * inverse_scale into `e4m3` (TensorFormat::E4M3): one pass
+  /// through the epilogue where it applies, else the pass in place and then the quantization. An empty pass
+  /// only quantizes.
+  void run_to_e4m3(const KernelArgs& args, void* e4m3, float inverse_scale, const char* what) const;
   /// Applies the pass through the generic interpreter whatever the arguments (what run() falls back to); for
   /// tests that compare the two paths. Launch errors are left to the caller's check_launch().
   void run_generic(const KernelArgs& args) const;

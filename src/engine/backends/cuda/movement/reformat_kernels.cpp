@@ -3,8 +3,14 @@
 // the buffer (NCHW -> NHWC is (0, 2, 3, 1)), so it runs as one strided copy (strided_copy_plan.h: merged
 // dims, 32x32 shared-memory tiles for the transpose, 16-byte vectors where rows stay contiguous). Values are
 // copied exactly. Blocked formats are not supported on cuda (applies() says so, and the builder reports it).
+// Tactic "quantize_e4m3": Plain -> E4M3 (fp32, fp16 or bf16 values quantized with the tensor's dynamic range,
+// fp8_quantize.h), what an FP8 matmul reads where its input's producer does not write E4M3 itself.
+
+#include <cmath>
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/linalg/fp8_quantize.h"
+#include "engine/backends/cuda/linalg/matmul_fp8.h"
 #include "engine/backends/cuda/movement/movement_launch.h"
 
 namespace kiln::engine::cuda {
@@ -85,8 +91,51 @@ bool applies(const LayerInfo& layer, std::string* why) {
 
 std::unique_ptr<Kernel> create(const LayerInfo& layer) { return std::make_unique<ReformatKernel>(layer); }
 
+class QuantizeE4m3Kernel : public Kernel {
+ public:
+  explicit QuantizeE4m3Kernel(const LayerInfo& info)
+      : inverse_scale_(1.0f / fp8_activation_scale(*info.inputs[0].range)) {}
+  void execute(KernelArgs& args) const override {
+    const TensorView &x = args.inputs[0], &y = args.outputs[0];
+    launch_quantize_e4m3(x.data, dcode(x.dtype), x.numel(), inverse_scale_, static_cast<uint8_t*>(y.data),
+                         stream_of(args));
+    check_launch("reformat to e4m3");
+  }
+
+ private:
+  float inverse_scale_;
+};
+
+bool applies_e4m3(const LayerInfo& layer, std::string* why) {
+  const auto& p = layer.params<ReformatParams>();
+  if (p.from != TensorFormat::Plain || p.to != TensorFormat::E4M3) {
+    return refuse(why, "it quantizes plain tensors to e4m3 only");
+  }
+  const TensorInfo& x = layer.inputs[0];
+  if (x.dtype != DType::Float32 && x.dtype != DType::Float16 && x.dtype != DType::BFloat16) {
+    return refuse(why,
+                  std::string("a ") + dtype_name(x.dtype) + " tensor (e4m3 holds fp32, fp16 or bf16 values)");
+  }
+  if (!x.range || !x.range->usable() || !std::isnormal(fp8_activation_scale(*x.range))) {
+    return refuse(why, "no usable dynamic range on tensor '" + x.name + "'");
+  }
+  return true;
+}
+
+std::unique_ptr<Kernel> create_e4m3(const LayerInfo& layer) {
+  return std::make_unique<QuantizeE4m3Kernel>(layer);
+}
+
 }  // namespace
 
-void register_reformat(KernelTable& rows) { rows.add({"generic", LayerKind::Reformat, &applies, &create}); }
+void register_reformat(KernelTable& rows) {
+  rows.add({"generic", LayerKind::Reformat, &applies, &create});
+  // (an FP8 row: it writes FP8 with the tensor's dynamic range)
+  rows.add({.name = "quantize_e4m3",
+            .kind = LayerKind::Reformat,
+            .applies = &applies_e4m3,
+            .create = &create_e4m3,
+            .fp8 = true});
+}
 
 }  // namespace kiln::engine::cuda

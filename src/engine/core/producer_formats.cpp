@@ -1,0 +1,19 @@
+// Formats written by producers (producer_formats.h).
+
+#include "engine/core/producer_formats.h"
+
+namespace kiln::engine {
+
+bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format) {
+  const PlanTensor& t = g.tensors[static_cast<size_t>(id)];
+  if (t.is_input || t.is_output || t.producer < 0 || format == TensorFormat::Plain) return false;
+  const int64_t p = t.producer;
+  if (!g.is_kernel_layer(p) || g.layers[p].tactic.empty() || g.layers[p].layer.outputs.at(0) != id)
+    return false;
+  // (consumers lists a layer once per input it reads the tensor as)
+  if (static_cast<size_t>(id) >= g.consumers.size() || g.consumers[id].size() != 1) return false;
+  if (!g.is_kernel_layer(g.consumers[id][0])) return false;
+  return g.backend->writes_format(g.layer_info(p), g.layers[p].tactic, format);
+}
+
+}  // namespace kiln::engine

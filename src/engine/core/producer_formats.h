@@ -1,0 +1,17 @@
+#pragma once
+// Formats written by producers: where a consumer's tactic reads a tensor in another format than its producer
+// writes, the builder inserts a Reformat layer (builder.cpp, assign_formats) -- unless the producer can write
+// that format itself (Backend::writes_format), which saves the Reformat's pass over the tensor (a matmul that
+// stores its fp16 result as E4M3 for the FP8 layer after it). Tactic selection counts no Reformat for such a
+// tensor (tactics.cpp), so the consumer's contest is decided by what the engine will run.
+
+#include "engine/core/plan_impl.h"
+
+namespace kiln::engine {
+
+/// Whether the layer that writes tensor `id` can write it in `format` in place of a Reformat after it: the
+/// tensor is output 0 of a kernel layer whose tactic is chosen, it is no binding, exactly one layer reads it
+/// (once: a kernel layer), and that tactic writes `format` (Backend::writes_format). Needs `g.consumers`.
+bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format);
+
+}  // namespace kiln::engine
