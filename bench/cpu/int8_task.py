@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Task accuracy of Kiln INT8 (calibrated by Kiln) against Kiln fp32 on trained models with a known answer.
+"""Task accuracy of Kiln INT8 or FP8 (calibrated by Kiln) against Kiln fp32 on trained models with a known answer.
 
 Reads the folders tools/train_synthetic.py writes (model.pt2, calib.npz, test.npz, labels.npz, meta.json), compiles
-each model in fp32 and with `--precision int8 --calibration calib.npz` for each --calibrator, runs every module on
-the held-out inputs (`kiln run`, one call over the whole held-out batch), and prints per module: task accuracy
-(argmax against the known labels), agreement with Kiln fp32's predictions, the SQNR of its logits against Kiln
-fp32's (dB) and, for fp32, agreement with eager PyTorch's predictions (labels.npz). Needs numpy.
+each model in fp32 and quantized for each --calibrator (`--precision int8 --calibration calib.npz`; with
+`--quantize fp8`, `--precision fp16 fp8`, beside an fp16 module), runs every module on the held-out inputs
+(`kiln run`, one call over the whole held-out batch), and prints per module: task accuracy (argmax against the
+known labels), agreement with Kiln fp32's predictions, the SQNR of its logits against Kiln fp32's (dB) and, for
+fp32, agreement with eager PyTorch's predictions (labels.npz). Needs numpy.
 
     python3 bench/cpu/int8_task.py --models /work/models/synthetic --kiln build/tools/kiln/kiln
+    python3 bench/cpu/int8_task.py --models DIR --backend cuda --quantize fp8 --calibrators max,percentile
 """
 import argparse
 import json
@@ -27,8 +29,10 @@ def run(cmd) -> str:
 
 
 def summary_line(text: str) -> str:
+    """The compile's summary and, when it quantized, its count of quantized layers ("fp8: N of M ...")."""
     lines = [line for line in text.splitlines() if "engines (" in line]
-    return lines[-1].split(": ", 1)[-1] if lines else ""
+    counts = [line.split(" (")[0] for line in text.splitlines() if line.startswith(("int8: ", "fp8: "))]
+    return "; ".join(([lines[-1].split(": ", 1)[-1]] if lines else []) + counts[-1:])
 
 
 def sqnr_db(reference: np.ndarray, got: np.ndarray) -> float:
@@ -41,11 +45,16 @@ def main() -> int:
     ap.add_argument("--models", required=True, help="the --out folder of tools/train_synthetic.py")
     ap.add_argument("--kiln", default="build/tools/kiln/kiln")
     ap.add_argument("--calibrators", default="percentile,max,entropy")
+    ap.add_argument("--backend", default="cpu", help="the engines' backend (kiln compile --backend)")
+    ap.add_argument("--quantize", choices=["int8", "fp8"], default="int8",
+                    help="int8, or fp8 (FP8 matmuls beside fp16: --precision fp16 fp8; cuda)")
     ap.add_argument("--work", default="", help="folder for the modules and outputs (default: a temporary one)")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="kiln-int8-task-")
     os.makedirs(work, exist_ok=True)
-    flags = ["--cache-dir", os.path.join(work, "cache"), "--timing-cache", os.path.join(work, "timing.bin")]
+    flags = ["--cache-dir", os.path.join(work, "cache"), "--timing-cache", os.path.join(work, "timing.bin"),
+             "--backend", a.backend]
+    quantized = ["int8"] if a.quantize == "int8" else ["fp16", "fp8"]
     print("| model | module | task accuracy | agreement with Kiln fp32 | SQNR vs Kiln fp32 (dB) | compile |")
     print("|---|---|---|---|---|---|")
     for name in sorted(os.listdir(a.models)):
@@ -58,9 +67,10 @@ def main() -> int:
         truth, eager = labels["labels"], labels["eager_fp32"]
         test = os.path.join(folder, "test.npz")
         reference = None
-        modules = [("fp32", [])] + [(f"int8 {c}", ["--precision", "int8", "--calibration",
-                                                   os.path.join(folder, "calib.npz"), "--calibrator", c])
-                                    for c in a.calibrators.split(",")]
+        modules = [("fp32", [])] + ([("fp16", ["--precision", "fp16"])] if a.quantize == "fp8" else [])
+        modules += [(f"{'+'.join(quantized)} {c}", ["--precision", *quantized, "--calibration",
+                                                    os.path.join(folder, "calib.npz"), "--calibrator", c])
+                    for c in a.calibrators.split(",")]
         print(f"| {name} | eager PyTorch fp32 | {100.0 * meta['eager_fp32_accuracy']:.2f}% | | | |")
         for tag, extra in modules:
             module = os.path.join(work, f"{name}_{tag.replace(' ', '_')}.kiln")
