@@ -13,6 +13,14 @@ bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format) {
   // (consumers lists a layer once per input it reads the tensor as)
   if (static_cast<size_t>(id) >= g.consumers.size() || g.consumers[id].size() != 1) return false;
   if (!g.is_kernel_layer(g.consumers[id][0])) return false;
+  // The producer's kernel is made for profile 0's shapes (Plan::Impl::layer_info): what it keeps for writing
+  // another format (a staging buffer) is sized by them, so no other profile may hold a larger tensor.
+  const auto elements = [&](const PlanProfile& prof) {
+    return format_numel(TensorFormat::Plain, prof.max.at(static_cast<size_t>(id)));
+  };
+  for (const PlanProfile& prof : g.profiles) {
+    if (elements(prof) > elements(g.profiles.front())) return false;
+  }
   return g.backend->writes_format(g.layer_info(p), g.layers[p].tactic, format);
 }
 

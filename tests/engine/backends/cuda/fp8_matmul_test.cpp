@@ -291,22 +291,16 @@ TEST(EngineCuda, Fp8CalibratedMlpStaysWithinQuantizationNoiseOfFp32) {
 // x -> mm1 (fp16: the first layer) + bias, exact GELU -> mm2 (FP8) [+ h] -> mm3 (fp16: the last layer). mm1's
 // output h is mm2's A: mm1 writes it as E4M3 itself (TensorFormat::E4M3, its GELU pass storing the codes)
 // when mm2 is its only reader; when mm2 also adds h as a residual (Plain), a Reformat quantizes a copy.
-TEST(EngineCuda, Fp8InputWrittenAsE4m3ByTheLayerBefore) {
-  KILN_REQUIRE_FP8_GPU();
-  std::mt19937 rng(2029);
-  const HostTensor w1 = random_tensor(DType::Float32, {64, 96}, rng, -0.25, 0.25);
-  const HostTensor b1 = random_tensor(DType::Float32, {96}, rng);
-  const HostTensor w2 = random_tensor(DType::Float32, {96, 96}, rng, -0.2, 0.2);
-  const HostTensor w3 = random_tensor(DType::Float32, {96, 32}, rng, -0.2, 0.2);
-  auto data = [&](int n) {
-    std::vector<std::map<std::string, HostTensor>> out;
-    for (int i = 0; i < n; ++i) out.push_back({{"x", random_tensor(DType::Float32, {4, 16, 64}, rng)}});
-    return out;
-  };
-  for (bool residual : {false, true}) {
-    const std::string what = residual ? "h read twice" : "h read once";
-    Network net;
-    Tensor* x = net.add_input("x", DType::Float32, {4, 16, 64});
+struct ThreeLinearLayers {
+  HostTensor w1, b1, w2, w3;
+  explicit ThreeLinearLayers(std::mt19937& rng)
+      : w1(random_tensor(DType::Float32, {64, 96}, rng, -0.25, 0.25)),
+        b1(random_tensor(DType::Float32, {96}, rng)),
+        w2(random_tensor(DType::Float32, {96, 96}, rng, -0.2, 0.2)),
+        w3(random_tensor(DType::Float32, {96, 32}, rng, -0.2, 0.2)) {}
+  /// The network for x of `x_dims` ([batch, 16, 64]; batch -1 for a dynamic one).
+  void add_to(Network& net, const Dims& x_dims, bool residual) const {
+    Tensor* x = net.add_input("x", DType::Float32, x_dims);
     Tensor* h = net.add_matrix_multiply("mm1", x, false, net.add_constant("w1", Weights("w1", w1)), false);
     h = net.add_elementwise("bias", h, net.add_constant("b1", Weights("b1", b1)), ElementwiseOp::Add);
     h = net.add_activation("gelu", h, ActivationKind::GeluErf);
@@ -316,17 +310,18 @@ TEST(EngineCuda, Fp8InputWrittenAsE4m3ByTheLayerBefore) {
     Tensor* y = net.add_matrix_multiply("mm3", g, false, net.add_constant("w3", Weights("w3", w3)), false);
     y->set_name("y");
     net.mark_output(y);
-    BuilderConfig config;
-    config.backend = "cuda";
-    config.timing_iterations = 0;  // the first tactic that applies: FP8 where allowed
-    const auto fp32 = build(net, config);
-    CalibrationConfig calibration;
-    calibration.calibrator = CalibratorKind::Max;
-    EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, data(4), calibration)), 2) << what;
-    config.precisions = {Precision::FP32, Precision::FP16, Precision::FP8};
-    const auto fp8 = build(net, config);
+  }
+  /// `n` feeds of x with batch `batch`.
+  static std::vector<std::map<std::string, HostTensor>> samples(std::mt19937& rng, int n, int64_t batch) {
+    std::vector<std::map<std::string, HostTensor>> out;
+    for (int i = 0; i < n; ++i) out.push_back({{"x", random_tensor(DType::Float32, {batch, 16, 64}, rng)}});
+    return out;
+  }
+  /// Checks that mm2 alone runs FP8 and that mm1 writes h as E4M3 (no Reformat) or not (one quantizing
+  /// Reformat).
+  static void expect_fp8_mm2(const Plan& plan, bool written, const std::string& what) {
     int reformats = 0;
-    for (const PlanLayerInfo& l : fp8->layers()) {
+    for (const PlanLayerInfo& l : plan.layers()) {
       if (l.kind == LayerKind::Reformat) {
         ++reformats;
         EXPECT_EQ(l.tactic, "quantize_e4m3") << what;
@@ -335,10 +330,40 @@ TEST(EngineCuda, Fp8InputWrittenAsE4m3ByTheLayerBefore) {
       if (l.name == "mm1" || l.name == "mm3") EXPECT_FALSE(l.fp8) << what << ": " << l.name;
       if (l.name == "mm1") {
         ASSERT_EQ(l.output_formats.size(), 1u);
-        EXPECT_EQ(l.output_formats[0], residual ? TensorFormat::Plain : TensorFormat::E4M3) << what;
+        EXPECT_EQ(l.output_formats[0], written ? TensorFormat::E4M3 : TensorFormat::Plain) << what;
       }
     }
-    EXPECT_EQ(reformats, residual ? 1 : 0) << what;
+    EXPECT_EQ(reformats, written ? 0 : 1) << what;
+  }
+};
+
+/// One FP8 layer of 96 terms: about 30 dB of SQNR against fp32 (see the file comment); fp16 alone would be
+/// above 50.
+void expect_fp8_noise(const HostTensor& fp8, const HostTensor& fp32, const std::string& what) {
+  const double db = sqnr_db(fp8, fp32);
+  EXPECT_GT(db, 24.0) << what;
+  EXPECT_LT(db, 45.0) << what;
+}
+
+TEST(EngineCuda, Fp8InputWrittenAsE4m3ByTheLayerBefore) {
+  KILN_REQUIRE_FP8_GPU();
+  std::mt19937 rng(2029);
+  const ThreeLinearLayers layers(rng);
+  for (bool residual : {false, true}) {
+    const std::string what = residual ? "h read twice" : "h read once";
+    Network net;
+    layers.add_to(net, {4, 16, 64}, residual);
+    BuilderConfig config;
+    config.backend = "cuda";
+    config.timing_iterations = 0;  // the first tactic that applies: FP8 where allowed
+    const auto fp32 = build(net, config);
+    CalibrationConfig calibration;
+    calibration.calibrator = CalibratorKind::Max;
+    const auto calibration_data = ThreeLinearLayers::samples(rng, 4, 4);
+    EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, calibration_data, calibration)), 2) << what;
+    config.precisions = {Precision::FP32, Precision::FP16, Precision::FP8};
+    const auto fp8 = build(net, config);
+    ThreeLinearLayers::expect_fp8_mm2(*fp8, !residual, what);
     // Timed, every candidate builds and runs: FP8 with the quantizing Reformat in front of it or without (its
     // input written as E4M3); which one wins is the timing's business.
     BuilderConfig timed = config;
@@ -347,14 +372,48 @@ TEST(EngineCuda, Fp8InputWrittenAsE4m3ByTheLayerBefore) {
     EXPECT_GE(tactic_stats(*timed_plan).timed, 1) << what;  // (mm2: FP8 against fp16)
     EXPECT_EQ(tactic_stats(*timed_plan).failed, 0) << what;
     const auto loaded = Plan::deserialize(fp8->serialize());
-    for (const auto& sample : data(3)) {
+    for (const auto& sample : ThreeLinearLayers::samples(rng, 3, 4)) {
       const HostTensor got = run(fp8, sample)[0];
-      const double db = sqnr_db(got, run(fp32, sample)[0]);
-      // One FP8 layer of 96 terms: about 30 dB (see the file comment); fp16 alone would be above 50.
-      EXPECT_GT(db, 24.0) << what;
-      EXPECT_LT(db, 45.0) << what;
+      expect_fp8_noise(got, run(fp32, sample)[0], what);
       const HostTensor again = run(loaded, sample)[0];
       EXPECT_EQ(std::memcmp(again.data(), got.data(), got.nbytes()), 0) << what << ": loaded plan differs";
+    }
+  }
+}
+
+// Kernels are made for profile 0's shapes, and a matmul writing E4M3 stages its result in a workspace sized by
+// them: with a dynamic batch, mm1 writes h as E4M3 only when profile 0 holds the largest h; otherwise a
+// Reformat quantizes it. Both run every batch of both profiles.
+TEST(EngineCuda, Fp8InputWrittenAsE4m3OnlyWhereProfileZeroIsTheLargest) {
+  KILN_REQUIRE_FP8_GPU();
+  std::mt19937 rng(2030);
+  const ThreeLinearLayers layers(rng);
+  OptimizationProfile small, large;
+  small.set_dimensions("x", {1, 16, 64}, {2, 16, 64}, {2, 16, 64});
+  large.set_dimensions("x", {1, 16, 64}, {4, 16, 64}, {4, 16, 64});
+  for (bool large_first : {true, false}) {
+    const std::string what = large_first ? "profile 0 the largest" : "profile 1 the largest";
+    Network net;
+    layers.add_to(net, {-1, 16, 64}, false);
+    BuilderConfig config;
+    config.backend = "cuda";
+    config.timing_iterations = 0;
+    config.profiles = large_first ? std::vector<OptimizationProfile>{large, small}
+                                  : std::vector<OptimizationProfile>{small, large};
+    const auto fp32 = build(net, config);
+    CalibrationConfig calibration;
+    calibration.calibrator = CalibratorKind::Max;
+    const auto calibration_data = ThreeLinearLayers::samples(rng, 4, 2);
+    EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, calibration_data, calibration)), 2) << what;
+    config.precisions = {Precision::FP32, Precision::FP16, Precision::FP8};
+    const auto fp8 = build(net, config);
+    ThreeLinearLayers::expect_fp8_mm2(*fp8, large_first, what);
+    for (int64_t batch : {4, 1, 3, 2}) {
+      const int large_profile = large_first ? 0 : 1;
+      const int profile = batch > 2 ? large_profile : 1 - large_profile;
+      const auto sample = ThreeLinearLayers::samples(rng, 1, batch)[0];
+      expect_fp8_noise(run(fp8, sample, profile)[0], run(fp32, sample, profile)[0],
+                       what + ", batch " + std::to_string(batch));
     }
   }
 }

@@ -274,7 +274,12 @@ class MatmulKernel : public Kernel {
     const bool staged = staged_bytes_ > 0;
     TensorView y = args.outputs[0];
     if (y.numel() == 0) return;
-    if (staged) y = TensorView{args.workspace, dtype_, y.dims, TensorFormat::Plain};
+    if (staged) {
+      y = TensorView{args.workspace, dtype_, y.dims, TensorFormat::Plain};
+      KILN_CHECK(y.nbytes() <= staged_bytes_, InvalidInput, "matrix multiply: an output of ", y.nbytes(),
+                 " bytes, larger than the ", staged_bytes_,
+                 " its E4M3 staging was made for (the builder writes E4M3 only where profile 0 is the largest)");
+    }
     void* const lt_workspace = static_cast<uint8_t*>(args.workspace) + staged_bytes_;
     MatmulCalls c =
         fp8() ? matmul_calls(fp8_params(), a.dims, b.dims, y.dims) : matmul_calls(p_, a.dims, b.dims, y.dims);
