@@ -94,6 +94,29 @@ TEST(EngineFormats, E4m3StoresEachElementInOneByteInPlainOrder) {
   EXPECT_EQ(v.nbytes(), 32u);
 }
 
+// E4M3 is an element encoding scaled by a tensor's range: no CPU row converts it (a forged plan asking for it
+// fails to load instead of writing fp32 elements into a buffer of bytes).
+TEST(EngineFormats, CpuReformatsRefuseE4m3) {
+  const Backend* cpu = shared_backend("cpu");
+  ASSERT_NE(cpu, nullptr);
+  for (const auto& [from, to] : {std::pair{TensorFormat::Plain, TensorFormat::E4M3},
+                                 std::pair{TensorFormat::E4M3, TensorFormat::Plain}}) {
+    Layer layer;
+    layer.name = "r";
+    layer.kind = LayerKind::Reformat;
+    layer.params = ReformatParams{from, to};
+    LayerInfo info;
+    info.layer = &layer;
+    const Dims d = {2, 8, 4, 4};
+    info.inputs = {TensorInfo{"x", DType::Float32, d, d, d, from, DynamicRange(-1.0, 1.0)}};
+    info.outputs = {TensorInfo{"y", DType::Float32, d, d, d, to, DynamicRange(-1.0, 1.0)}};
+    std::string why;
+    EXPECT_FALSE(cpu->supports(info, &why)) << tensor_format_name(from) << " -> " << tensor_format_name(to);
+    EXPECT_NE(why.find("e4m3"), std::string::npos) << why;
+    for (const char* tactic : {"ref", "onednn"}) EXPECT_THROW(cpu->create_kernel(info, tactic), kiln::Error);
+  }
+}
+
 TEST(EngineFormats, ConvChainWithResidualPassesBlockedTensors) {
   std::mt19937 rng(71);
   ConvChain m(rng);

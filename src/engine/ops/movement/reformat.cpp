@@ -18,7 +18,7 @@ std::vector<ShapeOut> infer_kind<LayerKind::Reformat>(const Layer& layer, const 
 }
 
 /// Copies every element from the input's format to the output's (any dtype); a blocked output's padded
-/// channel tail is zeroed.
+/// channel tail is zeroed. Layouts only: E4M3 (an element encoding with the tensor's scale) is refused.
 template <>
 void run_kind<LayerKind::Reformat>(const Layer& layer, KernelArgs& args) {
   const auto& p = layer.get<ReformatParams>();
@@ -27,6 +27,8 @@ void run_kind<LayerKind::Reformat>(const Layer& layer, KernelArgs& args) {
   KILN_CHECK(x.format == p.from && y.format == p.to, Internal, "reformat '", layer.name, "': buffers are ",
              tensor_format_name(x.format), " -> ", tensor_format_name(y.format), ", the layer says ",
              tensor_format_name(p.from), " -> ", tensor_format_name(p.to));
+  KILN_CHECK(p.from != TensorFormat::E4M3 && p.to != TensorFormat::E4M3, Unsupported, "reformat '", layer.name,
+             "': the reference moves elements between layouts; it does not quantize to or from e4m3");
   size_t es = dtype_size(x.dtype);
   if (y.nbytes()) std::memset(y.data, 0, y.nbytes());
   int64_t n = x.numel();

@@ -64,6 +64,8 @@ class ReformatKernel : public Kernel {
 bool reformat_applies(const LayerInfo& info, std::string* why) {
   if (info.inputs.size() != 1) return refuse(why, "not one input");
   if (!onednn_dtype_ok(info.inputs[0].dtype, why)) return false;
+  const auto& p = info.params<ReformatParams>();
+  if (p.from == TensorFormat::E4M3 || p.to == TensorFormat::E4M3) return refuse(why, "oneDNN has no e4m3 layout");
   const size_t rank = info.inputs[0].min.size();
   return (rank >= 3 && rank <= 5) || refuse(why, "rank " + std::to_string(rank) + " (onednn takes 3 to 5)");
 }
