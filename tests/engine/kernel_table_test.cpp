@@ -149,17 +149,25 @@ TEST(KernelTable, RowsThatWriteAnotherFormatTakeItOnOutputZeroOnly) {
          .kind = LayerKind::Activation,
          .applies = &only_f32,
          .create = &make_noop,
-         .writes = [](const LayerInfo&, TensorFormat f) { return f == TensorFormat::E4M3; }});
+         .writes = [](const LayerInfo&, TensorFormat f) -> std::optional<size_t> {
+           if (f == TensorFormat::E4M3) return size_t{4096};  // (the workspace it would need)
+           return std::nullopt;
+         }});
   t.add({.name = "plain", .kind = LayerKind::Activation, .applies = &only_f32, .create = &make_noop});
   TestBackend b(t, TacticOrder::Registration);
   OneLayer written(LayerKind::Activation, DType::Float32);
   written.info.outputs[0].format = TensorFormat::E4M3;
-  EXPECT_TRUE(b.writes_format(written.info, "writes_e4m3", TensorFormat::E4M3));
+  EXPECT_EQ(b.writes_format(written.info, "writes_e4m3", TensorFormat::E4M3), std::optional<size_t>(4096));
   EXPECT_FALSE(b.writes_format(written.info, "writes_e4m3", TensorFormat::ChannelsLast));
   EXPECT_FALSE(b.writes_format(written.info, "plain", TensorFormat::E4M3));
   EXPECT_FALSE(b.writes_format(written.info, "missing", TensorFormat::E4M3));
   EXPECT_NE(b.create_kernel(written.info, "writes_e4m3"), nullptr);
   EXPECT_THROW(b.create_kernel(written.info, "plain"), kiln::Error);
+  // Output 0 only: a second output in that format is refused.
+  OneLayer second(LayerKind::Activation, DType::Float32);
+  second.info.outputs.push_back(second.info.outputs[0]);
+  second.info.outputs[1].format = TensorFormat::E4M3;
+  EXPECT_THROW(b.create_kernel(second.info, "writes_e4m3"), kiln::Error);
   // An E4M3 input is another matter: the row reads Plain.
   OneLayer read(LayerKind::Activation, DType::Float32);
   read.info.inputs[0].format = TensorFormat::E4M3;

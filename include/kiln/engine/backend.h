@@ -252,13 +252,15 @@ class Backend {
   virtual TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const { return {}; }
   /// Whether tactic `tactic` can also write `layer`'s output 0 in `format` (beside what formats() says), so
   /// that the builder has it write the format its one consumer reads instead of inserting a Reformat after
-  /// it (e.g. a matmul that quantizes its fp16 result to E4M3 for the FP8 layer after it). `layer` is as
-  /// formats() is asked. The default: never.
-  virtual bool writes_format(const LayerInfo& layer, const std::string& tactic, TensorFormat format) const {
+  /// it (e.g. a matmul that quantizes its fp16 result to E4M3 in the pass it runs anyway, for the FP8 layer
+  /// after it): the workspace bytes its kernel then needs, or nothing when it cannot (or would gain nothing
+  /// over a Reformat). `layer` is as formats() is asked. The default: never.
+  virtual std::optional<size_t> writes_format(const LayerInfo& layer, const std::string& tactic,
+                                              TensorFormat format) const {
     (void)layer;
     (void)tactic;
     (void)format;
-    return false;
+    return std::nullopt;
   }
   /// Makes the kernel for (layer, tactic) with the formats in `layer`; throws kiln::Error when the tactic is
   /// unknown, does not apply or cannot handle those formats (its output 0 may be in a format writes_format()

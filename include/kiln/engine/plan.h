@@ -23,7 +23,7 @@
 
 namespace kiln::engine {
 
-inline constexpr uint32_t kPlanFormatVersion = 7;
+inline constexpr uint32_t kPlanFormatVersion = 8;
 /// The oldest plan format this build reads: a version-5 plan (before dynamic ranges) loads with no ranges, so .kiln
 /// archives written before INT8 keep loading.
 inline constexpr uint32_t kOldestPlanFormatVersion = 5;

@@ -198,12 +198,12 @@ PlanLayer reformat_layer(const Plan::Impl& g, int64_t from, int64_t to) {
 /// format, shared by the consumers that want it); a plan output written in another format is written to a
 /// new tensor and reformatted into the output. Only kernel layers read buffers (host layers read values, and
 /// shape layers only dims), so only they get reformats. A producer that can write the format its one consumer
-/// reads (producer_writes) writes it instead of a Reformat after it.
+/// reads (producer_writes, within `workspace_limit`) writes it instead of a Reformat after it.
 struct FormatCounts {
   int reformats = 0;  // Reformat layers inserted
   int written = 0;    // tensors their producer writes in their consumer's format
 };
-FormatCounts assign_formats(Plan::Impl& g) {
+FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit) {
   size_t nl = g.layers.size();
   std::vector<TacticFormats> want(nl);
   bool any = false;
@@ -230,7 +230,7 @@ FormatCounts assign_formats(Plan::Impl& g) {
       const int64_t p = g.tensors[t].producer;
       if (f == TensorFormat::Plain || p < 0) continue;
       const std::vector<TensorFormat>& written = want[p].outputs;
-      if ((written.empty() ? TensorFormat::Plain : written[0]) != f && producer_writes(g, t, f))
+      if ((written.empty() ? TensorFormat::Plain : written[0]) != f && producer_writes(g, t, f, workspace_limit))
         writes[p] = f;
     }
   }
@@ -401,7 +401,7 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
   select_tactics(*g, config);
   const int quantized = keep_int8_between_layers(*g, config.int8_explicit);
   if (quantized > 0) KILN_INFO("engine: int8: ", quantized, " tensors stay in INT8 between INT8 layers");
-  const FormatCounts formats = assign_formats(*g);
+  const FormatCounts formats = assign_formats(*g, config.workspace_limit);
   const int reformats = formats.reformats;
   if (formats.written > 0) {
     KILN_INFO("engine: formats: ", formats.written,

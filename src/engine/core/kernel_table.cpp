@@ -105,10 +105,11 @@ TacticFormats TableBackend::formats(const LayerInfo& layer, const std::string& t
   return r ? r->formats_for(layer) : TacticFormats{};
 }
 
-bool TableBackend::writes_format(const LayerInfo& layer, const std::string& tactic,
-                                 TensorFormat format) const {
+std::optional<size_t> TableBackend::writes_format(const LayerInfo& layer, const std::string& tactic,
+                                                  TensorFormat format) const {
   const KernelRow* r = table_.find(layer.kind(), tactic);
-  return r && r->writes && !layer.outputs.empty() && r->writes(layer, format);
+  if (!r || !r->writes || layer.outputs.empty()) return std::nullopt;
+  return r->writes(layer, format);
 }
 
 std::unique_ptr<Kernel> TableBackend::create_kernel(const LayerInfo& layer, const std::string& tactic) const {
@@ -140,7 +141,8 @@ std::unique_ptr<Kernel> TableBackend::create_kernel(const LayerInfo& layer, cons
     };
     check(layer.inputs, want.inputs, 0);
     // (output 0 may be in a format the row also writes)
-    const bool written = r->writes && !layer.outputs.empty() && r->writes(layer, layer.outputs[0].format);
+    const bool written =
+        r->writes && !layer.outputs.empty() && r->writes(layer, layer.outputs[0].format).has_value();
     check(layer.outputs, want.outputs, written ? 1 : 0);
   }
   return r->create(layer);

@@ -45,9 +45,9 @@ struct KernelRow {
   /// The memory formats the kernel reads each input and writes each output in (Backend::formats); null: all
   /// Plain.
   std::function<TacticFormats(const LayerInfo& layer)> formats = nullptr;
-  /// Whether the kernel can also write output 0 in `format` (Backend::writes_format); null: never. A kernel
-  /// created with output 0 in such a format writes it so.
-  std::function<bool(const LayerInfo& layer, TensorFormat format)> writes = nullptr;
+  /// Whether the kernel can also write output 0 in `format`, and the workspace bytes it then needs
+  /// (Backend::writes_format); null: never. A kernel created with output 0 in such a format writes it so.
+  std::function<std::optional<size_t>(const LayerInfo& layer, TensorFormat format)> writes = nullptr;
   /// Less precise than the dtype promises (Tactic::reduced_precision).
   bool reduced_precision = false;
   /// Computes fp32 in TF32 (Tactic::tf32).
@@ -111,7 +111,8 @@ class TableBackend : public Backend {
   std::string refusals(const LayerInfo& layer, const std::string& reference) const override;
   /// The row's formats_for(layer); all Plain for an unknown tactic.
   TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const override;
-  bool writes_format(const LayerInfo& layer, const std::string& tactic, TensorFormat format) const override;
+  std::optional<size_t> writes_format(const LayerInfo& layer, const std::string& tactic,
+                                      TensorFormat format) const override;
   /// Checks that the row exists and runs the layer, and that the layer's tensors are in the row's formats
   /// (unless it takes any format); throws kiln::Error(Unsupported / InvalidInput) naming the layer otherwise.
   std::unique_ptr<Kernel> create_kernel(const LayerInfo& layer, const std::string& tactic) const override;

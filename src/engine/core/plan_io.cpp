@@ -400,8 +400,9 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     t.is_output = r.flag("is_output");
     t.producer = r.i64("producer");
     uint8_t format = r.u8("tensor format");
-    KILN_CHECK(format < kNumTensorFormats, InvalidInput, "plan file: bad format code ", int(format), " for tensor '",
-               t.name, "'");
+    // (version 8 added E4M3)
+    KILN_CHECK(format < kNumTensorFormats && (version >= 8 || format != static_cast<uint8_t>(TensorFormat::E4M3)),
+               InvalidInput, "plan file: bad format code ", int(format), " for tensor '", t.name, "'");
     t.format = static_cast<TensorFormat>(format);
     KILN_CHECK(format_applies(t.format, t.dims.size()), InvalidInput, "plan file: tensor '", t.name, "' of rank ",
                t.dims.size(), " cannot be ", tensor_format_name(t.format));

@@ -2,9 +2,11 @@
 
 #include "engine/core/producer_formats.h"
 
+#include <algorithm>
+
 namespace kiln::engine {
 
-bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format) {
+bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format, size_t workspace_limit) {
   const PlanTensor& t = g.tensors[static_cast<size_t>(id)];
   if (t.is_input || t.is_output || t.producer < 0 || format == TensorFormat::Plain) return false;
   const int64_t p = t.producer;
@@ -20,8 +22,13 @@ bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format) {
   };
   for (const PlanProfile& prof : g.profiles) {
     if (elements(prof) > elements(g.profiles.front())) return false;
+    for (int64_t in : g.layers[p].layer.inputs) {
+      const Dims& min = prof.min.at(static_cast<size_t>(in));
+      if (std::find(min.begin(), min.end(), 0) != min.end()) return false;
+    }
   }
-  return g.backend->writes_format(g.layer_info(p), g.layers[p].tactic, format);
+  const std::optional<size_t> workspace = g.backend->writes_format(g.layer_info(p), g.layers[p].tactic, format);
+  return workspace && *workspace <= workspace_limit;
 }
 
 }  // namespace kiln::engine

@@ -11,8 +11,10 @@ namespace kiln::engine {
 
 /// Whether the layer that writes tensor `id` can write it in `format` in place of a Reformat after it: the
 /// tensor is output 0 of a kernel layer whose tactic is chosen, it is no binding, exactly one layer reads it
-/// (once: a kernel layer), no profile holds it larger than profile 0 (the shapes kernels are made for), and
-/// that tactic writes `format` (Backend::writes_format). Needs `g.consumers` and `g.profiles`.
-bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format);
+/// (once: a kernel layer), no profile holds it larger than profile 0 (the shapes kernels are made for) and no
+/// input of the producer may be empty (empty inputs run the reference, which writes Plain only), and that
+/// tactic writes `format` (Backend::writes_format) within `workspace_limit` bytes of workspace. Needs
+/// `g.consumers` and `g.profiles`.
+bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format, size_t workspace_limit);
 
 }  // namespace kiln::engine

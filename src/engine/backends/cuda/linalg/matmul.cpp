@@ -86,16 +86,32 @@ size_t round_up_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 /// An output written as E4M3 is staged whole in the workspace: up to this many bytes at its max shape.
 constexpr int64_t kMaxStagedBytes = int64_t{64} << 20;
 
-/// Whether a cuBLASLt kernel of `layer` can write its output as E4M3 (KernelRow::writes): the output has a
-/// usable dynamic range (its scale) and concrete max dims whose result fits kMaxStagedBytes.
-bool writes_e4m3(const LayerInfo& layer, TensorFormat format) {
+/// Whether post-op 0 is the tanh-GELU cuBLASLt applies as its epilogue.
+bool gelu_epilogue(const std::vector<PostOp>& ops) {
+  return !ops.empty() && ops[0].kind == PostOp::Activation && ops[0].activation.kind == ActivationKind::GeluTanh;
+}
+/// Whether post-op 0 is a residual sum cuBLASLt can add as C (an epilogue applies GELU after adding C, so
+/// not after a GELU epilogue; a broadcast residual still goes to the pass at run time).
+bool residual_as_c(const std::vector<PostOp>& ops) { return !ops.empty() && ops[0].kind == PostOp::Sum; }
+
+/// Whether a cuBLASLt kernel of `layer` can write its output as E4M3 (KernelRow::writes), and its workspace
+/// then: the output has a usable dynamic range (its scale) and concrete max dims whose result fits
+/// kMaxStagedBytes, and the kernel runs a post-op pass after the call anyway (an exact GELU, ...), which then
+/// stores the codes. Without such a pass, staging and quantizing would cost what a Reformat costs: the
+/// builder had better time the Reformat.
+std::optional<size_t> writes_e4m3(const LayerInfo& layer, TensorFormat format) {
   const TensorInfo& y = layer.outputs[0];
   if (format != TensorFormat::E4M3 || !y.range || !y.range->usable() ||
       !std::isnormal(fp8_activation_scale(*y.range))) {
-    return false;
+    return std::nullopt;
   }
-  if (std::any_of(y.max.begin(), y.max.end(), [](int64_t d) { return d < 0; })) return false;
-  return numel(y.max) <= kMaxStagedBytes / static_cast<int64_t>(dtype_size(y.dtype));
+  const std::vector<PostOp>& ops = layer.params<MatrixMultiplyParams>().post_ops;
+  if (ops.size() <= (gelu_epilogue(ops) || residual_as_c(ops) ? 1u : 0u)) return std::nullopt;
+  if (std::any_of(y.max.begin(), y.max.end(), [](int64_t d) { return d < 0; }) ||
+      numel(y.max) > kMaxStagedBytes / static_cast<int64_t>(dtype_size(y.dtype))) {
+    return std::nullopt;
+  }
+  return round_up_256(static_cast<size_t>(numel(y.max)) * dtype_size(y.dtype)) + kWorkspace;
 }
 
 std::atomic<int64_t> g_tuned{0}, g_stored{0}, g_rejected{0}, g_used{0};
@@ -222,7 +238,7 @@ class MatmulKernel : public Kernel {
     }
     if (l.weights.size() > 1 && l.weights[1].defined()) bias_ = upload(l.weights[1].value, dtype_);
     if (info.outputs[0].format == TensorFormat::E4M3) {
-      KILN_CHECK(writes_e4m3(info, TensorFormat::E4M3), InvalidInput, "matrix multiply '", l.name,
+      KILN_CHECK(writes_e4m3(info, TensorFormat::E4M3).has_value(), InvalidInput, "matrix multiply '", l.name,
                  "': its output cannot be written as e4m3 (no usable dynamic range, or over ",
                  kMaxStagedBytes, " bytes at its max shape)");
       staged_bytes_ = round_up_256(static_cast<size_t>(numel(info.outputs[0].max)) * dtype_size(dtype_));
@@ -230,19 +246,16 @@ class MatmulKernel : public Kernel {
     }
     size_t first_post = 0;
     epilogue_ = bias_.data() ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-    if (!p_.post_ops.empty() && p_.post_ops[0].kind == PostOp::Activation) {
-      auto k = p_.post_ops[0].activation.kind;
-      if (k == ActivationKind::GeluTanh) {
-        epilogue_ = bias_.data() ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-        first_post = 1;
-      }
+    if (gelu_epilogue(p_.post_ops)) {
+      epilogue_ = bias_.data() ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+      first_post = 1;
     }
     // The rest of the post-ops in one pass over the output; residuals follow the operands among the inputs.
     first_residual_ = b_weight_.data() ? 1 : 2;
     post_ = PostOpPass(p_.post_ops, first_post, nullptr, 0, first_residual_, dtype_);
-    // A residual sum that comes first can be cuBLASLt's C (an epilogue applies GELU after adding C, so not
-    // after a GELU epilogue); the pass then starts after it, with the next residual.
-    if (first_post == 0 && !p_.post_ops.empty() && p_.post_ops[0].kind == PostOp::Sum) {
+    // A residual sum that comes first can be cuBLASLt's C; the pass then starts after it, with the next
+    // residual.
+    if (residual_as_c(p_.post_ops)) {
       residual_in_c_ = true;
       post_after_c_ = PostOpPass(p_.post_ops, 1, nullptr, 0, first_residual_ + 1, dtype_);
     }
