@@ -317,6 +317,16 @@ struct ThreeLinearLayers {
     for (int i = 0; i < n; ++i) out.push_back({{"x", random_tensor(DType::Float32, {batch, 16, 64}, rng)}});
     return out;
   }
+  /// Calibrates `net` (max calibrator, ranges set on the network) on four batches of `batch` and lets
+  /// `config` build FP8 (fp16 beside it).
+  static void calibrate_for_fp8(Network& net, BuilderConfig& config, std::mt19937& rng, int64_t batch,
+                                const std::string& what) {
+    CalibrationConfig calibration;
+    calibration.calibrator = CalibratorKind::Max;
+    const auto calibration_data = samples(rng, 4, batch);
+    EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, calibration_data, calibration)), 2) << what;
+    config.precisions = {Precision::FP32, Precision::FP16, Precision::FP8};
+  }
   /// Checks that mm2 alone runs FP8 and that mm1 writes h as E4M3 (no Reformat) or not (one quantizing
   /// Reformat).
   static void expect_fp8_mm2(const Plan& plan, bool written, const std::string& what) {
@@ -357,11 +367,7 @@ TEST(EngineCuda, Fp8InputWrittenAsE4m3ByTheLayerBefore) {
     config.backend = "cuda";
     config.timing_iterations = 0;  // the first tactic that applies: FP8 where allowed
     const auto fp32 = build(net, config);
-    CalibrationConfig calibration;
-    calibration.calibrator = CalibratorKind::Max;
-    const auto calibration_data = ThreeLinearLayers::samples(rng, 4, 4);
-    EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, calibration_data, calibration)), 2) << what;
-    config.precisions = {Precision::FP32, Precision::FP16, Precision::FP8};
+    ThreeLinearLayers::calibrate_for_fp8(net, config, rng, 4, what);
     const auto fp8 = build(net, config);
     ThreeLinearLayers::expect_fp8_mm2(*fp8, !residual, what);
     // Timed, every candidate builds and runs: FP8 with the quantizing Reformat in front of it or without (its
@@ -401,11 +407,7 @@ TEST(EngineCuda, Fp8InputWrittenAsE4m3OnlyWhereProfileZeroIsTheLargest) {
     config.profiles = large_first ? std::vector<OptimizationProfile>{large, small}
                                   : std::vector<OptimizationProfile>{small, large};
     const auto fp32 = build(net, config);
-    CalibrationConfig calibration;
-    calibration.calibrator = CalibratorKind::Max;
-    const auto calibration_data = ThreeLinearLayers::samples(rng, 4, 2);
-    EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, calibration_data, calibration)), 2) << what;
-    config.precisions = {Precision::FP32, Precision::FP16, Precision::FP8};
+    ThreeLinearLayers::calibrate_for_fp8(net, config, rng, 2, what);
     const auto fp8 = build(net, config);
     ThreeLinearLayers::expect_fp8_mm2(*fp8, large_first, what);
     for (int64_t batch : {4, 1, 3, 2}) {
