@@ -6,8 +6,9 @@
 //   - a serialized FP8 plan runs bit for bit as built, and a plan with a dynamic batch runs every batch;
 //   - a calibrated FP8 build of a two-layer MLP stays within FP8's quantization noise of the fp32 build;
 //   - an FP8 layer's input is written as E4M3 by the fp16 matmul before it (no Reformat layer) when that is
-//   its
-//     only reader, else quantized by a Reformat; both within FP8's noise of fp32.
+//     its only reader, else quantized by a Reformat; both within FP8's noise of fp32;
+//   - an FP8 matmul with a bias and an exact GELU writes the next FP8 layer's input from cuBLASLt itself,
+//     saturating (no NaN) where the values pass the calibrated range.
 //
 // Tolerances: the reference multiplies the same E4M3 values in double and scales them as the kernel does;
 // what remains is the tensor cores' accumulation (fast accumulation: partial sums kept in the tensor cores'
@@ -291,15 +292,18 @@ TEST(EngineCuda, Fp8CalibratedMlpStaysWithinQuantizationNoiseOfFp32) {
 // x -> mm1 (fp16: the first layer) + bias, exact GELU -> mm2 (FP8) [+ h] -> mm3 (fp16: the last layer). mm1's
 // output h is mm2's A: mm1 writes it as E4M3 itself (TensorFormat::E4M3, its GELU pass storing the codes)
 // when mm2 is its only reader; when mm2 also adds h as a residual (Plain), a Reformat quantizes a copy.
+// With `fp8_pair`, mm2 + bias, exact GELU -> mm2b (FP8) before mm3: mm2 writes mm2b's input as E4M3 from
+// cuBLASLt's epilogue.
 struct ThreeLinearLayers {
-  HostTensor w1, b1, w2, w3;
+  HostTensor w1, b1, w2, w2b, w3;
   explicit ThreeLinearLayers(std::mt19937& rng)
       : w1(random_tensor(DType::Float32, {64, 96}, rng, -0.25, 0.25)),
         b1(random_tensor(DType::Float32, {96}, rng)),
         w2(random_tensor(DType::Float32, {96, 96}, rng, -0.2, 0.2)),
+        w2b(random_tensor(DType::Float32, {96, 96}, rng, -0.2, 0.2)),
         w3(random_tensor(DType::Float32, {96, 32}, rng, -0.2, 0.2)) {}
   /// The network for x of `x_dims` ([batch, 16, 64]; batch -1 for a dynamic one).
-  void add_to(Network& net, const Dims& x_dims, bool residual) const {
+  void add_to(Network& net, const Dims& x_dims, bool residual, bool fp8_pair = false) const {
     Tensor* x = net.add_input("x", DType::Float32, x_dims);
     Tensor* h = net.add_matrix_multiply("mm1", x, false, net.add_constant("w1", Weights("w1", w1)), false);
     h = net.add_elementwise("bias", h, net.add_constant("b1", Weights("b1", b1)), ElementwiseOp::Add);
@@ -307,14 +311,23 @@ struct ThreeLinearLayers {
     h->set_name("h");
     Tensor* g = net.add_matrix_multiply("mm2", h, false, net.add_constant("w2", Weights("w2", w2)), false);
     if (residual) g = net.add_elementwise("residual", g, h, ElementwiseOp::Add);
+    if (fp8_pair) {
+      g = net.add_elementwise("bias2", g, net.add_constant("b2", Weights("b2", b1)), ElementwiseOp::Add);
+      g = net.add_activation("gelu2", g, ActivationKind::GeluErf);
+      g->set_name("g");
+      g = net.add_matrix_multiply("mm2b", g, false, net.add_constant("w2b", Weights("w2b", w2b)), false);
+    }
     Tensor* y = net.add_matrix_multiply("mm3", g, false, net.add_constant("w3", Weights("w3", w3)), false);
     y->set_name("y");
     net.mark_output(y);
   }
   /// `n` feeds of x with batch `batch`.
-  static std::vector<std::map<std::string, HostTensor>> samples(std::mt19937& rng, int n, int64_t batch) {
+  static std::vector<std::map<std::string, HostTensor>> samples(std::mt19937& rng, int n, int64_t batch,
+                                                                double amax = 1.0) {
     std::vector<std::map<std::string, HostTensor>> out;
-    for (int i = 0; i < n; ++i) out.push_back({{"x", random_tensor(DType::Float32, {batch, 16, 64}, rng)}});
+    for (int i = 0; i < n; ++i) {
+      out.push_back({{"x", random_tensor(DType::Float32, {batch, 16, 64}, rng, -amax, amax)}});
+    }
     return out;
   }
   /// Calibrates `net` (max calibrator, ranges set on the network) on four batches of `batch` and lets
@@ -387,8 +400,57 @@ TEST(EngineCuda, Fp8InputWrittenAsE4m3ByTheLayerBefore) {
   }
 }
 
-// Kernels are made for profile 0's shapes, and a matmul writing E4M3 stages its result in a workspace sized by
-// them: with a dynamic batch, mm1 writes h as E4M3 only when profile 0 holds the largest h; otherwise a
+// Where cuBLASLt's epilogue takes all of an FP8 matmul's post-ops (the bias and an exact GELU, as its tanh
+// form), it writes the next FP8 layer's input as E4M3 itself: mm2 -> mm2b with no Reformat (nor anywhere
+// else: mm1 writes mm2's input through its GELU pass), within the noise of two FP8 layers, a loaded plan bit
+// for bit, and a timed build (which times mm2 again once its output is E4M3) with no failed candidate. Inputs
+// 8 times the calibrated range drive mm2's outputs past E4M3's 448: cuBLASLt saturates them as Kiln's own
+// kernels do (a NaN would spread to y).
+TEST(EngineCuda, Fp8MatmulWritesTheNextFp8LayersInputFromItsEpilogue) {
+  KILN_REQUIRE_FP8_GPU();
+  std::mt19937 rng(2031);
+  const ThreeLinearLayers layers(rng);
+  Network net;
+  layers.add_to(net, {4, 16, 64}, false, true);
+  BuilderConfig config;
+  config.backend = "cuda";
+  config.timing_iterations = 0;
+  const auto fp32 = build(net, config);
+  ThreeLinearLayers::calibrate_for_fp8(net, config, rng, 4, "fp8 pair");
+  BuilderConfig timed = config;
+  timed.timing_iterations = 2;
+  for (const auto& [what, plan] : {std::pair{"untimed", build(net, config)}, {"timed", build(net, timed)}}) {
+    int reformats = 0;
+    for (const PlanLayerInfo& l : plan->layers()) {
+      reformats += l.kind == LayerKind::Reformat;
+      if (l.name == "mm2" || l.name == "mm2b")
+        EXPECT_TRUE(l.fp8) << what << ": " << l.name << " runs " << l.tactic;
+      if (l.name == "mm2") {
+        ASSERT_EQ(l.output_formats.size(), 1u);
+        EXPECT_EQ(l.output_formats[0], TensorFormat::E4M3) << what;
+      }
+    }
+    EXPECT_EQ(reformats, 0) << what;
+    EXPECT_EQ(tactic_stats(*plan).failed, 0) << what;
+    const auto loaded = Plan::deserialize(plan->serialize());
+    for (const auto& sample : ThreeLinearLayers::samples(rng, 2, 4)) {
+      const HostTensor got = run(plan, sample)[0];
+      const double db = sqnr_db(got, run(fp32, sample)[0]);
+      EXPECT_GT(db, 20.0) << what;  // (three quantized products: about 25 dB)
+      EXPECT_LT(db, 45.0) << what;
+      const HostTensor again = run(loaded, sample)[0];
+      EXPECT_EQ(std::memcmp(again.data(), got.data(), got.nbytes()), 0) << what << ": loaded plan differs";
+    }
+    const HostTensor saturated =
+        run(plan, ThreeLinearLayers::samples(rng, 1, 4, 8.0)[0])[0].to(DType::Float32);
+    for (int64_t i = 0; i < saturated.numel(); ++i) {
+      ASSERT_TRUE(std::isfinite(saturated.data_as<float>()[i])) << what << ": y[" << i << "]";
+    }
+  }
+}
+
+// Kernels are made for profile 0's shapes, and a matmul writing E4M3 stages its result in a workspace sized
+// by them: with a dynamic batch, mm1 writes h as E4M3 only when profile 0 holds the largest h; otherwise a
 // Reformat quantizes it. Both run every batch of both profiles.
 TEST(EngineCuda, Fp8InputWrittenAsE4m3OnlyWhereProfileZeroIsTheLargest) {
   KILN_REQUIRE_FP8_GPU();

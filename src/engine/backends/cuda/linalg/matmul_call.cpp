@@ -129,7 +129,7 @@ bool decode_matmul_plan_data(const std::vector<uint8_t>& b, MatmulPlanData* d, s
       (k.count == 1 && (k.stride_a || k.stride_b))) {
     return fail("a malformed call key");
   }
-  if (out.dtype < 0 || out.dtype > 255 || out.compute < 0 || out.compute > 2 ||
+  if (out.dtype < 0 || out.dtype > 255 || out.compute < 0 || out.compute > 3 ||
       (out.transpose_a | out.transpose_b) & ~int64_t{1} || out.epilogue < 0 || out.epilogue > 0xffffffff) {
     return fail("a malformed configuration");
   }

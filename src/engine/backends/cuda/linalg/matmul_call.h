@@ -60,7 +60,8 @@ struct MatmulPlanData {
   MatmulCallKey call;
   // The kernel's configuration the algorithm was chosen for.
   int64_t dtype = 0;  // DType code of every operand
-  int64_t compute = 0;  // 0 CUBLAS_COMPUTE_32F, 1 CUBLAS_COMPUTE_32F_FAST_TF32, 2 FP8 E4M3 operands
+  int64_t compute =
+      0;  // 0 CUBLAS_COMPUTE_32F, 1 CUBLAS_COMPUTE_32F_FAST_TF32, 2 FP8 E4M3 operands, 3 and output
   int64_t transpose_a = 0, transpose_b = 0;
   int64_t epilogue = 0;            // cublasLtEpilogue_t
   std::array<uint64_t, 8> algo{};  // cublasLtMatmulAlgo_t::data
