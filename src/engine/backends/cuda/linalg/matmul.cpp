@@ -520,6 +520,9 @@ class MatmulKernel : public Kernel {
   cublasStatus_t enqueue(const LtPlan& plan, const cublasLtMatmulAlgo_t& algo, const void* pa, const void* pb,
                          const void* pc, float beta, void* py, void* workspace, cudaStream_t stream) const {
     const float alpha = 1.0f;
+    // A D of its own type (E4M3) never has a C to add (beta 0), but cuBLASLt refuses C == D with differing
+    // descriptors as an in-place call: C then points at A, unread.
+    if (plan.ld) pc = pa;
     return cublasLtMatmul(lt_handle(), plan.desc, &alpha, pb, plan.lb, pa, plan.la, &beta, pc, plan.lc, py,
                           plan.d_layout(), &algo, workspace, kWorkspace, stream);
   }
