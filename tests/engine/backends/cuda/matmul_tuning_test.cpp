@@ -129,7 +129,7 @@ TEST(EngineCublasLtCalls, PlanDataRejectsHostileBytes) {
   rejected(with_field(3, 0), "count = 0");
   rejected(with_field(6, 3), "alignment 3");
   rejected(with_field(6, 512), "alignment 512");
-  rejected(with_field(8, 3), "compute mode 3 (0 exact, 1 tf32, 2 fp8)");
+  rejected(with_field(8, 4), "compute mode 4 (0 exact, 1 tf32, 2 fp8, 3 fp8 to e4m3)");
   rejected(with_field(8, ~uint64_t{0}), "compute mode -1");
   rejected(with_field(10, 7), "transpose flag 7");
   std::vector<uint8_t> single = cuda::encode_matmul_plan_data([] {

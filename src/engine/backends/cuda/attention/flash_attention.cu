@@ -124,11 +124,45 @@ __device__ __forceinline__ void load_tile(uint16_t* s, const uint16_t* g, int ro
   }
 }
 
-/// Element i of an additive mask of dtype dt (f32, f16 or bf16).
-__device__ __forceinline__ float additive_mask(const void* m, int dt, int64_t i) {
-  if (dt == kF16) return __half2float(static_cast<const __half*>(m)[i]);
-  if (dt == kBF16) return __bfloat162float(static_cast<const __nv_bfloat16*>(m)[i]);
-  return static_cast<const float*>(m)[i];
+/// The mask values of one lane's scores in a key tile, loaded before the scores are computed so that the
+/// loads' latency hides behind the tensor-core work: m[c][i] for the score of accumulator c, element i (key
+/// k0 + 8c + 2t + (i & 1), query row q_row + 8 (i >> 1)). A boolean mask gives 0 (keep) or -inf (drop); an
+/// additive one its value times log2(e). Out-of-range rows and keys read element `base` (any value: those
+/// scores are dropped or never stored). Each branch issues all of its loads before using them.
+template <int kNk, typename M>
+__device__ __forceinline__ void load_mask(float (&m)[kNk][4], const M* mask, int64_t base, int64_t st_q,
+                                          int64_t st_k, int k0, int q_row, int t, int lq, int lk) {
+  M raw[kNk][4];
+  if (st_q == 0) {  // one mask row for every query (a key-padding mask): half the loads
+#pragma unroll
+    for (int c = 0; c < kNk; ++c) {
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int key = k0 + c * 8 + 2 * t + i;
+        raw[c][i] = raw[c][i + 2] = mask[key < lk ? base + key * st_k : base];
+      }
+    }
+  } else {
+#pragma unroll
+    for (int c = 0; c < kNk; ++c) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int key = k0 + c * 8 + 2 * t + (i & 1), qi = q_row + ((i >> 1) << 3);
+        raw[c][i] = mask[key < lk && qi < lq ? base + qi * st_q + key * st_k : base];
+      }
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < kNk; ++c) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if constexpr (sizeof(M) == 1) {
+        m[c][i] = raw[c][i] ? 0.0f : -INFINITY;
+      } else {
+        m[c][i] = static_cast<float>(raw[c][i]) * kLog2e;
+      }
+    }
+  }
 }
 
 __device__ __forceinline__ float quad_max(float v) {
@@ -140,10 +174,19 @@ __device__ __forceinline__ float quad_sum(float v) {
   return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
+/// CTAs per SM the register allocation must allow (__launch_bounds__): 4 (128 registers a thread) up to head
+/// dim 64, as many as the shared memory holds; 2 for 128.
+template <int D>
+constexpr int kMinCtas = D <= 64 ? 4 : 2;
+
+/// The kernels' mask kinds (AttnParams::mask_kind), a template parameter so that each kernel holds registers
+/// only for the mask it reads.
+enum MaskKind : int { kNoMask = 0, kBoolMask = 1, kAdditiveMask = 2 };
+
 /// One CTA: query rows [q0, q0 + kFlashRows) of (batch, head) bh = blockIdx.x / q_tiles. Warp w owns rows
-/// q0 + 16w .. +15; lane (g, t) holds rows g and g + 8 of them.
-template <typename T, int D>
-__global__ void __launch_bounds__(kThreads)
+/// q0 + 16w .. +15; lane (g, t) holds rows g and g + 8 of them. kMask: p.mask_kind.
+template <typename T, int D, int kMask>
+__global__ void __launch_bounds__(kThreads, kMinCtas<D>)
     flash_attention_kernel(const uint16_t* __restrict__ q, const uint16_t* __restrict__ k,
                            const uint16_t* __restrict__ v, const void* __restrict__ mask,
                            uint16_t* __restrict__ out, AttnParams p, int q_tiles, bool vec) {
@@ -171,7 +214,7 @@ __global__ void __launch_bounds__(kThreads)
 
   // The mask's offset for this (batch, head) and its strides along Lq and Lk (0 where broadcast).
   int64_t mbase = 0, mst_q = 0, mst_k = 0;
-  if (p.mask_kind) {
+  if (kMask != kNoMask) {
     int64_t rem = bh;
     for (int d = p.batch_shape.rank - 1; d >= 0; --d) {
       mbase += (rem % p.batch_shape.d[d]) * p.mask_st[d];
@@ -223,6 +266,20 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     const uint16_t* skb = sk + buf * S::kTile;
     const uint16_t* svb = sv + buf * S::kTile;
+    const int k0 = j * kFlashKeys;
+    float mk[kNk][4];
+    if constexpr (kMask == kBoolMask) {
+      load_mask<kNk>(mk, static_cast<const unsigned char*>(mask), mbase, mst_q, mst_k, k0, q_row, t, lq, lk);
+    } else if constexpr (kMask == kAdditiveMask) {
+      if (p.mask_dtype == kF16) {
+        load_mask<kNk>(mk, static_cast<const __half*>(mask), mbase, mst_q, mst_k, k0, q_row, t, lq, lk);
+      } else if (p.mask_dtype == kBF16) {
+        load_mask<kNk>(mk, static_cast<const __nv_bfloat16*>(mask), mbase, mst_q, mst_k, k0, q_row, t, lq,
+                       lk);
+      } else {
+        load_mask<kNk>(mk, static_cast<const float*>(mask), mbase, mst_q, mst_k, k0, q_row, t, lq, lk);
+      }
+    }
 
     // S = Q K^T: 16 rows x kFlashKeys keys per warp, as kNk accumulators of 16x8.
     float s[kNk][4];
@@ -241,27 +298,23 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
 
-    // Scale (in log2 units, for exp2), causal / padding / mask, and the tile's row maxima.
-    const int k0 = j * kFlashKeys;
-    const bool guard = k0 + kFlashKeys > lk || p.causal || p.mask_kind != 0;
+    // Scale (in log2 units, for exp2), mask, causal / padding, and the tile's row maxima. A boolean mask
+    // drops the score whatever it is (NaN included), an additive one is added to it.
+    const bool guard = k0 + kFlashKeys > lk || p.causal;
     float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int c = 0; c < kNk; ++c) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         float x = s[c][i] * scale_log2;
+        if constexpr (kMask == kBoolMask) {
+          x = mk[c][i] == -INFINITY ? -INFINITY : x;
+        } else if constexpr (kMask == kAdditiveMask) {
+          x += mk[c][i];
+        }
         if (guard) {
           const int key = k0 + c * 8 + 2 * t + (i & 1), qi = q_row + ((i >> 1) << 3);
-          if (key >= lk || (p.causal && key > qi)) {
-            x = -INFINITY;
-          } else if (p.mask_kind != 0 && qi < lq) {
-            const int64_t mi = mbase + qi * mst_q + key * mst_k;
-            if (p.mask_kind == 1) {
-              if (!static_cast<const unsigned char*>(mask)[mi]) x = -INFINITY;
-            } else {
-              x += additive_mask(mask, p.mask_dtype, mi) * kLog2e;
-            }
-          }
+          if (key >= lk || (p.causal && key > qi)) x = -INFINITY;
         }
         s[c][i] = x;
         tile_max[i >> 1] = fmaxf(tile_max[i >> 1], x);
@@ -354,14 +407,24 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
-template <typename T, int D>
-void launch_typed(const void* q, const void* k, const void* v, const void* mask, void* out,
-                  const AttnParams& p, bool vec, Stream stream) {
+template <typename T, int D, int kMask>
+void launch_masked(const void* q, const void* k, const void* v, const void* mask, void* out,
+                   const AttnParams& p, bool vec, Stream stream) {
   const int64_t q_tiles = (p.lq + kFlashRows - 1) / kFlashRows;
-  flash_attention_kernel<T, D>
+  flash_attention_kernel<T, D, kMask>
       <<<static_cast<unsigned>(p.batch * q_tiles), kThreads, Smem<D>::kBytes, stream>>>(
           static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v),
           mask, static_cast<uint16_t*>(out), p, static_cast<int>(q_tiles), vec);
+}
+
+template <typename T, int D>
+void launch_typed(const void* q, const void* k, const void* v, const void* mask, void* out,
+                  const AttnParams& p, bool vec, Stream stream) {
+  if (p.mask_kind == kBoolMask) return launch_masked<T, D, kBoolMask>(q, k, v, mask, out, p, vec, stream);
+  if (p.mask_kind == kAdditiveMask) {
+    return launch_masked<T, D, kAdditiveMask>(q, k, v, mask, out, p, vec, stream);
+  }
+  launch_masked<T, D, kNoMask>(q, k, v, mask, out, p, vec, stream);
 }
 
 template <typename T>
@@ -375,8 +438,13 @@ void launch_dim(const void* q, const void* k, const void* v, const void* mask, v
 
 template <typename T, int D>
 cudaError_t allow_smem() {
-  return cudaFuncSetAttribute(flash_attention_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(Smem<D>::kBytes));
+  for (auto* kernel : {flash_attention_kernel<T, D, kNoMask>, flash_attention_kernel<T, D, kBoolMask>,
+                       flash_attention_kernel<T, D, kAdditiveMask>}) {
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(Smem<D>::kBytes));
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }
 
 /// Whether every row of an operand starts 16 bytes after a 16-byte aligned base (16-bit elements).
