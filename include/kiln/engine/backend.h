@@ -98,7 +98,9 @@ struct LayerInfo {
 
   /// Set by the builder's tactic selection when it times candidates (BuilderConfig::timing_iterations > 0):
   /// the kernel may time alternatives of its own now (cuda "cublaslt": cuBLASLt algorithms at the opt shape)
-  /// and record its choice in plan_data(). False when a plan is loaded or its kernels are re-created (refit).
+  /// and record its choice in plan_data(); and again when the builder makes a timed kernel anew after changing
+  /// what it writes (an output format: assign_formats). False when a plan is loaded or its kernels are re-created
+  /// (refit).
   bool tune = false;
 
   /// Set from BuilderConfig::allow_reduced_precision_tactics at build: among its own alternatives the kernel

@@ -198,12 +198,13 @@ PlanLayer reformat_layer(const Plan::Impl& g, int64_t from, int64_t to) {
 /// format, shared by the consumers that want it); a plan output written in another format is written to a
 /// new tensor and reformatted into the output. Only kernel layers read buffers (host layers read values, and
 /// shape layers only dims), so only they get reformats. A producer that can write the format its one consumer
-/// reads (producer_writes, within `workspace_limit`) writes it instead of a Reformat after it.
+/// reads (producer_writes, within `workspace_limit`) writes it instead of a Reformat after it; its kernel data (made
+/// for the kernel that wrote the old format) is dropped, and in a `timed` build the new kernel times itself again.
 struct FormatCounts {
   int reformats = 0;  // Reformat layers inserted
   int written = 0;    // tensors their producer writes in their consumer's format
 };
-FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit) {
+FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit, bool timed) {
   size_t nl = g.layers.size();
   std::vector<TacticFormats> want(nl);
   bool any = false;
@@ -256,6 +257,8 @@ FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit) {
     if (auto w = writes.find(static_cast<int64_t>(i)); w != writes.end()) {
       want[i].outputs.resize(g.layers[i].layer.outputs.size(), TensorFormat::Plain);
       want[i].outputs[0] = w->second;
+      g.layers[i].kernel_data.clear();
+      g.layers[i].retime = timed;
     }
     PlanLayer pl = std::move(g.layers[i]);
     Layer& l = pl.layer;
@@ -401,7 +404,7 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
   select_tactics(*g, config);
   const int quantized = keep_int8_between_layers(*g, config.int8_explicit);
   if (quantized > 0) KILN_INFO("engine: int8: ", quantized, " tensors stay in INT8 between INT8 layers");
-  const FormatCounts formats = assign_formats(*g, config.workspace_limit);
+  const FormatCounts formats = assign_formats(*g, config.workspace_limit, config.timing_iterations > 0);
   const int reformats = formats.reformats;
   if (formats.written > 0) {
     KILN_INFO("engine: formats: ", formats.written,
@@ -423,6 +426,7 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
   }
   if (quantized > 0 || reformats > 0 || formats.written > 0)
     recreate_kernels(*g);  // with their tensors' final dtypes and formats
+  for (PlanLayer& pl : g->layers) pl.retime = false;
 
   for (size_t p = 0; p < g->profiles.size(); ++p) {
     plan_memory(*g, g->profiles[p]);

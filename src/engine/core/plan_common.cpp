@@ -53,6 +53,7 @@ LayerInfo Plan::Impl::layer_info(int64_t i) const {
     }
   }
   if (!layers[i].kernel_data.empty()) info.plan_data = &layers[i].kernel_data;
+  info.tune = layers[i].retime;
   return info;
 }
 

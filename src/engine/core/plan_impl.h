@@ -38,6 +38,9 @@ struct PlanLayer {
   std::string tactic;  // empty for host and constant layers
   bool host = false;   // evaluated on the host during shape inference (shape-tensor arithmetic)
   std::vector<uint8_t> kernel_data;  // Kernel::plan_data() of the layer's kernel (LayerInfo::plan_data on reload)
+  // Builder only (not serialized): the kernel is made again after the builder changed what it writes, in a timed
+  // build; it times itself again (LayerInfo::tune) instead of reading kernel_data, which was for the old kernel.
+  bool retime = false;
 };
 
 /// Per profile: the input ranges, every tensor's dims range, and the memory plan.

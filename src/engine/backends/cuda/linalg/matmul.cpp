@@ -12,7 +12,8 @@
 // writes E4M3 from cuBLASLt itself (D in E4M3, scaled by 1 / the output's scale, saturating) where its
 // epilogue takes every post-op: a bias and at most a GELU. There the exact (erf) GELU runs as cuBLASLt's
 // tanh form: at most 4.8e-4 apart, against an E4M3 rounding of up to 1/16 of the value
-// (docs/quantization.md).
+// (docs/quantization.md). Its plan data says which (compute mode 3 for cuBLASLt's E4M3, 2 for the staged
+// path, which plans of format 8 hold): a loaded kernel runs as it was built.
 //
 // Algorithms: when the builder times tactics (LayerInfo::tune), the kernel asks cuBLASLt for up to
 // kTuneCandidates heuristic candidates for the call at the layer's opt shape (256-byte aligned buffers, as
@@ -108,6 +109,14 @@ bool epilogue_takes_all(const std::vector<PostOp>& ops) {
 /// not after a GELU epilogue; a broadcast residual still goes to the pass at run time).
 bool residual_as_c(const std::vector<PostOp>& ops) { return !ops.empty() && ops[0].kind == PostOp::Sum; }
 
+/// Whether the plan data of an FP8 kernel writing E4M3 says it stages its result (compute mode 2, as plans of
+/// format 8 made every such kernel) rather than writing E4M3 from cuBLASLt (mode 3): the kernel then runs as
+/// it was built, an exact GELU exact.
+bool staged_by_plan(const LayerInfo& layer) {
+  MatmulPlanData d;
+  return layer.plan_data && decode_matmul_plan_data(*layer.plan_data, &d, nullptr) &&
+         d.compute == static_cast<int64_t>(Compute::Fp8);
+}
 /// Whether `format` is E4M3 and the output of `layer` has a usable scale for it.
 bool e4m3_scale_known(const LayerInfo& layer, TensorFormat format) {
   const TensorInfo& y = layer.outputs[0];
@@ -247,15 +256,15 @@ class MatmulKernel : public Kernel {
       : p_(info.params<MatrixMultiplyParams>()), compute_(compute) {
     const Layer& l = *info.layer;
     dtype_ = info.outputs[0].dtype;
-    const bool e4m3_out = info.outputs[0].format == TensorFormat::E4M3;
-    if (e4m3_out) {
+    if (info.outputs[0].format == TensorFormat::E4M3) {
+      direct_e4m3_ = fp8() && epilogue_takes_all(p_.post_ops) && !staged_by_plan(info);
       const auto writes =
-          fp8() ? fp8_writes_e4m3(info, TensorFormat::E4M3) : writes_e4m3(info, TensorFormat::E4M3);
-      KILN_CHECK(writes.has_value(), InvalidInput, "matrix multiply '", l.name,
-                 "': its output cannot be written as e4m3 (no usable dynamic range, or over ",
-                 kMaxStagedBytes, " bytes at its max shape)");
+          direct_e4m3_ ? fp8_writes_e4m3(info, TensorFormat::E4M3) : writes_e4m3(info, TensorFormat::E4M3);
+      KILN_CHECK(
+          writes.has_value(), InvalidInput, "matrix multiply '", l.name,
+          "': its output cannot be written as e4m3 (no usable dynamic range, no post-op pass to store it ",
+          "or over ", kMaxStagedBytes, " bytes at its max shape)");
       e4m3_inverse_scale_ = 1.0f / fp8_activation_scale(*info.outputs[0].range);
-      direct_e4m3_ = fp8() && epilogue_takes_all(p_.post_ops);
       if (!direct_e4m3_) {
         staged_bytes_ = round_up_256(static_cast<size_t>(numel(info.outputs[0].max)) * dtype_size(dtype_));
       }
@@ -654,18 +663,13 @@ class MatmulKernel : public Kernel {
   }
 
   /// Takes the algorithm the plan recorded when it was made for this kernel's opt-shape call and
-  /// configuration and cuBLASLt accepts it; otherwise warns (once per process) and keeps the heuristic. Data
-  /// of the same FP8 kernel writing its output in the layer's dtype (the builder recreates a kernel after
-  /// its output takes the E4M3 format its reader wants) is timed again instead.
+  /// configuration and cuBLASLt accepts it; otherwise warns (once per process) and keeps the heuristic.
   void use_stored(const LayerInfo& info) {
     std::string why;
     MatmulPlanData d;
     std::optional<MatmulCallKey> key = opt_call(info);
     if (!decode_matmul_plan_data(*info.plan_data, &d, &why)) {
       why = "malformed: " + why;
-    } else if (direct_e4m3_ && key && d.call == *key && d.compute == static_cast<int64_t>(Compute::Fp8)) {
-      tune(info);
-      return;
     } else if (!key || d.call != *key || d.dtype != tuned_.dtype || d.compute != tuned_.compute ||
                d.transpose_a != tuned_.transpose_a || d.transpose_b != tuned_.transpose_b ||
                d.epilogue != tuned_.epilogue) {
