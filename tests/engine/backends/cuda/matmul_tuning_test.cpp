@@ -92,6 +92,14 @@ TEST(EngineCublasLtCalls, PlanDataRoundTrip) {
   std::string why;
   ASSERT_TRUE(cuda::decode_matmul_plan_data(bytes, &back, &why)) << why;
   EXPECT_EQ(back, d);
+  // Every compute mode: 0 exact, 1 tf32, 2 fp8, 3 fp8 writing e4m3 from cuBLASLt.
+  for (int64_t compute = 0; compute <= 3; ++compute) {
+    MatmulPlanData c = d;
+    c.compute = compute;
+    ASSERT_TRUE(cuda::decode_matmul_plan_data(cuda::encode_matmul_plan_data(c), &back, &why))
+        << compute << why;
+    EXPECT_EQ(back, c);
+  }
   // Little-endian and fixed: the version follows the magic.
   EXPECT_EQ(std::memcmp(bytes.data(), "KLMM", 4), 0);
   EXPECT_EQ(bytes[4], cuda::kMatmulPlanDataVersion);
