@@ -143,6 +143,42 @@ TEST(KernelTable, CreateKernelChecksRowApplicabilityAndFormats) {
   EXPECT_THROW(b.create_kernel(plain.info, "missing"), kiln::Error);
 }
 
+// Format copies (Layer::format_copies): the last outputs, each in a format the row says it copies to; the
+// row's own outputs keep their formats.
+TEST(KernelTable, RowsThatWriteFormatCopiesTakeThemAsTheirLastOutputs) {
+  KernelTable t;
+  t.add({.name = "copies_e4m3",
+         .kind = LayerKind::Activation,
+         .applies = &only_f32,
+         .create = &make_noop,
+         .copies = [](const LayerInfo&, TensorFormat f) { return f == TensorFormat::E4M3; }});
+  t.add({.name = "plain", .kind = LayerKind::Activation, .applies = &only_f32, .create = &make_noop});
+  TestBackend b(t, TacticOrder::Registration);
+  OneLayer one(LayerKind::Activation, DType::Float32);
+  EXPECT_TRUE(b.writes_copy(one.info, "copies_e4m3", TensorFormat::E4M3));
+  EXPECT_FALSE(b.writes_copy(one.info, "copies_e4m3", TensorFormat::ChannelsLast));
+  EXPECT_FALSE(b.writes_copy(one.info, "plain", TensorFormat::E4M3));
+  EXPECT_FALSE(b.writes_copy(one.info, "missing", TensorFormat::E4M3));
+  OneLayer copied(LayerKind::Activation, DType::Float32);
+  copied.layer.format_copies = 1;
+  copied.info.outputs.push_back(copied.info.outputs[0]);
+  copied.info.outputs[1].format = TensorFormat::E4M3;
+  EXPECT_NE(b.create_kernel(copied.info, "copies_e4m3"), nullptr);
+  EXPECT_THROW(b.create_kernel(copied.info, "plain"), kiln::Error);
+  // A copy in a format the row does not copy to; the own output in the copy's format; more copies than outputs.
+  copied.info.outputs[1].format = TensorFormat::ChannelsLast;
+  EXPECT_THROW(b.create_kernel(copied.info, "copies_e4m3"), kiln::Error);
+  copied.info.outputs[1].format = TensorFormat::E4M3;
+  copied.info.outputs[0].format = TensorFormat::E4M3;
+  EXPECT_THROW(b.create_kernel(copied.info, "copies_e4m3"), kiln::Error);
+  copied.info.outputs[0].format = TensorFormat::Plain;
+  copied.layer.format_copies = 2;
+  EXPECT_THROW(b.create_kernel(copied.info, "copies_e4m3"), kiln::Error);
+  // A second output that is not declared a copy is the row's own, in Plain.
+  copied.layer.format_copies = 0;
+  EXPECT_THROW(b.create_kernel(copied.info, "copies_e4m3"), kiln::Error);
+}
+
 TEST(KernelTable, RowsThatWriteAnotherFormatTakeItOnOutputZeroOnly) {
   KernelTable t;
   t.add({.name = "writes_e4m3",

@@ -32,6 +32,27 @@ TEST(ShapeWalk, NetworkKeepsHostValuesOfSmallIntegerTensorsOnly) {
   EXPECT_EQ(v->get_as_double(3), 6.0);
 }
 
+// A layer the builder gave format copies (Layer::format_copies) has that many more outputs, each output 0's
+// dims and dtype; a count that is negative, or copies of an output the layer does not have, is an error.
+TEST(ShapeWalk, FormatCopiesTakeOutputZerosShape) {
+  Layer l;
+  l.name = "ln";
+  l.kind = LayerKind::Normalization;
+  l.params = NormalizationParams{};
+  l.get<NormalizationParams>().axis = 1;
+  std::vector<ShapeIn> in{{DType::Float16, {3, 8}, nullptr}};
+  EXPECT_EQ(infer_layer_shapes(l, in).size(), 1u);
+  l.format_copies = 2;
+  const std::vector<ShapeOut> outs = infer_layer_shapes(l, in);
+  ASSERT_EQ(outs.size(), 3u);
+  for (const ShapeOut& o : outs) {
+    EXPECT_EQ(o.dims, (Dims{3, 8}));
+    EXPECT_EQ(o.dtype, DType::Float16);
+  }
+  l.format_copies = -1;
+  EXPECT_THROW(infer_layer_shapes(l, in), Error);
+}
+
 TEST(ShapeWalk, DataDependentDimsFollowTheGuess) {
   ShapeOut out{DType::Int64, {-1, 2}, true};
   std::vector<ShapeIn> in{{DType::Float32, {3, 4}, nullptr}};

@@ -264,9 +264,19 @@ class Backend {
     (void)format;
     return std::nullopt;
   }
+  /// Whether the kernel of (layer, tactic) can also write a copy of its output 0 in `format` in the same pass,
+  /// with no workspace (a layer norm whose fp16 output is the residual stream writing the E4M3 input of the FP8
+  /// matmul after it): the builder then gives the layer that copy as an extra output (Layer::format_copies)
+  /// instead of a Reformat. `layer` is as formats() is asked. The default: never.
+  virtual bool writes_copy(const LayerInfo& layer, const std::string& tactic, TensorFormat format) const {
+    (void)layer;
+    (void)tactic;
+    (void)format;
+    return false;
+  }
   /// Makes the kernel for (layer, tactic) with the formats in `layer`; throws kiln::Error when the tactic is
   /// unknown, does not apply or cannot handle those formats (its output 0 may be in a format writes_format()
-  /// accepts).
+  /// accepts, its format copies in formats writes_copy() accepts).
   virtual std::unique_ptr<Kernel> create_kernel(const LayerInfo& layer, const std::string& tactic) const = 0;
   /// The thread pool kernels get in KernelArgs::pool (null if the backend has none).
   virtual ThreadPool* thread_pool() const = 0;

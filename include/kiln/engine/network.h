@@ -60,6 +60,10 @@ struct Layer {
   std::vector<int64_t> outputs;  // tensor ids
   LayerParams params;
   std::vector<Weights> weights;  // per-kind slots (see layers.h); a slot may be undefined
+  /// Set only by the builder (0 in a Network): the last `format_copies` outputs are copies of output 0 in
+  /// another memory format, written by the same kernel (a layer norm that also writes the E4M3 input of the
+  /// FP8 matmul after it); each has output 0's dims and dtype.
+  int format_copies = 0;
 
   template <typename P>
   const P& get() const { return std::get<P>(params); }

@@ -10,7 +10,7 @@
 // version 3 the SHA-256, which replaced a CRC-32, version 4 the kernels' plan data, version 5 the attention
 // views in AttentionParams, version 6 the tensors' dynamic ranges, version 7 the weights' INT8 scales, version 8
 // the e4m3 tensor format, version 9 no new field: cuda FP8 matmuls that write e4m3 from cuBLASLt itself, which an
-// older reader would take for an error.) A
+// older reader would take for an error, version 10 each layer's format copies, Layer::format_copies.) A
 // plan is immutable while contexts run (Refitter excepted).
 
 #include <cstdint>
@@ -25,7 +25,7 @@
 
 namespace kiln::engine {
 
-inline constexpr uint32_t kPlanFormatVersion = 9;
+inline constexpr uint32_t kPlanFormatVersion = 10;
 /// The oldest plan format this build reads: a version-5 plan (before dynamic ranges) loads with no ranges, so .kiln
 /// archives written before INT8 keep loading.
 inline constexpr uint32_t kOldestPlanFormatVersion = 5;

@@ -200,9 +200,12 @@ PlanLayer reformat_layer(const Plan::Impl& g, int64_t from, int64_t to) {
 /// shape layers only dims), so only they get reformats. A producer that can write the format its one consumer
 /// reads (producer_writes, within `workspace_limit`) writes it instead of a Reformat after it; its kernel data (made
 /// for the kernel that wrote the old format) is dropped, and in a `timed` build the new kernel times itself again.
+/// A producer that can write a copy of its output in another format (producer_copies) gets that copy as an extra
+/// output, which the readers in that format take instead of a Reformat's.
 struct FormatCounts {
   int reformats = 0;  // Reformat layers inserted
   int written = 0;    // tensors their producer writes in their consumer's format
+  int copied = 0;     // format copies their producer writes beside them (Layer::format_copies)
 };
 FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit, bool timed) {
   size_t nl = g.layers.size();
@@ -222,8 +225,10 @@ FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit, bool timed) {
     want[i] = std::move(f);
   }
   if (!any) return {};
-  // Producers that write their consumer's format: (layer, format of its output 0).
+  // Producers that write their consumer's format: (layer, format of its output 0); producers that write copies
+  // of output 0: (layer, the copies' formats).
   std::map<int64_t, TensorFormat> writes;
+  std::map<int64_t, std::set<TensorFormat>> copied;
   for (size_t i = 0; i < nl; ++i) {
     for (size_t k = 0; k < want[i].inputs.size(); ++k) {
       const int64_t t = g.layers[i].layer.inputs[k];
@@ -231,8 +236,12 @@ FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit, bool timed) {
       const int64_t p = g.tensors[t].producer;
       if (f == TensorFormat::Plain || p < 0) continue;
       const std::vector<TensorFormat>& written = want[p].outputs;
-      if ((written.empty() ? TensorFormat::Plain : written[0]) != f && producer_writes(g, t, f, workspace_limit))
+      if ((written.empty() ? TensorFormat::Plain : written[0]) == f) continue;
+      if (producer_writes(g, t, f, workspace_limit)) {
         writes[p] = f;
+      } else if (written.empty() || written[0] == TensorFormat::Plain) {
+        if (producer_copies(g, t, f)) copied[p].insert(f);
+      }
     }
   }
   auto copy_tensor = [&](int64_t base, TensorFormat format) {
@@ -262,6 +271,16 @@ FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit, bool timed) {
     }
     PlanLayer pl = std::move(g.layers[i]);
     Layer& l = pl.layer;
+    if (auto c = copied.find(static_cast<int64_t>(i)); c != copied.end()) {
+      for (TensorFormat f : c->second) {
+        const int64_t copy = copy_tensor(l.outputs[0], f);
+        l.outputs.push_back(copy);
+        ++l.format_copies;
+        copies.emplace(std::make_pair(l.outputs[0], f), copy);
+      }
+      pl.kernel_data.clear();
+      pl.retime = timed;
+    }
     std::vector<PlanLayer> after;
     if (!want[i].inputs.empty()) {
       for (size_t k = 0; k < l.inputs.size(); ++k) {
@@ -309,7 +328,9 @@ FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit, bool timed) {
   }
   g.layers = std::move(out);
   passes::reindex_producers(g);
-  return {reformats, static_cast<int>(writes.size())};
+  int copies_written = 0;
+  for (const auto& [layer, formats] : copied) copies_written += static_cast<int>(formats.size());
+  return {reformats, static_cast<int>(writes.size()), copies_written};
 }
 
 }  // namespace
@@ -410,7 +431,10 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
     KILN_INFO("engine: formats: ", formats.written,
               " tensors written by their producer in the format their consumer reads");
   }
-  if (reformats > 0) {
+  if (formats.copied > 0) {
+    KILN_INFO("engine: formats: ", formats.copied, " copies in another format written by the tensor's producer");
+  }
+  if (reformats > 0 || formats.copied > 0) {
     // New tensors and layers: ranges again, tactics for the reformats (fast kernels first).
     compute_ranges(*g, profiles);
     g->derive();
@@ -422,9 +446,9 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
       KILN_CHECK(g->backend->supports(info, &why), Unsupported, "reformat '", pl.layer.name, "': ", why);
       pl.tactic = g->backend->tactics(info).at(0).name;
     }
-    KILN_INFO("engine: formats: ", reformats, " reformat layers inserted");
+    if (reformats > 0) KILN_INFO("engine: formats: ", reformats, " reformat layers inserted");
   }
-  if (quantized > 0 || reformats > 0 || formats.written > 0)
+  if (quantized > 0 || reformats > 0 || formats.written > 0 || formats.copied > 0)
     recreate_kernels(*g);  // with their tensors' final dtypes and formats
   for (PlanLayer& pl : g->layers) pl.retime = false;
 

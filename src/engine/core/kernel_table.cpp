@@ -112,6 +112,11 @@ std::optional<size_t> TableBackend::writes_format(const LayerInfo& layer, const 
   return r->writes(layer, format);
 }
 
+bool TableBackend::writes_copy(const LayerInfo& layer, const std::string& tactic, TensorFormat format) const {
+  const KernelRow* r = table_.find(layer.kind(), tactic);
+  return r && r->copies && !layer.outputs.empty() && r->copies(layer, format);
+}
+
 std::unique_ptr<Kernel> TableBackend::create_kernel(const LayerInfo& layer, const std::string& tactic) const {
   const KernelRow* r = table_.find(layer.kind(), tactic);
   KILN_CHECK(r != nullptr, Unsupported, name(), " backend has no tactic '", tactic, "' for ",
@@ -119,6 +124,17 @@ std::unique_ptr<Kernel> TableBackend::create_kernel(const LayerInfo& layer, cons
   std::string why;
   KILN_CHECK(r->runs(layer, &why), Unsupported, name(), " tactic '", tactic, "' does not apply to layer '",
              layer.layer->name, "'", why.empty() ? "" : ": ", why);
+  // Format copies (Layer::format_copies): the last outputs, each in a format the row writes copies in.
+  const size_t copies = static_cast<size_t>(layer.layer->format_copies);
+  KILN_CHECK(copies == 0 || copies < layer.outputs.size(), InvalidInput, "layer '", layer.layer->name,
+             "' has more format copies than outputs");
+  const size_t own = layer.outputs.size() - copies;
+  for (size_t k = own; k < layer.outputs.size(); ++k) {
+    const TensorInfo& t = layer.outputs[k];
+    KILN_CHECK(r->copies && r->copies(layer, t.format), InvalidInput, "layer '", layer.layer->name,
+               "': ", name(), " tactic '", tactic, "' cannot write a copy of its output in format ",
+               tensor_format_name(t.format), " (tensor '", t.name, "')");
+  }
   // A Reformat converts exactly as its params say; other rows run in their formats unless they take any
   // layout (E4M3 is an element encoding, not a layout: only rows that say so read or write it).
   if (r->any_format && layer.kind() != LayerKind::Reformat) {
@@ -140,10 +156,11 @@ std::unique_ptr<Kernel> TableBackend::create_kernel(const LayerInfo& layer, cons
       }
     };
     check(layer.inputs, want.inputs, 0);
-    // (output 0 may be in a format the row also writes)
+    // (output 0 may be in a format the row also writes; the format copies were checked above)
     const bool written =
         r->writes && !layer.outputs.empty() && r->writes(layer, layer.outputs[0].format).has_value();
-    check(layer.outputs, want.outputs, written ? 1 : 0);
+    check({layer.outputs.begin(), layer.outputs.begin() + static_cast<long>(own)}, want.outputs,
+          written ? 1 : 0);
   }
   return r->create(layer);
 }

@@ -48,6 +48,9 @@ struct KernelRow {
   /// Whether the kernel can also write output 0 in `format`, and the workspace bytes it then needs
   /// (Backend::writes_format); null: never. A kernel created with output 0 in such a format writes it so.
   std::function<std::optional<size_t>(const LayerInfo& layer, TensorFormat format)> writes = nullptr;
+  /// Whether the kernel can also write a copy of output 0 in `format`, in the same pass and with no workspace
+  /// (Backend::writes_copy); null: never. A kernel created with such copies (Layer::format_copies) writes them.
+  std::function<bool(const LayerInfo& layer, TensorFormat format)> copies = nullptr;
   /// Less precise than the dtype promises (Tactic::reduced_precision).
   bool reduced_precision = false;
   /// Computes fp32 in TF32 (Tactic::tf32).
@@ -113,6 +116,7 @@ class TableBackend : public Backend {
   TacticFormats formats(const LayerInfo& layer, const std::string& tactic) const override;
   std::optional<size_t> writes_format(const LayerInfo& layer, const std::string& tactic,
                                       TensorFormat format) const override;
+  bool writes_copy(const LayerInfo& layer, const std::string& tactic, TensorFormat format) const override;
   /// Checks that the row exists and runs the layer, and that the layer's tensors are in the row's formats
   /// (unless it takes any format); throws kiln::Error(Unsupported / InvalidInput) naming the layer otherwise.
   std::unique_ptr<Kernel> create_kernel(const LayerInfo& layer, const std::string& tactic) const override;

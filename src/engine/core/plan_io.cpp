@@ -324,6 +324,7 @@ std::vector<uint8_t> Plan::serialize_payload(bool strip_weights) const {
     w.raw(pl.kernel_data.data(), pl.kernel_data.size());
     w.dims(l.inputs);
     w.dims(l.outputs);
+    w.u8(static_cast<uint8_t>(l.format_copies));
     WriteVisitor v{w};
     std::visit([&](const auto& p) { const_cast<std::decay_t<decltype(p)>&>(p).visit(v); }, l.params);
     w.u32(static_cast<uint32_t>(l.weights.size()));
@@ -447,6 +448,12 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     pl.kernel_data.assign(kernel_data, kernel_data + kernel_bytes);
     l.inputs = r.ids("layer inputs");
     l.outputs = r.ids("layer outputs");
+    if (version >= 10) {  // (version 10 added the format copies)
+      l.format_copies = r.u8("format copies");
+      KILN_CHECK(static_cast<size_t>(l.format_copies) < std::max<size_t>(l.outputs.size(), 1), InvalidInput,
+                 "plan file: layer '", l.name, "' has ", l.format_copies, " format copies among ", l.outputs.size(),
+                 " outputs");
+    }
     for (int64_t id : l.inputs) {
       check_id(id, nt, "layer input");
       KILN_CHECK(defined[id], InvalidInput, "plan file: layer '", l.name, "' reads a tensor defined later");

@@ -6,15 +6,37 @@
 
 namespace kiln::engine {
 
-bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format, size_t workspace_limit) {
+namespace {
+
+/// What producer_writes and producer_copies share: tensor `id` (read only by kernel layers) is output 0 of a
+/// kernel layer with a tactic, neither a binding nor written as Plain-only, and no profile gives that layer
+/// an empty input.
+bool written_by_kernel(const Plan::Impl& g, int64_t id, TensorFormat format) {
   const PlanTensor& t = g.tensors[static_cast<size_t>(id)];
   if (t.is_input || t.is_output || t.producer < 0 || format == TensorFormat::Plain) return false;
   const int64_t p = t.producer;
   if (!g.is_kernel_layer(p) || g.layers[p].tactic.empty() || g.layers[p].layer.outputs.at(0) != id)
     return false;
+  if (static_cast<size_t>(id) >= g.consumers.size() || g.consumers[id].empty()) return false;
+  for (int64_t c : g.consumers[id]) {
+    if (!g.is_kernel_layer(c)) return false;
+  }
+  for (const PlanProfile& prof : g.profiles) {
+    for (int64_t in : g.layers[p].layer.inputs) {
+      const Dims& min = prof.min.at(static_cast<size_t>(in));
+      if (std::find(min.begin(), min.end(), 0) != min.end()) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format, size_t workspace_limit) {
+  if (!written_by_kernel(g, id, format)) return false;
   // (consumers lists a layer once per input it reads the tensor as)
-  if (static_cast<size_t>(id) >= g.consumers.size() || g.consumers[id].size() != 1) return false;
-  if (!g.is_kernel_layer(g.consumers[id][0])) return false;
+  if (g.consumers[id].size() != 1) return false;
+  const int64_t p = g.tensors[static_cast<size_t>(id)].producer;
   // The producer's kernel is made for profile 0's shapes (Plan::Impl::layer_info): what it keeps for writing
   // another format (a staging buffer) is sized by them, so no other profile may hold a larger tensor.
   const auto elements = [&](const PlanProfile& prof) {
@@ -22,13 +44,20 @@ bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format, size_
   };
   for (const PlanProfile& prof : g.profiles) {
     if (elements(prof) > elements(g.profiles.front())) return false;
-    for (int64_t in : g.layers[p].layer.inputs) {
-      const Dims& min = prof.min.at(static_cast<size_t>(in));
-      if (std::find(min.begin(), min.end(), 0) != min.end()) return false;
-    }
   }
-  const std::optional<size_t> workspace = g.backend->writes_format(g.layer_info(p), g.layers[p].tactic, format);
+  const std::optional<size_t> workspace =
+      g.backend->writes_format(g.layer_info(p), g.layers[p].tactic, format);
   return workspace && *workspace <= workspace_limit;
+}
+
+bool producer_copies(const Plan::Impl& g, int64_t id, TensorFormat format) {
+  if (!written_by_kernel(g, id, format)) return false;
+  const int64_t p = g.tensors[static_cast<size_t>(id)].producer;
+  return g.backend->writes_copy(g.layer_info(p), g.layers[p].tactic, format);
+}
+
+bool producer_provides(const Plan::Impl& g, int64_t id, TensorFormat format, size_t workspace_limit) {
+  return producer_writes(g, id, format, workspace_limit) || producer_copies(g, id, format);
 }
 
 }  // namespace kiln::engine

@@ -3,7 +3,8 @@
 // writes, the builder inserts a Reformat layer (builder.cpp, assign_formats) -- unless the producer can write
 // that format itself (Backend::writes_format), which saves the Reformat's pass over the tensor (a matmul that
 // stores its fp16 result as E4M3 for the FP8 layer after it). Tactic selection counts no Reformat for such a
-// tensor (tactics.cpp), so the consumer's contest is decided by what the engine will run.
+// tensor (tactics.cpp), so the consumer's contest is decided by what the engine will run. A producer whose
+// output other layers read as it is may instead write a copy in the format (producer_copies).
 
 #include "engine/core/plan_impl.h"
 
@@ -16,5 +17,16 @@ namespace kiln::engine {
 /// tactic writes `format` (Backend::writes_format) within `workspace_limit` bytes of workspace. Needs
 /// `g.consumers` and `g.profiles`.
 bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format, size_t workspace_limit);
+
+/// Whether the layer that writes tensor `id` can also write a copy of it in `format` (Backend::writes_copy),
+/// which its readers in that format take in place of a Reformat's copy while the others read `id` (a layer
+/// norm's output, the residual stream and the FP8 matmul's input): the tensor is output 0 of a kernel layer
+/// whose tactic is chosen, it is no plan output, kernel layers only read it, and no input of the producer may
+/// be empty at any profile (empty inputs run the reference, which writes no copies). Needs `g.consumers` and
+/// `g.profiles`.
+bool producer_copies(const Plan::Impl& g, int64_t id, TensorFormat format);
+
+/// producer_writes or producer_copies: whether tensor `id` reaches a reader in `format` without a Reformat.
+bool producer_provides(const Plan::Impl& g, int64_t id, TensorFormat format, size_t workspace_limit);
 
 }  // namespace kiln::engine

@@ -251,7 +251,7 @@ class LayerTiming {
         for (size_t k = 0; k < l.inputs.size(); ++k) {
           int64_t id = l.inputs[k];
           if (tinfo.inputs[k].format == produced_[id]) continue;
-          if (producer_writes(g_, id, tinfo.inputs[k].format, config_.workspace_limit)) {
+          if (producer_provides(g_, id, tinfo.inputs[k].format, config_.workspace_limit)) {
             report += " " + t.name + "+written(" + g_.tensors[id].name + " " +
                       tensor_format_name(tinfo.inputs[k].format) + ")";
             continue;  // (its producer will write it so: no Reformat)
@@ -597,7 +597,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       input_formats += tensor_format_name(produced[id]);
       for (int f = 1; f < kNumTensorFormats; ++f) {
         const auto format = static_cast<TensorFormat>(f);
-        if (format != produced[id] && producer_writes(g, id, format, config.workspace_limit))
+        if (format != produced[id] && producer_provides(g, id, format, config.workspace_limit))
           input_formats += std::string("+") + tensor_format_name(format);
       }
       input_formats += ",";

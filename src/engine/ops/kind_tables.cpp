@@ -35,7 +35,11 @@ const char* layer_kind_name(LayerKind kind) {
 std::vector<ShapeOut> infer_shapes(const Layer& layer, const std::vector<ShapeIn>& in) {
   size_t i = static_cast<size_t>(layer.kind);
   KILN_CHECK(i < std::size(kInfer), Internal, "unknown layer kind");
-  return kInfer[i](layer, in);
+  std::vector<ShapeOut> outs = kInfer[i](layer, in);
+  KILN_CHECK(layer.format_copies >= 0 && (layer.format_copies == 0 || !outs.empty()), InvalidInput, "layer '",
+             layer.name, "' has ", layer.format_copies, " format copies of an output it does not have");
+  for (int c = 0; c < layer.format_copies; ++c) outs.push_back(outs[0]);  // (Layer::format_copies)
+  return outs;
 }
 
 void ops::execute(const Layer& layer, KernelArgs& args) {
