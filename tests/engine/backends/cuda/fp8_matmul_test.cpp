@@ -26,6 +26,7 @@
 #include <cstring>
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/fp8_test_util.h"
 #include "engine/backends/cuda/linalg/fp8_quantize.h"
 #include "engine/backends/cuda/linalg/matmul_call.h"
 #include "engine/core/plan_impl.h"
@@ -41,17 +42,6 @@ using namespace testing;
 using kiln::testing::sqnr_db;
 using ops::e4m3_to_float;
 using ops::float_to_e4m3;
-
-/// Skips unless the GPU has FP8 tensor cores (compute capability 8.9 and up).
-#define KILN_REQUIRE_FP8_GPU()                                                                         \
-  KILN_REQUIRE_GPU();                                                                                  \
-  do {                                                                                                 \
-    int dev = 0, major = 0, minor = 0;                                                                 \
-    cudaGetDevice(&dev);                                                                               \
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);                            \
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);                            \
-    if (10 * major + minor < 89) GTEST_SKIP() << "no FP8 tensor cores (compute capability below 8.9)"; \
-  } while (0)
 
 /// Runs the device quantization pass over `x` (as `dtype`, starting `offset` elements into the buffer, to
 /// reach the one-element path) and returns its bytes.

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/linalg/e4m3.cuh"
 #include "engine/backends/cuda/reduction/norm_softmax.h"
 
 namespace kiln::engine::cuda {
@@ -78,10 +79,19 @@ __device__ __forceinline__ float group_reduce(float v, float* smem) {
 // each) of its row; a vector starting at or past `len` is outside the row. Groups past the last row (warp
 // path) still take part in the shuffles and store nothing.
 
+/// V E4M3 codes of y / scale (y times `inverse_scale`) at `p`: one store of V bytes.
+template <int V>
+__device__ __forceinline__ void store_e4m3(uint8_t* p, const float* y, float inverse_scale) {
+  Pack<uint8_t, V> pk;
+#pragma unroll
+  for (int k = 0; k < V; ++k) pk.v[k] = to_e4m3(y[k] * inverse_scale);
+  *reinterpret_cast<Pack<uint8_t, V>*>(p) = pk;
+}
+
 template <typename T, int V, int ITEMS, int LANES>
 __global__ void __launch_bounds__(kRowBlockMaxThreads)
     layer_norm_rows(const T* in, T* out, int64_t rows, int len, const float* scale, const float* bias,
-                    float eps) {
+                    float eps, E4m3Copy copy) {
   __shared__ float smem[32];
   using G = Group<LANES>;
   const int lane = G::lane(), width = G::width();
@@ -137,6 +147,12 @@ __global__ void __launch_bounds__(kRowBlockMaxThreads)
         for (int k = 0; k < V; ++k) y[k] += b[k];
       }
       store_pack<T, V>(dst + col, y);
+      // (the copy quantizes the values just stored, rounded to T as the Reformat it replaces would read them)
+      if (copy.data) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) y[k] = to_float(from_float<T>(y[k]));
+        store_e4m3<V>(copy.data + r * len + col, y, copy.inverse_scale);
+      }
     }
   }
 }
@@ -221,12 +237,12 @@ void with_shape(const RowPlan& p, F&& f) {
 
 template <typename T, int V>
 void layer_norm_t(const RowPlan& p, const void* in, void* out, int64_t rows, int len, const float* scale,
-                  const float* bias, float eps, Stream stream) {
+                  const float* bias, float eps, E4m3Copy copy, Stream stream) {
   with_shape<V>(p, [&](auto items, auto lanes, int threads) {
     constexpr int kItems = decltype(items)::value, kLanes = decltype(lanes)::value;
     int per_block = kLanes ? threads / kLanes : 1;
     layer_norm_rows<T, V, kItems, kLanes><<<row_blocks(rows, per_block), threads, 0, stream>>>(
-        static_cast<const T*>(in), static_cast<T*>(out), rows, len, scale, bias, eps);
+        static_cast<const T*>(in), static_cast<T*>(out), rows, len, scale, bias, eps, copy);
   });
 }
 
@@ -256,15 +272,15 @@ int elem_size(int dtype) { return dtype == kF32 ? 4 : 2; }
 }  // namespace
 
 bool launch_layer_norm_fast(const void* in, void* out, int dtype, int64_t rows, int64_t row_len,
-                            const float* scale, const float* bias, float epsilon, Stream stream) {
+                            const float* scale, const float* bias, float epsilon, Stream stream, E4m3Copy copy) {
   if (dtype != kF32 && dtype != kF16 && dtype != kBF16) return false;
-  bool aligned = aligned16(in) && aligned16(out) && aligned16(scale) && aligned16(bias);
+  bool aligned = aligned16(in) && aligned16(out) && aligned16(scale) && aligned16(bias) && aligned16(copy.data);
   RowPlan p = plan_rows(row_len, elem_size(dtype), aligned);
   if (p.path == RowPath::Generic) return false;
   if (rows == 0) return true;
   int len = static_cast<int>(row_len);
   return with_type(dtype, p, [&](auto t, auto v) {
-    layer_norm_t<decltype(t), decltype(v)::value>(p, in, out, rows, len, scale, bias, epsilon, stream);
+    layer_norm_t<decltype(t), decltype(v)::value>(p, in, out, rows, len, scale, bias, epsilon, copy, stream);
   });
 }
 

@@ -1,8 +1,14 @@
-// Host side of the reduction kernels (reduction.cu): Reduce, Softmax, Normalization. Tactic "generic".
+// Host side of the reduction kernels (reduction.cu): Reduce, Softmax, Normalization. Tactic "generic". A
+// layer norm also writes an E4M3 copy of its output when the builder asks (Layer::format_copies): the input
+// of the FP8 matmul after it, where the fp16 output is the residual stream too.
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/linalg/fp8_quantize.h"
+#include "engine/backends/cuda/linalg/matmul_fp8.h"
+#include "engine/backends/cuda/reduction/norm_softmax.h"
 #include "engine/backends/cuda/reduction/reduction_launch.h"
 #include "engine/backends/follow_channels_last.h"
 
@@ -112,12 +118,49 @@ class SoftmaxKernel : public Kernel {
   SoftmaxParams p_;
 };
 
+/// The scale of an E4M3 copy written with dynamic range `range` (fp8_activation_scale), or 0 when it has none
+/// usable.
+float copy_scale(const std::optional<DynamicRange>& range) {
+  if (!range || !range->usable()) return 0;
+  const float scale = fp8_activation_scale(*range);
+  return std::isnormal(scale) ? scale : 0;
+}
+
+/// The elements a layer norm normalizes together (the dims from its axis on) at the layer's largest shape, or
+/// -1 when one of them is unknown.
+int64_t layer_norm_row(const LayerInfo& layer) {
+  const Dims& dims = layer.inputs[0].max;
+  const int64_t r = static_cast<int64_t>(dims.size());
+  const int64_t axis = layer.params<NormalizationParams>().axis < 0
+                           ? layer.params<NormalizationParams>().axis + r
+                           : layer.params<NormalizationParams>().axis;
+  int64_t len = 1;
+  for (int64_t k = std::max<int64_t>(axis, 0); k < r; ++k) {
+    if (dims[k] < 0) return -1;
+    len *= dims[k];
+  }
+  return len;
+}
+
+/// Whether a layer norm writes a copy of its output in `format` (KernelRow::copies): E4M3, in the fast
+/// kernel's pass (rows of at most kBlockRowMax elements), with a usable dynamic range on the copy.
+bool norm_copies(const LayerInfo& layer, TensorFormat format) {
+  if (format != TensorFormat::E4M3 || layer.params<NormalizationParams>().kind != NormalizationParams::Layer)
+    return false;
+  const DType dt = layer.inputs[0].dtype;
+  if (dt != DType::Float32 && dt != DType::Float16 && dt != DType::BFloat16) return false;
+  const int64_t len = layer_norm_row(layer);
+  return len > 0 && len <= kBlockRowMax && copy_scale(layer.outputs.back().range) > 0;
+}
+
 class NormKernel : public Kernel {
  public:
   explicit NormKernel(const LayerInfo& info) : p_(info.params<NormalizationParams>()) {
     const auto& w = info.layer->weights;
     if (w.size() > 0 && w[0].defined()) scale_ = upload(w[0].value, DType::Float32);
     if (w.size() > 1 && w[1].defined()) bias_ = upload(w[1].value, DType::Float32);
+    // (create_kernel checked that a copy is one norm_copies accepts)
+    if (info.layer->format_copies > 0) copy_inverse_scale_ = 1.0f / copy_scale(info.outputs.back().range);
   }
   void execute(KernelArgs& args) const override {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];
@@ -135,14 +178,30 @@ class NormKernel : public Kernel {
       rows = x.dims[0] * groups;
       len = group_channels * spatial;
     }
+    const Stream s = stream_of(args);
+    const float eps = static_cast<float>(p_.epsilon);
+    if (args.outputs.size() > 1) {  // the E4M3 copy, in the same pass where the fast kernel takes the rows
+      uint8_t* copy = static_cast<uint8_t*>(args.outputs[1].data);
+      if (launch_layer_norm_fast(x.data, y.data, dcode(x.dtype), rows, len, scale_.as<float>(),
+                                 bias_.as<float>(), eps, s, {copy, copy_inverse_scale_})) {
+        check_launch("layer norm with an e4m3 copy");
+        return;
+      }
+      launch_norm(x.data, y.data, dcode(x.dtype), rows, len, groups, group_channels, spatial,
+                  scale_.as<float>(), bias_.as<float>(), eps, s);
+      launch_quantize_e4m3(y.data, dcode(y.dtype), y.numel(), copy_inverse_scale_, copy, s);
+      check_launch("normalization with an e4m3 copy");
+      return;
+    }
     launch_norm(x.data, y.data, dcode(x.dtype), rows, len, groups, group_channels, spatial,
-                scale_.as<float>(), bias_.as<float>(), static_cast<float>(p_.epsilon), stream_of(args));
+                scale_.as<float>(), bias_.as<float>(), eps, s);
     check_launch("normalization");
   }
 
  private:
   NormalizationParams p_;
   DeviceBuffer scale_, bias_;
+  float copy_inverse_scale_ = 0;
 };
 
 bool float_only(const LayerInfo& layer, std::string* why) {
@@ -168,7 +227,11 @@ std::unique_ptr<Kernel> make(const LayerInfo& layer) {
 void register_reduction(KernelTable& rows) {
   rows.add({"generic", LayerKind::Reduce, &reduce_applies, &make<ReduceKernel>, &reduce_formats});
   rows.add({"generic", LayerKind::Softmax, &float_only, &make<SoftmaxKernel>});
-  rows.add({"generic", LayerKind::Normalization, &float_only, &make<NormKernel>});
+  rows.add({.name = "generic",
+            .kind = LayerKind::Normalization,
+            .applies = &float_only,
+            .create = &make<NormKernel>,
+            .copies = &norm_copies});
 }
 
 }  // namespace kiln::engine::cuda
