@@ -33,7 +33,8 @@ TEST(ShapeWalk, NetworkKeepsHostValuesOfSmallIntegerTensorsOnly) {
 }
 
 // A layer the builder gave format copies (Layer::format_copies) has that many more outputs, each output 0's
-// dims and dtype; a count that is negative, or copies of an output the layer does not have, is an error.
+// dims and dtype; a count that is negative, or copies of an output the layer does not have, is an error, and a
+// network takes no layer with copies.
 TEST(ShapeWalk, FormatCopiesTakeOutputZerosShape) {
   Layer l;
   l.name = "ln";
@@ -51,6 +52,13 @@ TEST(ShapeWalk, FormatCopiesTakeOutputZerosShape) {
   }
   l.format_copies = -1;
   EXPECT_THROW(infer_layer_shapes(l, in), Error);
+  // Only the builder gives copies: a network refuses a layer that has them.
+  Network net;
+  l.inputs = {net.add_input("x", DType::Float16, {3, 8})->id()};
+  l.format_copies = 1;
+  EXPECT_THROW(net.add_layer(l), Error);
+  l.format_copies = 0;
+  EXPECT_NO_THROW(net.add_layer(l));
 }
 
 TEST(ShapeWalk, DataDependentDimsFollowTheGuess) {

@@ -239,8 +239,8 @@ FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit, bool timed) {
       if ((written.empty() ? TensorFormat::Plain : written[0]) == f) continue;
       if (producer_writes(g, t, f, workspace_limit)) {
         writes[p] = f;
-      } else if (written.empty() || written[0] == TensorFormat::Plain) {
-        if (producer_copies(g, t, f)) copied[p].insert(f);
+      } else if (producer_copies(g, t, f)) {
+        copied[p].insert(f);
       }
     }
   }

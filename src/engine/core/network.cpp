@@ -112,6 +112,8 @@ int64_t Network::add_layer(Layer layer, const std::vector<DType>& output_dtypes)
   l->name = unique_layer_name(l->name, l->kind);
   KILN_CHECK(params_kind(l->params) == l->kind, InvalidInput, "layer '", l->name, "': params do not match kind ",
              layer_kind_name(l->kind));
+  KILN_CHECK(l->format_copies == 0, InvalidInput, "layer '", l->name,
+             "': format copies are the builder's (Layer::format_copies must be 0 in a network)");
   l->outputs.clear();
   auto outs = finish_layer(std::move(l));
   for (size_t i = 0; i < outs.size() && i < output_dtypes.size(); ++i) outs[i]->dtype_ = output_dtypes[i];

@@ -53,7 +53,11 @@ bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format, size_
 bool producer_copies(const Plan::Impl& g, int64_t id, TensorFormat format) {
   if (!written_by_kernel(g, id, format)) return false;
   const int64_t p = g.tensors[static_cast<size_t>(id)].producer;
-  return g.backend->writes_copy(g.layer_info(p), g.layers[p].tactic, format);
+  const LayerInfo info = g.layer_info(p);
+  // (a copy sits beside a Plain output 0: the builder makes none for a producer writing another format)
+  const TacticFormats own = g.backend->formats(info, g.layers[p].tactic);
+  if (!own.outputs.empty() && own.outputs[0] != TensorFormat::Plain) return false;
+  return g.backend->writes_copy(info, g.layers[p].tactic, format);
 }
 
 bool producer_provides(const Plan::Impl& g, int64_t id, TensorFormat format, size_t workspace_limit) {

@@ -21,9 +21,9 @@ bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format, size_
 /// Whether the layer that writes tensor `id` can also write a copy of it in `format` (Backend::writes_copy),
 /// which its readers in that format take in place of a Reformat's copy while the others read `id` (a layer
 /// norm's output, the residual stream and the FP8 matmul's input): the tensor is output 0 of a kernel layer
-/// whose tactic is chosen, it is no plan output, kernel layers only read it, and no input of the producer may
-/// be empty at any profile (empty inputs run the reference, which writes no copies). Needs `g.consumers` and
-/// `g.profiles`.
+/// whose tactic is chosen and writes it Plain, it is no plan output, kernel layers only read it, and no input of
+/// the producer may be empty at any profile (empty inputs run the reference, which writes no copies). Needs
+/// `g.consumers` and `g.profiles`.
 bool producer_copies(const Plan::Impl& g, int64_t id, TensorFormat format);
 
 /// producer_writes or producer_copies: whether tensor `id` reaches a reader in `format` without a Reformat.
