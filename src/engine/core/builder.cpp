@@ -233,12 +233,20 @@ FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit, bool timed) {
     for (size_t k = 0; k < want[i].inputs.size(); ++k) {
       const int64_t t = g.layers[i].layer.inputs[k];
       const TensorFormat f = want[i].inputs[k];
-      const int64_t p = g.tensors[t].producer;
-      if (f == TensorFormat::Plain || p < 0) continue;
+      if (f == TensorFormat::Plain || g.tensors[t].producer < 0) continue;
+      // (through reshape views, the first tensor's producer writes it: view_source)
+      const int64_t source = view_source(g, t, f);
+      const int64_t p = g.tensors[source].producer;
       const std::vector<TensorFormat>& written = want[p].outputs;
       if ((written.empty() ? TensorFormat::Plain : written[0]) == f) continue;
       if (producer_writes(g, t, f, workspace_limit)) {
         writes[p] = f;
+        // The codes are read with the reader's tensor's range (the FP8 scale): the chain's tensors, the same
+        // values reshaped, take it.
+        for (int64_t v = t; v != source;) {
+          v = g.layers[g.tensors[v].producer].layer.inputs[0];
+          g.tensors[v].range = g.tensors[t].range;
+        }
       } else if (producer_copies(g, t, f)) {
         copied[p].insert(f);
       }
@@ -257,8 +265,9 @@ FormatCounts assign_formats(Plan::Impl& g, size_t workspace_limit, bool timed) {
   int reformats = 0;
   for (size_t i = 0; i < nl; ++i) {
     bool kernel = g.is_kernel_layer(static_cast<int64_t>(i));
-    // Asked again once the producers' formats are known: a tactic may follow its input's format (pooling).
-    if (kernel && !want[i].inputs.empty()) {
+    // Asked again once the producers' formats are known: a tactic may follow its input's format (pooling, a
+    // reshape view of E4M3 codes).
+    if (kernel) {
       bool moved = false;
       for (int64_t t : g.layers[i].layer.inputs) moved = moved || g.tensors[t].format != TensorFormat::Plain;
       if (moved) want[i] = g.backend->formats(g.layer_info(static_cast<int64_t>(i)), g.layers[i].tactic);

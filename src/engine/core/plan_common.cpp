@@ -128,8 +128,6 @@ ConcreteShapes infer_concrete(const Plan::Impl& plan, const std::vector<Dims>& i
   return s;
 }
 
-namespace {
-/// A Shuffle that moves no element: no permutation (or identity ones), only a new shape.
 bool is_reshape_view(const Layer& l) {
   if (l.kind != LayerKind::Shuffle || l.inputs.empty() || l.outputs.size() != 1) return false;
   const auto& p = l.get<ShuffleParams>();
@@ -140,7 +138,6 @@ bool is_reshape_view(const Layer& l) {
   }
   return true;
 }
-}  // namespace
 
 std::vector<bool> data_dependent_tensors(const Plan::Impl& plan) {
   std::vector<bool> dd(plan.tensors.size(), false);
@@ -194,17 +191,19 @@ void plan_memory(const Plan::Impl& plan, PlanProfile& prof) {
   std::vector<int64_t> buf_of(nt, -1);
   for (size_t b = 0; b < bufs.size(); ++b) buf_of[bufs[b].id] = static_cast<int64_t>(b);
   // Views: a kernel Shuffle that only reshapes (no permutation) a Plain tensor into a Plain tensor of the same
-  // dtype reads and writes the same bytes in the same order, so its output shares its input's buffer and its
-  // kernel has nothing to copy (shuffle kernels skip a copy onto itself). Both ends of a view stay out of the
-  // in-place residual rule below, which needs to know when a buffer dies.
+  // dtype (or an E4M3 one into an E4M3 one: codes in plain order) reads and writes the same bytes in the same
+  // order, so its output shares its input's buffer and its kernel has nothing to copy (shuffle kernels skip a copy
+  // onto itself). Both ends of a view stay out of the in-place residual rule below, which needs to know when a
+  // buffer dies.
   std::vector<bool> viewed(nt, false);
   for (size_t li = 0; li < plan.layers.size(); ++li) {
     if (!plan.is_kernel_layer(static_cast<int64_t>(li)) || !is_reshape_view(plan.layers[li].layer)) continue;
     const Layer& l = plan.layers[li].layer;
     int64_t in = l.inputs[0], out = l.outputs[0];
     const PlanTensor &it = plan.tensors[in], &ot = plan.tensors[out];
-    if (buf_of[in] < 0 || buf_of[out] < 0 || it.format != TensorFormat::Plain || ot.format != TensorFormat::Plain ||
-        it.dtype != ot.dtype || plan.layers[it.producer].layer.kind == LayerKind::NonZero) {
+    const bool same_order = it.format == ot.format &&
+                            (it.format == TensorFormat::Plain || it.format == TensorFormat::E4M3);
+    if (buf_of[in] < 0 || buf_of[out] < 0 || !same_order || it.dtype != ot.dtype || plan.layers[it.producer].layer.kind == LayerKind::NonZero) {
       continue;
     }
     alias[out] = in;

@@ -143,6 +143,10 @@ std::vector<ShapeIn> plan_shape_inputs(const Plan::Impl& plan, const Layer& laye
 /// inside the plan, such a tensor lives in the arena at its largest size (every element selected).
 std::vector<bool> data_dependent_tensors(const Plan::Impl& plan);
 
+/// A Shuffle that moves no element: no permutation (or identity ones), only a new shape. In the plan's memory its
+/// output is a view of its input (plan_memory) where both are Plain or both E4M3, of one dtype.
+bool is_reshape_view(const Layer& l);
+
 /// Activation memory planning for one profile (fills offsets, capacity, arena_bytes, live_lower_bound).
 void plan_memory(const Plan::Impl& plan, PlanProfile& profile);
 

@@ -32,7 +32,35 @@ bool written_by_kernel(const Plan::Impl& g, int64_t id, TensorFormat format) {
 
 }  // namespace
 
-bool producer_writes(const Plan::Impl& g, int64_t id, TensorFormat format, size_t workspace_limit) {
+int64_t view_source(const Plan::Impl& g, int64_t id, TensorFormat format) {
+  constexpr int kMaxViews = 8;  // (a chain is a reshape or two; the bound keeps a forged plan's walk short)
+  int64_t t = id;
+  for (int step = 0; step < kMaxViews; ++step) {
+    const int64_t p = g.tensors[static_cast<size_t>(t)].producer;
+    if (p < 0 || !g.is_kernel_layer(p) || g.layers[p].tactic.empty() || !is_reshape_view(g.layers[p].layer))
+      return t;
+    const int64_t in = g.layers[p].layer.inputs[0];
+    const PlanTensor& it = g.tensors[static_cast<size_t>(in)];
+    if (it.is_input || it.is_output || static_cast<size_t>(in) >= g.consumers.size() ||
+        g.consumers[in].size() != 1)
+      return t;
+    LayerInfo info = g.layer_info(p);
+    info.inputs[0].format = format;
+    const TacticFormats f = g.backend->formats(info, g.layers[p].tactic);
+    if (f.inputs.empty() || f.inputs[0] != format || f.outputs.empty() || f.outputs[0] != format) return t;
+    t = in;
+  }
+  return t;
+}
+
+bool producer_writes(const Plan::Impl& g, int64_t tensor, TensorFormat format, size_t workspace_limit) {
+  const int64_t id = view_source(g, tensor, format);
+  if (id != tensor) {  // through reshape views: the last one's output is read once and is no binding
+    const PlanTensor& t = g.tensors[static_cast<size_t>(tensor)];
+    if (t.is_input || t.is_output || g.consumers[tensor].size() != 1 ||
+        !g.is_kernel_layer(g.consumers[tensor][0]))
+      return false;
+  }
   if (!written_by_kernel(g, id, format)) return false;
   // (consumers lists a layer once per input it reads the tensor as)
   if (g.consumers[id].size() != 1) return false;

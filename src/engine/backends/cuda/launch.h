@@ -30,6 +30,14 @@ enum DCode : int {
   kBool = 9
 };
 
+/// Where a kernel also (or instead) writes FP8 E4M3 codes (TensorFormat::E4M3): `data` gets each value it stores
+/// times `inverse_scale` (1 / the tensor's scale), saturated to +-448 and rounded to nearest even, as a Reformat
+/// to E4M3 of the stored values would; null: nowhere.
+struct E4m3Out {
+  uint8_t* data = nullptr;
+  float inverse_scale = 1.0f;
+};
+
 /// A shape (iteration space) of rank <= kMaxRank.
 struct Shape {
   int rank = 0;

@@ -129,7 +129,8 @@ Plans build_plans(const NormThenFp8& model, int64_t batch, int timing_iterations
   p.fp32 = build(net, config);
   CalibrationConfig calibration;
   calibration.calibrator = CalibratorKind::Max;
-  const auto ranges = calibrate(net, config, NormThenFp8::samples(rng, 4, batch < 0 ? 2 : batch), calibration);
+  const auto ranges =
+      calibrate(net, config, NormThenFp8::samples(rng, 4, batch < 0 ? 2 : batch), calibration);
   EXPECT_GE(set_dynamic_ranges(net, ranges), 1);
   EXPECT_GE(set_dynamic_ranges(tail, ranges), 1);
   for (BuilderConfig* c : {&config, &tail_config})

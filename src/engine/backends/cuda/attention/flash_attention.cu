@@ -14,6 +14,7 @@
 #include "engine/backends/cuda/attention/attention_launch.h"
 #include "engine/backends/cuda/attention/flash_attention.h"
 #include "engine/backends/cuda/device_util.cuh"
+#include "engine/backends/cuda/linalg/e4m3.cuh"
 
 namespace kiln::engine::cuda {
 namespace {
@@ -80,6 +81,8 @@ struct Mma<__half> {
     memcpy(&r, &h, sizeof(r));
     return r;
   }
+  /// The value of one element's bits.
+  static __device__ __forceinline__ float unpack(uint16_t bits) { return __half2float(__ushort_as_half(bits)); }
 };
 
 template <>
@@ -96,6 +99,9 @@ struct Mma<__nv_bfloat16> {
     uint32_t r;
     memcpy(&r, &h, sizeof(r));
     return r;
+  }
+  static __device__ __forceinline__ float unpack(uint16_t bits) {
+    return __bfloat162float(__ushort_as_bfloat16(bits));
   }
 };
 
@@ -191,7 +197,7 @@ template <typename T, int D, int kMask>
 __global__ void __launch_bounds__(kThreads, kMinCtas<D>)
     flash_attention_kernel(const uint16_t* __restrict__ q, const uint16_t* __restrict__ k,
                            const uint16_t* __restrict__ v, const void* __restrict__ mask,
-                           uint16_t* __restrict__ out, AttnParams p, int q_tiles, bool vec) {
+                           uint16_t* __restrict__ out, E4m3Out out8, AttnParams p, int q_tiles, bool vec) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using S = Smem<D>;
   constexpr int kLd = S::kLd, kNk = kFlashKeys / 8, kNd = D / 8;
@@ -389,8 +395,26 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>)
   }
   __syncwarp();
   const int64_t ldo = p.rows[3].row;
-  uint16_t* out0 = out + p.rows[3].start(bh) + (q0 + warp * 16) * ldo;
   const int rows = min(16, lq - (q0 + warp * 16));
+  if (out8.data) {  // E4M3 codes of the staged (rounded to T) values, as a Reformat of the output would make
+    uint8_t* o8 = out8.data + p.rows[3].start(bh) + (q0 + warp * 16) * ldo;
+    const int step = vec ? 8 : 1;
+    for (int i = lane * step; i < 16 * D; i += 32 * step) {
+      int r = i / D, c = i % D;
+      if (r >= rows || c >= ev) continue;
+      if (vec) {
+        Pack<uint8_t, 8> pk;
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          pk.v[j] = to_e4m3(Mma<T>::unpack(so[r * kLd + c + j]) * out8.inverse_scale);
+        *reinterpret_cast<Pack<uint8_t, 8>*>(o8 + r * ldo + c) = pk;
+      } else {
+        o8[r * ldo + c] = to_e4m3(Mma<T>::unpack(so[r * kLd + c]) * out8.inverse_scale);
+      }
+    }
+    return;
+  }
+  uint16_t* out0 = out + p.rows[3].start(bh) + (q0 + warp * 16) * ldo;
   if (vec) {
     for (int i = lane; i < 16 * kNd; i += 32) {
       int r = i / kNd, c = (i % kNd) * 8;
@@ -410,30 +434,30 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>)
 }
 
 template <typename T, int D, int kMask>
-void launch_masked(const void* q, const void* k, const void* v, const void* mask, void* out,
+void launch_masked(const void* q, const void* k, const void* v, const void* mask, void* out, E4m3Out out8,
                    const AttnParams& p, bool vec, Stream stream) {
   const int64_t q_tiles = (p.lq + kFlashRows - 1) / kFlashRows;
   flash_attention_kernel<T, D, kMask>
       <<<static_cast<unsigned>(p.batch * q_tiles), kThreads, Smem<D>::kBytes, stream>>>(
           static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v),
-          mask, static_cast<uint16_t*>(out), p, static_cast<int>(q_tiles), vec);
+          mask, static_cast<uint16_t*>(out), out8, p, static_cast<int>(q_tiles), vec);
 }
 
 template <typename T, int D>
-void launch_typed(const void* q, const void* k, const void* v, const void* mask, void* out,
+void launch_typed(const void* q, const void* k, const void* v, const void* mask, void* out, E4m3Out out8,
                   const AttnParams& p, bool vec, Stream stream) {
-  if (p.mask_kind == kNoMask) return launch_masked<T, D, kNoMask>(q, k, v, mask, out, p, vec, stream);
-  if (p.mask_kind == kBoolMask) return launch_masked<T, D, kBoolMask>(q, k, v, mask, out, p, vec, stream);
-  launch_masked<T, D, kAdditiveMask>(q, k, v, mask, out, p, vec, stream);
+  if (p.mask_kind == kNoMask) return launch_masked<T, D, kNoMask>(q, k, v, mask, out, out8, p, vec, stream);
+  if (p.mask_kind == kBoolMask) return launch_masked<T, D, kBoolMask>(q, k, v, mask, out, out8, p, vec, stream);
+  launch_masked<T, D, kAdditiveMask>(q, k, v, mask, out, out8, p, vec, stream);
 }
 
 template <typename T>
-void launch_dim(const void* q, const void* k, const void* v, const void* mask, void* out, const AttnParams& p,
-                bool vec, Stream stream) {
+void launch_dim(const void* q, const void* k, const void* v, const void* mask, void* out, E4m3Out out8,
+                const AttnParams& p, bool vec, Stream stream) {
   const int64_t dim = p.e > p.ev ? p.e : p.ev;
-  if (dim <= 32) return launch_typed<T, 32>(q, k, v, mask, out, p, vec, stream);
-  if (dim <= 64) return launch_typed<T, 64>(q, k, v, mask, out, p, vec, stream);
-  launch_typed<T, 128>(q, k, v, mask, out, p, vec, stream);
+  if (dim <= 32) return launch_typed<T, 32>(q, k, v, mask, out, out8, p, vec, stream);
+  if (dim <= 64) return launch_typed<T, 64>(q, k, v, mask, out, out8, p, vec, stream);
+  launch_typed<T, 128>(q, k, v, mask, out, out8, p, vec, stream);
 }
 
 template <typename T, int D>
@@ -477,13 +501,13 @@ int prepare_flash_attention() {
 }
 
 void launch_flash_attention(const void* q, const void* k, const void* v, const void* mask, void* out,
-                            int dtype, const AttnParams& p, Stream stream) {
+                            int dtype, const AttnParams& p, Stream stream, E4m3Out out8) {
   if (p.batch == 0 || p.lq == 0 || p.ev == 0) return;
   const bool vec = p.e % 8 == 0 && p.ev % 8 == 0 && aligned16(q) && aligned16(k) && aligned16(v) &&
-                   aligned16(out) && rows_aligned16(p.rows[0]) && rows_aligned16(p.rows[1]) &&
-                   rows_aligned16(p.rows[2]) && rows_aligned16(p.rows[3]);
-  if (dtype == kBF16) return launch_dim<__nv_bfloat16>(q, k, v, mask, out, p, vec, stream);
-  launch_dim<__half>(q, k, v, mask, out, p, vec, stream);
+                   aligned16(out) && aligned16(out8.data) && rows_aligned16(p.rows[0]) &&
+                   rows_aligned16(p.rows[1]) && rows_aligned16(p.rows[2]) && rows_aligned16(p.rows[3]);
+  if (dtype == kBF16) return launch_dim<__nv_bfloat16>(q, k, v, mask, out, out8, p, vec, stream);
+  launch_dim<__half>(q, k, v, mask, out, out8, p, vec, stream);
 }
 
 }  // namespace kiln::engine::cuda

@@ -1,32 +1,56 @@
 // Host side of the cuda tactic "flash" for Attention layers (flash_attention.cu): fp16 and bf16, head dims up
 // to kFlashMaxHeadDim, any sequence lengths, causal, Bool or additive masks broadcast over batch and heads.
-// fp32 layers, larger head dims and devices below sm_80 keep the "generic" tactic.
+// fp32 layers, larger head dims and devices below sm_80 keep the "generic" tactic. The output may be written
+// as E4M3 (KernelRow::writes): the input of the FP8 attention-out projection, quantized in the kernel's
+// epilogue from the values it would store, with the output's dynamic range.
 
+#include <cmath>
 #include <limits>
 
 #include "engine/backends/cuda/attention/attention_kernels.h"
 #include "engine/backends/cuda/attention/flash_attention.h"
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/linalg/matmul_fp8.h"
 
 namespace kiln::engine::cuda {
 namespace {
+
+/// The scale E4M3 codes of `t` are written with, or 0 when its dynamic range gives none.
+float e4m3_scale(const TensorInfo& t) {
+  if (!t.range || !t.range->usable()) return 0;
+  const float scale = fp8_activation_scale(*t.range);
+  return std::isnormal(scale) ? scale : 0;
+}
 
 class FlashAttentionKernel : public Kernel {
  public:
   explicit FlashAttentionKernel(const LayerInfo& info) : p_(info.params<AttentionParams>()) {
     KILN_CUDA_CHECK(static_cast<cudaError_t>(prepare_flash_attention()));
+    // (create_kernel took an E4M3 output only where flash_writes_e4m3 accepts it)
+    if (info.outputs[0].format == TensorFormat::E4M3)
+      e4m3_inverse_scale_ = 1.0f / e4m3_scale(info.outputs[0]);
   }
   void execute(KernelArgs& args) const override {
     const void* mask = nullptr;
     AttnParams a = attention_params(p_, args, &mask);
+    E4m3Out out8;
+    if (e4m3_inverse_scale_ > 0) out8 = {static_cast<uint8_t*>(args.outputs[0].data), e4m3_inverse_scale_};
     launch_flash_attention(args.inputs[0].data, args.inputs[1].data, args.inputs[2].data, mask,
-                           args.outputs[0].data, dcode(args.inputs[0].dtype), a, stream_of(args));
+                           args.outputs[0].data, dcode(args.inputs[0].dtype), a, stream_of(args), out8);
     check_launch("flash attention");
   }
 
  private:
   AttentionParams p_;
+  float e4m3_inverse_scale_ = 0;
 };
+
+/// KernelRow::writes of the flash row: its output as E4M3 with no workspace, where the output has a usable
+/// range.
+std::optional<size_t> flash_writes_e4m3(const LayerInfo& layer, TensorFormat format) {
+  if (format != TensorFormat::E4M3 || e4m3_scale(layer.outputs[0]) <= 0) return std::nullopt;
+  return size_t{0};
+}
 
 bool flash_attention_applies(const LayerInfo& layer, std::string* why) {
   if (!ranks_fit(layer, why)) return false;
@@ -69,7 +93,11 @@ std::unique_ptr<Kernel> make_flash_attention(const LayerInfo& layer) {
 }  // namespace
 
 void register_flash_attention(KernelTable& rows) {
-  rows.add({"flash", LayerKind::Attention, &flash_attention_applies, &make_flash_attention});
+  rows.add({.name = "flash",
+            .kind = LayerKind::Attention,
+            .applies = &flash_attention_applies,
+            .create = &make_flash_attention,
+            .writes = &flash_writes_e4m3});
 }
 
 }  // namespace kiln::engine::cuda

@@ -1,5 +1,6 @@
 // Host side of the data-movement kernels (movement.cu, strided_copy.cu): Shuffle, Concat, Slice, Gather,
-// Padding. Tactic "generic". Exact copies, any dtype.
+// Padding. Tactic "generic". Exact copies, any dtype. A Shuffle that only reshapes passes E4M3 codes on (its
+// formats follow an E4M3 input): the attention's output reshaped for the FP8 projection after it.
 
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/movement/movement_launch.h"
@@ -174,6 +175,20 @@ class PaddingKernel : public Kernel {
 
 bool applies(const LayerInfo& layer, std::string* why) { return ranks_fit(layer, why); }
 
+/// The Shuffle's formats: E4M3 in and out where it only reshapes an E4M3 input (the codes keep their order,
+/// so the plan makes it a view, and else the kernel copies its bytes); Plain otherwise.
+TacticFormats shuffle_formats(const LayerInfo& layer) {
+  const auto& p = layer.params<ShuffleParams>();
+  if (layer.inputs.empty() || layer.inputs[0].format != TensorFormat::E4M3 || !is_identity(p.first_perm) ||
+      !is_identity(p.second_perm))
+    return {};
+  TacticFormats f;
+  f.inputs.assign(layer.inputs.size(), TensorFormat::Plain);
+  f.inputs[0] = TensorFormat::E4M3;
+  f.outputs.assign(layer.outputs.size(), TensorFormat::E4M3);
+  return f;
+}
+
 template <typename K>
 std::unique_ptr<Kernel> make(const LayerInfo& layer) {
   return std::make_unique<K>(layer);
@@ -182,7 +197,11 @@ std::unique_ptr<Kernel> make(const LayerInfo& layer) {
 }  // namespace
 
 void register_movement(KernelTable& rows) {
-  rows.add({"generic", LayerKind::Shuffle, &applies, &make<ShuffleKernel>});
+  rows.add({.name = "generic",
+            .kind = LayerKind::Shuffle,
+            .applies = &applies,
+            .create = &make<ShuffleKernel>,
+            .formats = &shuffle_formats});
   rows.add({"generic", LayerKind::Concat, &applies, &make<ConcatKernel>});
   rows.add({"generic", LayerKind::Slice, &applies, &make<SliceKernel>});
   rows.add({"generic", LayerKind::Gather, &applies, &make<GatherKernel>});

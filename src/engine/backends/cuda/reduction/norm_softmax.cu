@@ -91,7 +91,7 @@ __device__ __forceinline__ void store_e4m3(uint8_t* p, const float* y, float inv
 template <typename T, int V, int ITEMS, int LANES>
 __global__ void __launch_bounds__(kRowBlockMaxThreads)
     layer_norm_rows(const T* in, T* out, int64_t rows, int len, const float* scale, const float* bias,
-                    float eps, E4m3Copy copy) {
+                    float eps, E4m3Out copy) {
   __shared__ float smem[32];
   using G = Group<LANES>;
   const int lane = G::lane(), width = G::width();
@@ -237,7 +237,7 @@ void with_shape(const RowPlan& p, F&& f) {
 
 template <typename T, int V>
 void layer_norm_t(const RowPlan& p, const void* in, void* out, int64_t rows, int len, const float* scale,
-                  const float* bias, float eps, E4m3Copy copy, Stream stream) {
+                  const float* bias, float eps, E4m3Out copy, Stream stream) {
   with_shape<V>(p, [&](auto items, auto lanes, int threads) {
     constexpr int kItems = decltype(items)::value, kLanes = decltype(lanes)::value;
     int per_block = kLanes ? threads / kLanes : 1;
@@ -272,7 +272,7 @@ int elem_size(int dtype) { return dtype == kF32 ? 4 : 2; }
 }  // namespace
 
 bool launch_layer_norm_fast(const void* in, void* out, int dtype, int64_t rows, int64_t row_len,
-                            const float* scale, const float* bias, float epsilon, Stream stream, E4m3Copy copy) {
+                            const float* scale, const float* bias, float epsilon, Stream stream, E4m3Out copy) {
   if (dtype != kF32 && dtype != kF16 && dtype != kBF16) return false;
   bool aligned = aligned16(in) && aligned16(out) && aligned16(scale) && aligned16(bias) && aligned16(copy.data);
   RowPlan p = plan_rows(row_len, elem_size(dtype), aligned);

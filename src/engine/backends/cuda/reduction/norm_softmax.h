@@ -59,21 +59,14 @@ inline RowPlan plan_rows(int64_t row_len, int elem_size, bool aligned) {
   return p;
 }
 
-/// Where a layer norm also writes its output as FP8 E4M3 codes (a format copy, Layer::format_copies): `data`
-/// (rows x row_len bytes; null: no copy) gets each stored value times `inverse_scale`, saturated to +-448 and
-/// rounded to nearest even, as a Reformat to E4M3 of the output would.
-struct E4m3Copy {
-  uint8_t* data = nullptr;
-  float inverse_scale = 1.0f;
-};
-
 /// Layer norm of `rows` rows of `row_len` elements (dtype kF32, kF16 or kBF16), scale/bias fp32 device arrays
-/// of row_len or null: y = (x - mean) * rsqrt(var + epsilon) * scale + bias, and its E4M3 `copy` when asked.
+/// of row_len or null: y = (x - mean) * rsqrt(var + epsilon) * scale + bias, and its E4M3 `copy` (rows x row_len
+/// bytes) when asked (a format copy, Layer::format_copies).
 /// Returns false, launching nothing, when the rows need the generic kernel (another dtype, rows longer than
 /// kBlockRowMax).
 bool launch_layer_norm_fast(const void* in, void* out, int dtype, int64_t rows, int64_t row_len,
                             const float* scale, const float* bias, float epsilon, Stream stream,
-                            E4m3Copy copy = {});
+                            E4m3Out copy = {});
 
 /// Softmax (or log-softmax when `log`) over each of `rows` contiguous rows of `row_len` elements. Returns
 /// false, launching nothing, where launch_layer_norm_fast would.

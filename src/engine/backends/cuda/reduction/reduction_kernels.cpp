@@ -142,11 +142,12 @@ int64_t layer_norm_row(const LayerInfo& layer) {
   return len;
 }
 
-/// Whether a layer norm writes a copy of its output in `format` (KernelRow::copies): E4M3, one copy at most, in
-/// the fast kernel's pass (rows of at most kBlockRowMax elements), with a usable dynamic range on the copy (the
-/// last output: output 0 when the builder asks, the copy when the kernel is made).
+/// Whether a layer norm writes a copy of its output in `format` (KernelRow::copies): E4M3, one copy at most,
+/// in the fast kernel's pass (rows of at most kBlockRowMax elements), with a usable dynamic range on the copy
+/// (the last output: output 0 when the builder asks, the copy when the kernel is made).
 bool norm_copies(const LayerInfo& layer, TensorFormat format) {
-  if (format != TensorFormat::E4M3 || layer.params<NormalizationParams>().kind != NormalizationParams::Layer ||
+  if (format != TensorFormat::E4M3 ||
+      layer.params<NormalizationParams>().kind != NormalizationParams::Layer ||
       layer.layer->format_copies > 1)
     return false;
   const DType dt = layer.inputs[0].dtype;
