@@ -36,6 +36,7 @@ engine::BuilderConfig builder_config_from_settings(const settings::CompilationSe
   c.graphs_for_static = settings.use_cuda_graphs || settings.static_shape_cuda_graphs;
   c.graphs_for_dynamic = settings.use_cuda_graphs;
   c.min_output_cosine = settings.reduced_precision_min_cosine;
+  c.int8_first_last = settings.quantize_first_last;
   c.verbose = settings.debug;
   return c;
 }

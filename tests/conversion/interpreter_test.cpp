@@ -250,6 +250,9 @@ TEST(Interpreter, BuilderConfigFollowsSettings) {
   EXPECT_TRUE(c.refittable);
   EXPECT_TRUE(c.strip_weights);
   EXPECT_EQ(c.backend, "cpu");
+  EXPECT_FALSE(c.int8_first_last);  // (the first and last layers stay floating by default)
+  s.quantize_first_last = true;
+  EXPECT_TRUE(builder_config_from_settings(s).int8_first_last);
 }
 
 }  // namespace

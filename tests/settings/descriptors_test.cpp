@@ -54,7 +54,7 @@ TEST(SettingDescriptors, StateTheirRoles) {
     }
   }
   EXPECT_EQ(invariant, (std::set<std::string>{"enabled_precisions", "use_explicit_typing", "truncate_double",
-                                              "calibrator", "calibration_percentile",
+                                              "calibrator", "calibration_percentile", "quantize_first_last",
                                               "reduced_precision_min_cosine", "backend", "workspace_size",
                                               "optimization_level", "num_avg_timing_iters", "threads", "allow_tf32",
                                               "use_cuda_graphs", "static_shape_cuda_graphs"}));

@@ -54,7 +54,7 @@ TEST(SettingsFlags, ParsesEveryFlag) {
   EXPECT_TRUE(is_settings_switch("--no-cache"));
   EXPECT_THROW(apply_settings_flag(c, "--cache-dir", ""), Error);
   EXPECT_THROW(apply_settings_flag(c, "--cache-size", "0"), Error);
-  EXPECT_EQ(settings_flags().size(), 21u);
+  EXPECT_EQ(settings_flags().size(), 22u);
 }
 
 TEST(SettingsFlags, CudaGraphsAndTf32) {
@@ -122,7 +122,7 @@ TEST(SettingsFlags, EveryRowFlagSetsItsSetting) {
     EXPECT_EQ(get_setting(s, d.name), value) << d.flag << " " << text;
     EXPECT_EQ(is_settings_switch(d.flag), d.type == "bool") << d.flag;
   }
-  EXPECT_EQ(flagged, 15);
+  EXPECT_EQ(flagged, 16);
 }
 
 TEST(SettingsFlags, NamesAreUniqueAndHelped) {

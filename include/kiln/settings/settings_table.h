@@ -34,6 +34,9 @@
   X(Real<100>, calibration_percentile, 99.99, "calibration-percentile", "P", Engine,                         \
     "the percentile calibrator's P in (0, 100]: a tensor's range ends where P% of its |x| lie (default "     \
     "99.99)")                                                                                                \
+  X(Bool, quantize_first_last, false, "quantize-first-last", "", Engine,                                      \
+    "int8/fp8: the first and the last convolution or matmul layer may quantize too (default: they stay "     \
+    "floating)")                                                                                             \
   X(Bool, use_explicit_typing, false, "", "", Engine,                                                        \
     "build strongly typed networks: every layer keeps the dtype the graph states")                           \
   X(Bool, truncate_double, false, "", "", Engine, "let float64 tensors run in float32 inside engines")       \
