@@ -4,7 +4,6 @@
 // as E4M3 (KernelRow::writes): the input of the FP8 attention-out projection, quantized in the kernel's
 // epilogue from the values it would store, with the output's dynamic range.
 
-#include <cmath>
 #include <limits>
 
 #include "engine/backends/cuda/attention/attention_kernels.h"
@@ -15,20 +14,13 @@
 namespace kiln::engine::cuda {
 namespace {
 
-/// The scale E4M3 codes of `t` are written with, or 0 when its dynamic range gives none.
-float e4m3_scale(const TensorInfo& t) {
-  if (!t.range || !t.range->usable()) return 0;
-  const float scale = fp8_activation_scale(*t.range);
-  return std::isnormal(scale) ? scale : 0;
-}
-
 class FlashAttentionKernel : public Kernel {
  public:
   explicit FlashAttentionKernel(const LayerInfo& info) : p_(info.params<AttentionParams>()) {
     KILN_CUDA_CHECK(static_cast<cudaError_t>(prepare_flash_attention()));
     // (create_kernel took an E4M3 output only where flash_writes_e4m3 accepts it)
     if (info.outputs[0].format == TensorFormat::E4M3)
-      e4m3_inverse_scale_ = 1.0f / e4m3_scale(info.outputs[0]);
+      e4m3_inverse_scale_ = 1.0f / usable_fp8_scale(info.outputs[0].range);
   }
   void execute(KernelArgs& args) const override {
     const void* mask = nullptr;
@@ -48,7 +40,7 @@ class FlashAttentionKernel : public Kernel {
 /// KernelRow::writes of the flash row: its output as E4M3 with no workspace, where the output has a usable
 /// range.
 std::optional<size_t> flash_writes_e4m3(const LayerInfo& layer, TensorFormat format) {
-  if (format != TensorFormat::E4M3 || e4m3_scale(layer.outputs[0]) <= 0) return std::nullopt;
+  if (format != TensorFormat::E4M3 || usable_fp8_scale(layer.outputs[0].range) <= 0) return std::nullopt;
   return size_t{0};
 }
 

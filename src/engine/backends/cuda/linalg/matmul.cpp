@@ -119,9 +119,7 @@ bool staged_by_plan(const LayerInfo& layer) {
 }
 /// Whether `format` is E4M3 and the output of `layer` has a usable scale for it.
 bool e4m3_scale_known(const LayerInfo& layer, TensorFormat format) {
-  const TensorInfo& y = layer.outputs[0];
-  return format == TensorFormat::E4M3 && y.range && y.range->usable() &&
-         std::isnormal(fp8_activation_scale(*y.range));
+  return format == TensorFormat::E4M3 && usable_fp8_scale(layer.outputs[0].range) > 0;
 }
 /// Whether a cuBLASLt kernel of `layer` can write its output as E4M3 (KernelRow::writes), and its workspace
 /// then: the output has a usable dynamic range (its scale) and concrete max dims whose result fits

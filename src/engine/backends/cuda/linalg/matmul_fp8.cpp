@@ -22,7 +22,7 @@ bool fp8_matmul_fits(const LayerInfo& layer, std::string* why) {
   }
   if (p.transpose_a) return refuse(why, "A transposed");
   const TensorInfo& a = layer.inputs[0];
-  if (!a.range || !a.range->usable() || !std::isnormal(fp8_activation_scale(*a.range))) {
+  if (usable_fp8_scale(a.range) == 0) {
     return refuse(why, "no usable dynamic range on A");
   }
   const Dims& b = l.weights[0].value.sizes();
@@ -56,5 +56,11 @@ Fp8Weight upload_fp8_weight(const HostTensor& b, bool transpose_b) {
 }
 
 float fp8_activation_scale(const DynamicRange& range) { return range.amax() / ops::kE4m3Max; }
+
+float usable_fp8_scale(const std::optional<DynamicRange>& range) {
+  if (!range || !range->usable()) return 0;
+  const float scale = fp8_activation_scale(*range);
+  return std::isnormal(scale) ? scale : 0;
+}
 
 }  // namespace kiln::engine::cuda

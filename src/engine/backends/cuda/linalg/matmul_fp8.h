@@ -11,6 +11,7 @@
 // the input's dynamic range (amax / 448): the tactic reads A in TensorFormat::E4M3, written by the layer
 // before or by a quantizing Reformat (fp8_quantize.h).
 
+#include <optional>
 #include <string>
 
 #include "engine/backends/cuda/cuda_util.h"
@@ -34,5 +35,9 @@ Fp8Weight upload_fp8_weight(const HostTensor& b, bool transpose_b);
 
 /// The activation scale of the FP8 tactic for an input with dynamic range `range`: amax / 448.
 float fp8_activation_scale(const DynamicRange& range);
+
+/// fp8_activation_scale of a tensor's dynamic range, or 0 where it gives none usable (no range, an unusable one,
+/// a scale that is not a normal float): what every kernel that reads or writes E4M3 checks first.
+float usable_fp8_scale(const std::optional<DynamicRange>& range);
 
 }  // namespace kiln::engine::cuda

@@ -6,7 +6,6 @@
 // Tactic "quantize_e4m3": Plain -> E4M3 (fp32, fp16 or bf16 values quantized with the tensor's dynamic range,
 // fp8_quantize.h), what an FP8 matmul reads where its input's producer does not write E4M3 itself.
 
-#include <cmath>
 
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/linalg/fp8_quantize.h"
@@ -116,7 +115,7 @@ bool applies_e4m3(const LayerInfo& layer, std::string* why) {
     return refuse(why,
                   std::string("a ") + dtype_name(x.dtype) + " tensor (e4m3 holds fp32, fp16 or bf16 values)");
   }
-  if (!x.range || !x.range->usable() || !std::isnormal(fp8_activation_scale(*x.range))) {
+  if (usable_fp8_scale(x.range) == 0) {
     return refuse(why, "no usable dynamic range on tensor '" + x.name + "'");
   }
   return true;

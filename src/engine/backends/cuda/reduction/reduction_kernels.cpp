@@ -3,7 +3,6 @@
 // of the FP8 matmul after it, where the fp16 output is the residual stream too.
 
 #include <algorithm>
-#include <cmath>
 
 #include "engine/backends/cuda/cuda_util.h"
 #include "engine/backends/cuda/linalg/fp8_quantize.h"
@@ -118,22 +117,13 @@ class SoftmaxKernel : public Kernel {
   SoftmaxParams p_;
 };
 
-/// The scale of an E4M3 copy written with dynamic range `range` (fp8_activation_scale), or 0 when it has none
-/// usable.
-float copy_scale(const std::optional<DynamicRange>& range) {
-  if (!range || !range->usable()) return 0;
-  const float scale = fp8_activation_scale(*range);
-  return std::isnormal(scale) ? scale : 0;
-}
-
 /// The elements a layer norm normalizes together (the dims from its axis on) at the layer's largest shape, or
 /// -1 when one of them is unknown.
 int64_t layer_norm_row(const LayerInfo& layer) {
   const Dims& dims = layer.inputs[0].max;
   const int64_t r = static_cast<int64_t>(dims.size());
-  const int64_t axis = layer.params<NormalizationParams>().axis < 0
-                           ? layer.params<NormalizationParams>().axis + r
-                           : layer.params<NormalizationParams>().axis;
+  const int64_t axis_param = layer.params<NormalizationParams>().axis;
+  const int64_t axis = axis_param < 0 ? axis_param + r : axis_param;
   int64_t len = 1;
   for (int64_t k = std::max<int64_t>(axis, 0); k < r; ++k) {
     if (dims[k] < 0) return -1;
@@ -153,7 +143,7 @@ bool norm_copies(const LayerInfo& layer, TensorFormat format) {
   const DType dt = layer.inputs[0].dtype;
   if (dt != DType::Float32 && dt != DType::Float16 && dt != DType::BFloat16) return false;
   const int64_t len = layer_norm_row(layer);
-  return len > 0 && len <= kBlockRowMax && copy_scale(layer.outputs.back().range) > 0;
+  return len > 0 && len <= kBlockRowMax && usable_fp8_scale(layer.outputs.back().range) > 0;
 }
 
 class NormKernel : public Kernel {
@@ -163,7 +153,7 @@ class NormKernel : public Kernel {
     if (w.size() > 0 && w[0].defined()) scale_ = upload(w[0].value, DType::Float32);
     if (w.size() > 1 && w[1].defined()) bias_ = upload(w[1].value, DType::Float32);
     // (create_kernel checked that a copy is one norm_copies accepts)
-    if (info.layer->format_copies > 0) copy_inverse_scale_ = 1.0f / copy_scale(info.outputs.back().range);
+    if (info.layer->format_copies > 0) copy_inverse_scale_ = 1.0f / usable_fp8_scale(info.outputs.back().range);
   }
   void execute(KernelArgs& args) const override {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];
