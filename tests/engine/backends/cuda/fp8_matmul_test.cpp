@@ -427,14 +427,17 @@ TEST(EngineCuda, Fp8MatmulWritesTheNextFp8LayersInputFromItsEpilogue) {
     }
     return l;
   };
-  // Within the noise, saturating; with `reload`, a serialized copy runs bit for bit as the plan does.
+  // Within the noise, saturating; with `reload`, a serialized copy runs bit for bit as the plan does. (A timed
+  // build may keep every layer fp16 where FP8 did not time faster: then there is no FP8 noise to bound.)
   auto expect_runs = [&](const std::shared_ptr<Plan>& plan, const std::string& what, bool reload = true) {
     const auto loaded = reload ? Plan::deserialize(plan->serialize()) : plan;
+    bool any_fp8 = false;
+    for (const PlanLayerInfo& l : plan->layers()) any_fp8 = any_fp8 || l.fp8;
     for (const auto& sample : ThreeLinearLayers::samples(rng, 2, 4)) {
       const HostTensor got = run(plan, sample)[0];
       const double db = sqnr_db(got, run(fp32, sample)[0]);
       EXPECT_GT(db, 20.0) << what;  // (three quantized products: about 25 dB)
-      EXPECT_LT(db, 45.0) << what;
+      if (any_fp8) EXPECT_LT(db, 45.0) << what;
       const HostTensor again = run(loaded, sample)[0];
       EXPECT_EQ(std::memcmp(again.data(), got.data(), got.nbytes()), 0) << what << ": loaded plan differs";
     }
