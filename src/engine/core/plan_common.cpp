@@ -104,12 +104,23 @@ void Plan::Impl::create_kernels(int64_t only, ErrorKind build_failure) {
   }
 }
 
+DType logical_dtype(const Plan::Impl& g, int64_t id) {
+  // (bounded by the layers: a forged plan's producers cannot loop it)
+  for (size_t step = 0; step <= g.layers.size(); ++step) {
+    const PlanTensor& t = g.tensors[static_cast<size_t>(id)];
+    if (!held_in_int8(t)) return t.dtype;
+    if (t.producer < 0 || g.layers[t.producer].layer.inputs.empty()) break;
+    id = g.layers[t.producer].layer.inputs[0];
+  }
+  return DType::Float32;
+}
+
 std::vector<ShapeIn> plan_shape_inputs(const Plan::Impl& plan, const Layer& layer,
                                        const std::vector<Dims>& dims,
                                        const std::vector<std::optional<HostTensor>>& values) {
   std::vector<ShapeIn> in;
   for (int64_t id : layer.inputs)
-    in.push_back({logical_dtype(plan.tensors[id]), dims[id], values[id] ? &*values[id] : nullptr});
+    in.push_back({logical_dtype(plan, id), dims[id], values[id] ? &*values[id] : nullptr});
   return in;
 }
 

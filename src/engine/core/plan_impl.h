@@ -27,10 +27,9 @@ struct PlanTensor {
   std::optional<DynamicRange> range = std::nullopt;  // its network tensor's dynamic range, if any
 };
 
-/// The dtype a tensor has for layer semantics (shape inference, validation): fp32 for a tensor the builder
-/// stores in INT8 between INT8 layers (an s8/u8 tensor with a dynamic range), else its dtype.
-inline DType logical_dtype(const PlanTensor& t) {
-  return t.range && (t.dtype == DType::Int8 || t.dtype == DType::UInt8) ? DType::Float32 : t.dtype;
+/// Whether the builder stores tensor `t` in INT8 between INT8 layers (an s8/u8 tensor with a dynamic range).
+inline bool held_in_int8(const PlanTensor& t) {
+  return t.range && (t.dtype == DType::Int8 || t.dtype == DType::UInt8);
 }
 
 struct PlanLayer {
@@ -124,6 +123,12 @@ struct Plan::Impl {
   void upload_constants(int64_t only = -1);
   bool weights_missing() const;
 };
+
+/// The dtype tensor `id` has for layer semantics (shape inference, validation): its dtype, or for a tensor held
+/// in INT8 (held_in_int8) the floating dtype it stands for, which the plan does not record: that of the first
+/// tensor not held in INT8 up its chain of producers' inputs 0 (an INT8 convolution writes its input's dtype;
+/// fp32 where the chain ends otherwise).
+DType logical_dtype(const Plan::Impl& g, int64_t id);
 
 /// Concrete shape inference over a plan for given input dims (shape_walk.h's step, HostValues::HostLayers):
 /// host layers are evaluated and small integer constants kept (values filled); data-dependent dims are 0

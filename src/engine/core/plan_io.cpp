@@ -558,7 +558,7 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
     bool missing = !stripped[li].empty();
     if (missing) continue;
     std::vector<ShapeIn> in;
-    for (int64_t id : l.inputs) in.push_back({logical_dtype(g->tensors[id]), g->tensors[id].dims, nullptr});
+    for (int64_t id : l.inputs) in.push_back({logical_dtype(*g, id), g->tensors[id].dims, nullptr});
     std::vector<ShapeOut> outs;
     try {
       outs = infer_shapes(l, in);
@@ -574,7 +574,7 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
                    l.name, "' output dims mismatch");
       }
       KILN_CHECK(l.kind == LayerKind::FusedPointwise || l.kind == LayerKind::Constant ||
-                     outs[o].dtype == logical_dtype(t),
+                     outs[o].dtype == logical_dtype(*g, l.outputs[o]),
                  InvalidInput, "plan file: layer '", l.name, "' output dtype mismatch");
     }
     KILN_CHECK(g->layers[li].host || l.kind == LayerKind::Constant || !g->layers[li].tactic.empty(), InvalidInput,

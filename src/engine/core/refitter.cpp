@@ -69,8 +69,8 @@ int Refitter::refit() {
   for (int64_t li : touched) {
     const Layer& l = g.layers[li].layer;
     std::vector<ShapeIn> in;
-    // (an INT8 tensor between INT8 layers is fp32 to shape inference, as when the plan is loaded)
-    for (int64_t id : l.inputs) in.push_back({logical_dtype(g.tensors[id]), g.tensors[id].dims, nullptr});
+    // (an INT8 tensor between INT8 layers has its floating dtype to shape inference, as when the plan is loaded)
+    for (int64_t id : l.inputs) in.push_back({logical_dtype(g, id), g.tensors[id].dims, nullptr});
     bool all_defined = true;
     for (const auto& e : g.refit) {
       if (e.layer == li && !l.weights[e.slot].defined()) all_defined = false;
