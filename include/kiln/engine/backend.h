@@ -274,6 +274,10 @@ class Backend {
     (void)format;
     return false;
   }
+  /// Whether INT8 tensors with a never-negative range may be stored u8 (the builder's INT8 between layers,
+  /// int8_policy.h), with the step amax / 255: the cpu backend's oneDNN kernels read u8. False: every INT8
+  /// tensor is s8 with the step amax / 127 (DynamicRange::symmetric_scale; cuda: cuDNN's INT8 convolutions).
+  virtual bool int8_unsigned() const { return true; }
   /// Makes the kernel for (layer, tactic) with the formats in `layer`; throws kiln::Error when the tactic is
   /// unknown, does not apply or cannot handle those formats (its output 0 may be in a format writes_format()
   /// accepts, its format copies in formats writes_copy() accepts).

@@ -25,6 +25,9 @@ struct DynamicRange {
   }
   /// The real value of one quantization step: amax / 255 (unsigned) or amax / 127 (signed).
   float scale() const { return amax() / (non_negative() ? 255.0f : 127.0f); }
+  /// The step of a signed INT8 code whatever the range's sign: amax / 127 (where INT8 tensors are always s8:
+  /// the cuda backend, Backend::int8_unsigned).
+  float symmetric_scale() const { return amax() / 127.0f; }
   bool operator==(const DynamicRange&) const = default;
 };
 

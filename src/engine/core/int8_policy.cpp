@@ -16,6 +16,14 @@ bool weighted_layer(const Layer& l) {
   return l.kind == LayerKind::MatrixMultiply && !l.weights.empty() && l.weights[0].defined();
 }
 
+// Whether convolution `l`'s post-ops are all ReLU (or residual sums): they commute with the quantization.
+bool relu_only(const Layer& l) {
+  const auto& ops = l.get<ConvolutionParams>().post_ops;
+  return std::all_of(ops.begin(), ops.end(), [](const PostOp& p) {
+    return p.kind == PostOp::Sum || p.activation.kind == ActivationKind::Relu;
+  });
+}
+
 }  // namespace
 
 std::vector<bool> int8_allowed_layers(const Plan::Impl& g, const BuilderConfig& config) {
@@ -35,6 +43,25 @@ std::vector<bool> int8_allowed_layers(const Plan::Impl& g, const BuilderConfig& 
   return allowed;
 }
 
+DType int8_storage(const Backend& backend, const DynamicRange& range) {
+  return range.non_negative() && backend.int8_unsigned() ? DType::UInt8 : DType::Int8;
+}
+
+bool may_stay_int8(const Plan::Impl& g, const std::vector<bool>& allowed, int64_t id) {
+  const PlanTensor& t = g.tensors[static_cast<size_t>(id)];
+  if (t.is_input || t.is_output || !is_floating(t.dtype) || !t.range || !t.range->usable() || t.producer < 0 ||
+      static_cast<size_t>(id) >= g.consumers.size() || g.consumers[id].empty())
+    return false;
+  auto int8_conv = [&](int64_t l) {
+    return allowed[static_cast<size_t>(l)] && g.layers[l].layer.kind == LayerKind::Convolution;
+  };
+  if (!int8_conv(t.producer) || !relu_only(g.layers[t.producer].layer)) return false;
+  return std::all_of(g.consumers[id].begin(), g.consumers[id].end(), [&](int64_t c) {
+    const auto& in = g.layers[c].layer.inputs;
+    return int8_conv(c) && std::count(in.begin(), in.end(), id) == 1;
+  });
+}
+
 int keep_int8_between_layers(Plan::Impl& g, bool explicit_quantization) {
   g.derive();  // consumers
   const size_t nl = g.layers.size();
@@ -43,12 +70,6 @@ int keep_int8_between_layers(Plan::Impl& g, bool explicit_quantization) {
     int8[i] = g.is_kernel_layer(static_cast<int64_t>(i)) &&
               g.layers[i].layer.kind == LayerKind::Convolution && tactic_is_int8(g, static_cast<int64_t>(i));
   }
-  auto relu_only = [](const Layer& l) {
-    const auto& ops = l.get<ConvolutionParams>().post_ops;
-    return std::all_of(ops.begin(), ops.end(), [](const PostOp& p) {
-      return p.kind == PostOp::Sum || p.activation.kind == ActivationKind::Relu;
-    });
-  };
   // (explicit quantization: whether a convolution adds a residual, always fp32 there)
   auto adds_residual = [&](int64_t layer) {
     return count_sum_post_ops(g.layers[layer].layer.get<ConvolutionParams>().post_ops) > 0;
@@ -56,7 +77,7 @@ int keep_int8_between_layers(Plan::Impl& g, bool explicit_quantization) {
   std::vector<bool> quantized(g.tensors.size(), false);
   for (size_t id = 0; id < g.tensors.size(); ++id) {
     const PlanTensor& t = g.tensors[id];
-    if (t.is_input || t.is_output || t.dtype != DType::Float32 || !t.range || !t.range->usable() ||
+    if (t.is_input || t.is_output || !is_floating(t.dtype) || !t.range || !t.range->usable() ||
         t.producer < 0 || !int8[t.producer] || !relu_only(g.layers[t.producer].layer) ||
         g.consumers[id].empty() || (explicit_quantization && adds_residual(t.producer))) {
       continue;
@@ -71,7 +92,7 @@ int keep_int8_between_layers(Plan::Impl& g, bool explicit_quantization) {
   int count = 0;
   for (size_t id = 0; id < g.tensors.size(); ++id) {
     if (!quantized[id]) continue;
-    g.tensors[id].dtype = g.tensors[id].range->non_negative() ? DType::UInt8 : DType::Int8;
+    g.tensors[id].dtype = int8_storage(*g.backend, *g.tensors[id].range);
     ++count;
   }
   return count;

@@ -17,10 +17,21 @@ namespace kiln::engine {
 /// INT8, FP8 where they have FP8).
 std::vector<bool> int8_allowed_layers(const Plan::Impl& plan, const BuilderConfig& config);
 
-/// After tactic selection: stores in INT8 (u8 for a never-negative range, else s8) every tensor with a
-/// dynamic range that an INT8 convolution writes (its activations all ReLU, which commute with the
-/// quantization) and only INT8 convolutions read, as their input or residual (a kernel converts a residual of
-/// the other kind into its output's buffer). Bindings stay fp32. With `explicit_quantization` (ranges from
+/// The INT8 type a tensor with `range` is stored in: u8 for a never-negative range where the backend keeps
+/// u8 tensors (Backend::int8_unsigned), else s8.
+DType int8_storage(const Backend& backend, const DynamicRange& range);
+
+/// Before tactic selection (needs `g.consumers`): whether tensor `id` stays INT8 between layers
+/// (keep_int8_between_layers) should its producer and its readers, all convolutions that `allowed` lets
+/// quantize, take INT8 tactics. An INT8 candidate is timed reading such an input in INT8 (tactics.cpp): its
+/// producer will write it so, and timing the candidate's own quantization of a floating input would make
+/// INT8 lose at every layer of a chain that runs INT8 end to end.
+bool may_stay_int8(const Plan::Impl& g, const std::vector<bool>& allowed, int64_t id);
+
+/// After tactic selection: stores in INT8 (int8_storage) every tensor with a dynamic range that an INT8
+/// convolution writes (its activations all ReLU, which commute with the quantization) and only INT8
+/// convolutions read, as their input or residual (a kernel converts a residual of the other kind into its
+/// output's buffer). Bindings stay floating. With `explicit_quantization` (ranges from
 /// the program's Q/DQ nodes, BuilderConfig::int8_explicit), residual additions keep the precision the program
 /// gives them: a tensor read as a residual stays fp32, and so does the output of a convolution adding an fp32
 /// residual (holding it in INT8 would round the residual, which the program adds unrounded). Returns the

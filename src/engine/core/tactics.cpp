@@ -71,10 +71,11 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   const Layer& l = g.layers[li].layer;
-  auto alloc = [&](int64_t id, bool random, TensorFormat format) {
+  auto alloc = [&](int64_t id, bool random, const TensorInfo& ti) {
+    const TensorFormat format = ti.format;
     const Dims& d = opt.dims[id];
     int64_t n = format_numel(format, d);  // elements stored (blocked formats pad the channels)
-    DType dt = g.tensors[id].dtype;
+    DType dt = ti.dtype;  // (an INT8 candidate's input may be timed in INT8: may_stay_int8)
     b.storage.emplace_back(static_cast<size_t>(format_bytes(format, dt, d)) + 64, 0);
     TensorView v{b.storage.back().data(), dt, d, format};
     if (format == TensorFormat::E4M3) {
@@ -85,6 +86,9 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
       std::memcpy(v.data, opt.values[id]->data(), std::min(opt.values[id]->nbytes(), v.nbytes()));
     } else if (random && is_floating(dt)) {
       for (int64_t i = 0; i < n; ++i) ops::store(v, i, dist(rng));
+    } else if (random && (dt == DType::Int8 || dt == DType::UInt8) && !is_integral(g.tensors[id].dtype)) {
+      auto* codes = static_cast<uint8_t*>(v.data);  // (INT8 codes of a floating tensor)
+      for (int64_t i = 0; i < n; ++i) codes[i] = static_cast<uint8_t>(rng());
     } else if (random && g.tensors[id].producer >= 0 &&
                g.layers[g.tensors[id].producer].layer.kind == LayerKind::Constant) {
       const HostTensor& w = g.layers[g.tensors[id].producer].layer.weights[0].value;
@@ -93,11 +97,11 @@ TimingBuffers make_buffers(const Plan::Impl& g, int64_t li, const ConcreteShapes
     return v;
   };
   for (size_t k = 0; k < l.inputs.size(); ++k) {
-    b.args.inputs.push_back(alloc(l.inputs[k], true, info.inputs[k].format));
+    b.args.inputs.push_back(alloc(l.inputs[k], true, info.inputs[k]));
     b.args.input_values.push_back(opt.values[l.inputs[k]] ? &*opt.values[l.inputs[k]] : nullptr);
   }
   for (size_t k = 0; k < l.outputs.size(); ++k) {
-    b.args.outputs.push_back(alloc(l.outputs[k], false, info.outputs[k].format));
+    b.args.outputs.push_back(alloc(l.outputs[k], false, info.outputs[k]));
   }
   return b;
 }
@@ -218,7 +222,7 @@ class LayerTiming {
   /// see select_tactics).
   LayerTiming(const Plan::Impl& g, const BuilderConfig& config, int64_t layer, const LayerInfo& info,
               const ConcreteShapes& opt, const std::vector<TensorFormat>& produced,
-              const ContestBudget& budget, ThreadPool* pool, bool runs_plainly)
+              const ContestBudget& budget, ThreadPool* pool, bool runs_plainly, std::vector<bool> int8_inputs)
       : g_(g),
         config_(config),
         layer_(layer),
@@ -227,7 +231,8 @@ class LayerTiming {
         produced_(produced),
         budget_(budget),
         pool_(pool),
-        runs_plainly_(runs_plainly) {
+        runs_plainly_(runs_plainly),
+        int8_inputs_(std::move(int8_inputs)) {
     conditions_.cut_short = budget.cut_short;
   }
 
@@ -240,7 +245,13 @@ class LayerTiming {
       c.figures.tactic = t.name;
       c.quantized = t.int8 || t.fp8;
       try {
-        LayerInfo tinfo = with_formats(info_, g_.backend->formats(info_, t.name));
+        // An INT8 candidate reads the inputs that will stay INT8 (may_stay_int8) in INT8, as their producers
+        // will write them: no quantization of its own timed, no Reformat.
+        LayerInfo base = info_;
+        for (size_t k = 0; t.int8 && k < int8_inputs_.size(); ++k) {
+          if (int8_inputs_[k]) base.inputs[k].dtype = int8_storage(*g_.backend, *base.inputs[k].range);
+        }
+        LayerInfo tinfo = with_formats(base, g_.backend->formats(base, t.name));
         c.main.kernel = g_.backend->create_kernel(tinfo, t.name);
         if (c.main.kernel->workspace_size() > config_.workspace_limit) {
           report += " " + t.name + "=skipped(workspace)";
@@ -250,7 +261,7 @@ class LayerTiming {
         c.main.prepare(*g_.backend, pool_);
         for (size_t k = 0; k < l.inputs.size(); ++k) {
           int64_t id = l.inputs[k];
-          if (tinfo.inputs[k].format == produced_[id]) continue;
+          if (tinfo.inputs[k].format == produced_[id] || tinfo.inputs[k].dtype != info_.inputs[k].dtype) continue;
           if (producer_provides(g_, id, tinfo.inputs[k].format, config_.workspace_limit)) {
             report += " " + t.name + "+written(" + g_.tensors[id].name + " " +
                       tensor_format_name(tinfo.inputs[k].format) + ")";
@@ -475,6 +486,7 @@ class LayerTiming {
   ThreadPool* pool_;
   bool runs_plainly_ =
       false;  // the engine runs without CUDA graphs: host enqueue costs count (device_run_ms)
+  std::vector<bool> int8_inputs_;  // per input: read in INT8 by INT8 candidates (may_stay_int8)
   TimingConditions conditions_;
   int failed_ = 0;
 };
@@ -623,6 +635,14 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     const bool fp8 = std::any_of(tactics.begin(), tactics.end(), [](const Tactic& t) { return t.fp8; });
     // Explicit quantization: only the INT8 tactics are candidates (the others stay fallbacks, after them).
     const bool int8_only = int8 && config.int8_explicit;
+    // The inputs INT8 candidates read in INT8 (may_stay_int8; not with explicit quantization, where there is
+    // no contest); the timing-cache key says which.
+    std::vector<bool> int8_inputs(l.inputs.size(), false);
+    std::string int8_in;
+    for (size_t k = 0; int8 && !int8_only && k < l.inputs.size(); ++k) {
+      int8_inputs[k] = may_stay_int8(g, int8_allowed, l.inputs[k]);
+      int8_in += int8_inputs[k] ? '1' : '0';
+    }
     KILN_CHECK(!tactics.empty(), Internal, "backend ", g.backend_name, " offers no tactic for layer '",
                l.name, "'");
     // Reference kernels (kReferenceTactic) are the fallback for layers no optimized kernel takes (or whose
@@ -645,7 +665,9 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
                         std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats +
                                         (config.allow_reduced_precision_tactics ? "|reduced" : "") +
                                         (tf32 ? "|tf32" : "") + (int8 ? "|int8" : "") + (fp8 ? "|fp8" : "") +
-                                        (int8_only ? "-only" : "") + (runs_plainly ? "|plain" : "") +
+                                        (int8_only ? "-only" : "") +
+                                        (int8_in.find('1') != std::string::npos ? "|int8in" + int8_in : "") +
+                                        (runs_plainly ? "|plain" : "") +
                                         kTimingMethod;
                         return fnv1a64(s.data(), s.size());
                       }());
@@ -688,7 +710,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         const ContestBudget budget = contest_budget(contests_ms);
         const auto contest_start = std::chrono::steady_clock::now();
         timing.emplace(g, config, static_cast<int64_t>(i), info, opt_shapes(), produced, budget,
-                       loaded_machine ? &one_thread : g.backend->thread_pool(), runs_plainly);
+                       loaded_machine ? &one_thread : g.backend->thread_pool(), runs_plainly, int8_inputs);
         timing->time(optimized, calm ? previous->tactic : std::string(), report);
         contests_ms +=
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - contest_start)

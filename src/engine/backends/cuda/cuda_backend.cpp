@@ -131,6 +131,7 @@ class CudaBackend : public TableBackend, public GraphRecorder {
     bool bias = conv && layer.weights.size() > 1 && layer.weights[1].defined();
     return PostOpPass::fits(post.size(), bias, residuals, nullptr);
   }
+  bool int8_unsigned() const override { return false; }  // (cuDNN's INT8 convolutions read s8)
   ThreadPool* thread_pool() const override { return nullptr; }
   const GraphRecorder* graph_recorder() const override { return this; }
   std::unique_ptr<DeviceClock> device_clock() const override { return make_device_clock(); }

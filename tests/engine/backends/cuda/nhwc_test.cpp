@@ -48,11 +48,13 @@ using namespace cuda_conv_test;
 // ---- Without a GPU ----
 
 TEST(EngineCudaNhwc, ConvolutionRowsNhwcFirst) {
-  std::vector<std::string> want = {"depthwise_nhwc", "grouped_nhwc", "cudnn_graph", "cudnn_nhwc_tf32",
-                                   "cudnn_nhwc",     "cudnn_tf32",   "cudnn"};
+  std::vector<std::string> want = {"depthwise_nhwc", "grouped_nhwc", "cudnn_int8", "cudnn_graph",
+                                   "cudnn_nhwc_tf32", "cudnn_nhwc",   "cudnn_tf32", "cudnn"};
   std::vector<std::string> got = row_names(LayerKind::Convolution);
   if (!row(LayerKind::Convolution, "cudnn")) GTEST_SKIP() << "built without cuDNN";
   EXPECT_EQ(got, want);
+  EXPECT_TRUE(row(LayerKind::Convolution, "cudnn_int8")->int8);
+  EXPECT_FALSE(row(LayerKind::Convolution, "cudnn_graph")->int8);
   EXPECT_TRUE(row(LayerKind::Convolution, "cudnn_nhwc_tf32")->tf32);
   EXPECT_FALSE(row(LayerKind::Convolution, "cudnn_nhwc")->tf32);
   EXPECT_EQ(row_names(LayerKind::Pooling), (std::vector<std::string>{"nhwc", "generic"}));
@@ -92,6 +94,41 @@ TEST(EngineCudaNhwc, NhwcConvolutionAppliesWhereItRuns) {
   EXPECT_FALSE(nhwc.applies(a->info, nullptr));
   auto i8 = conv_layer(DType::Int8, pad1(), 0, TensorFormat::Plain, false);
   EXPECT_FALSE(nhwc.applies(i8->info, nullptr));
+}
+
+// The INT8 row takes a convolution whose input has a range (floating or s8), its output floating or s8 with a
+// range, and a post-op chain cuDNN's graph takes whole: [Sum]? [ReLU]?.
+TEST(EngineCudaNhwc, Int8ConvolutionAppliesWhereItsGraphTakesTheWholeChain) {
+  const KernelRow* int8 = row(LayerKind::Convolution, "cudnn_int8");
+  if (!int8) GTEST_SKIP() << "built without cuDNN";
+  std::string why;
+  ConvolutionParams p = pad1();
+  p.post_ops = {sum_op(), relu_op()};
+  auto t = conv_layer(DType::Float16, p, 1, TensorFormat::Plain, true);
+  EXPECT_FALSE(int8->applies(t->info, &why));
+  EXPECT_NE(why.find("range"), std::string::npos) << why;
+  t->info.inputs[0].range = DynamicRange{-2.0f, 3.0f};
+  EXPECT_TRUE(int8->applies(t->info, &why)) << why;
+  // s8 tensors need a range to be read by.
+  t->info.inputs[1].dtype = t->info.outputs[0].dtype = DType::Int8;
+  EXPECT_FALSE(int8->applies(t->info, nullptr));
+  t->info.inputs[1].range = t->info.outputs[0].range = DynamicRange{0.0f, 4.0f};
+  EXPECT_TRUE(int8->applies(t->info, &why)) << why;
+  // cuDNN's INT8 engines keep no u8 tensors here (Backend::int8_unsigned).
+  t->info.outputs[0].dtype = DType::UInt8;
+  EXPECT_FALSE(int8->applies(t->info, nullptr));
+  // A post-op the graph does not take: nothing would run it.
+  ConvolutionParams sig = pad1();
+  sig.post_ops = {relu_op(), relu_op()};
+  auto s = conv_layer(DType::Float16, sig, 0, TensorFormat::Plain, true);
+  s->info.inputs[0].range = DynamicRange{-1.0f, 1.0f};
+  EXPECT_FALSE(int8->applies(s->info, &why));
+  EXPECT_NE(why.find("[Sum]? [ReLU]?"), std::string::npos) << why;
+  ConvolutionParams grouped = pad1();
+  grouped.groups = 2;
+  auto g = conv_layer(DType::Float16, grouped, 0, TensorFormat::Plain, false);
+  g->info.inputs[0].range = DynamicRange{-1.0f, 1.0f};
+  EXPECT_FALSE(int8->applies(g->info, nullptr));
 }
 
 TEST(EngineCudaNhwc, PoolingAndReformatRows) {

@@ -53,13 +53,17 @@ class Desc {
 };
 
 cudnnDataType_t io_type(DType dt) {
-  KILN_CHECK(dt == DType::Float16 || dt == DType::BFloat16, Internal, "cuDNN graph convolution: dtype ",
-             dtype_name(dt), " (takes f16, bf16)");
-  return dt == DType::Float16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+  switch (dt) {
+    case DType::Float16: return CUDNN_DATA_HALF;
+    case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    case DType::Float32: return CUDNN_DATA_FLOAT;
+    case DType::Int8: return CUDNN_DATA_INT8;
+    default: KILN_FAIL(Internal, "cuDNN graph convolution: dtype ", dtype_name(dt), " (takes f16, bf16, f32, s8)");
+  }
 }
 
 /// Tensor ids in the graph and in the variant pack.
-enum Uid : int64_t { kX = 1, kW, kY, kBias, kZ, kConvOut = 100, kBiased, kSummed };
+enum Uid : int64_t { kX = 1, kW, kY, kBias, kZ, kScale, kPost, kConvOut = 100, kBiased, kSummed, kScaled, kActivated };
 
 /// A tensor of logical dims [n, c, h, w] stored channels-last (packed), `virt` for one inside the graph.
 /// Every pointer is declared 16-byte aligned (conv_graph.cpp checks x, y and z at each call).
@@ -141,13 +145,17 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
                                                                       int rank) {
   KILN_CHECK(s.padding.size() == 2 && s.stride.size() == 2 && s.dilation.size() == 2, Internal,
              "cuDNN graph convolution: needs 2 spatial dims");
-  const cudnnDataType_t io = io_type(s.dtype), f32 = CUDNN_DATA_FLOAT;
-  const bool epilogue = s.bias || s.residual || s.relu;
-  Desc x = tensor(kX, s.x, io, false), w = tensor(kW, s.w, io, false), y = tensor(kY, s.y, io, false);
+  const bool int8 = s.dtype == DType::Int8;
+  const cudnnDataType_t io = io_type(s.dtype), f32 = CUDNN_DATA_FLOAT, i32 = CUDNN_DATA_INT32;
+  // (INT8: y, z of their own dtypes, the bias fp32; otherwise all of the spec's dtype)
+  const cudnnDataType_t y_type = int8 ? io_type(s.y_dtype) : io, z_type = int8 ? io_type(s.z_dtype) : io,
+                        bias_type = int8 ? f32 : io;
+  const bool epilogue = int8 || s.bias || s.residual || s.relu;
+  Desc x = tensor(kX, s.x, io, false), w = tensor(kW, s.w, io, false), y = tensor(kY, s.y, y_type, false);
   Desc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
   const int64_t spatial = 2;
   const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-  conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &f32)
+  conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, int8 ? &i32 : &f32)
       .set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, &mode)
       .set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, &spatial)
       .set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, s.dilation.data(), 2)
@@ -155,9 +163,10 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
       .set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, s.padding.data(), 2)
       .set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, s.padding.data(), 2)
       .finalize("the convolution descriptor");
-  // The chain: conv -> [+ bias] -> [+ alpha2 z] -> [relu] -> y; intermediate values virtual, in fp32.
-  std::vector<Desc> tensors;  // virtual tensors and the bias / residual, alive until the graph is final
-  tensors.reserve(6);
+  // The chain: conv -> [* scale] -> [+ bias] -> [+ alpha2 z] -> [relu] -> y; intermediate values virtual,
+  // in fp32.
+  std::vector<Desc> tensors;  // virtual tensors and the scale / bias / residual, alive until the graph is final
+  tensors.reserve(10);
   const Desc* last = epilogue ? &tensors.emplace_back(tensor(kConvOut, s.y, f32, true)) : &y;
   const Desc* conv_out = last;
   const float alpha = 1.0f, beta = 0.0f;
@@ -178,17 +187,27 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
     ops.push_back(pointwise(m, *last, b, *out, a2));
     last = out;
   };
+  if (int8) {
+    const Desc& scale = tensors.emplace_back(tensor(kScale, {1, s.y[1], 1, 1}, f32, false));
+    step(CUDNN_POINTWISE_MUL, &scale, !s.bias && !s.residual && !s.relu && !s.post_scale, kScaled);
+    uids.push_back(kScale);
+  }
   if (s.bias) {
-    const Desc& b = tensors.emplace_back(tensor(kBias, {1, s.y[1], 1, 1}, io, false));
-    step(CUDNN_POINTWISE_ADD, &b, !s.residual && !s.relu, kBiased);
+    const Desc& b = tensors.emplace_back(tensor(kBias, {1, s.y[1], 1, 1}, bias_type, false));
+    step(CUDNN_POINTWISE_ADD, &b, !s.residual && !s.relu && !s.post_scale, kBiased);
     uids.push_back(kBias);
   }
   if (s.residual) {
-    const Desc& z = tensors.emplace_back(tensor(kZ, s.y, io, false));
-    step(CUDNN_POINTWISE_ADD, &z, !s.relu, kSummed, s.alpha2);
+    const Desc& z = tensors.emplace_back(tensor(kZ, s.y, z_type, false));
+    step(CUDNN_POINTWISE_ADD, &z, !s.relu && !s.post_scale, kSummed, s.alpha2);
     uids.push_back(kZ);
   }
-  if (s.relu) step(CUDNN_POINTWISE_RELU_FWD, nullptr, true, 0);
+  if (s.relu) step(CUDNN_POINTWISE_RELU_FWD, nullptr, !s.post_scale, kActivated);
+  if (s.post_scale) {
+    const Desc& post = tensors.emplace_back(tensor(kPost, {1, s.y[1], 1, 1}, f32, false));
+    step(CUDNN_POINTWISE_MUL, &post, true, 0);
+    uids.push_back(kPost);
+  }
 
   std::vector<cudnnBackendDescriptor_t> all = {conv_op.get()};
   for (const Desc& op : ops) all.push_back(op.get());
@@ -251,16 +270,23 @@ std::vector<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::candidates(cudnnHandl
 }
 
 cudnnStatus_t ConvGraphPlan::execute(cudnnHandle_t handle, const void* x, const void* w, void* y,
-                                     const void* bias, const void* z, void* workspace) {
+                                     const void* bias, const void* z, void* workspace, const void* scale,
+                                     const void* post) {
   // Unused slots (no bias or residual in the graph) stay null; no allocation unless the pointers changed.
-  const std::array<const void*, 6> pointers = {x, w, y, bias, z, workspace};
+  const std::array<const void*, 8> pointers = {x, w, y, bias, z, workspace, scale, post};
   if (!pack_ || pointers != pack_pointers_) {
     if (pack_) cudnnBackendDestroyDescriptor(pack_);
     pack_ = nullptr;
     Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
     std::vector<void*> data;  // in uids_ order
     for (int64_t uid : uids_) {
-      const void* p = uid == kX ? x : uid == kW ? w : uid == kY ? y : uid == kBias ? bias : z;
+      const void* p = uid == kX      ? x
+                      : uid == kW    ? w
+                      : uid == kY    ? y
+                      : uid == kBias ? bias
+                      : uid == kZ    ? z
+                      : uid == kScale ? scale
+                                      : post;
       data.push_back(const_cast<void*>(p));
     }
     void* ws = workspace;

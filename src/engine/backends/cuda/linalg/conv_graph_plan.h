@@ -1,6 +1,11 @@
 #pragma once
 // A 2-D channels-last forward convolution as a cuDNN graph (the backend descriptor API), with the bias, one
-// residual sum and ReLU fused into it as pointwise operations: y = relu(conv(x, w) + bias + alpha2 z). The
+// residual sum and ReLU fused into it as pointwise operations: y = relu(conv(x, w) + bias + alpha2 z); an
+// INT8 one (x, w int8, int32 accumulation) first scales the sum per output channel:
+// y = relu(conv(x, w) * scale + bias + z) [* post], in fp32 until y is stored (fp16, bf16, fp32, or int8
+// rounded to nearest even and saturated, as cuDNN converts): a residual's factor goes into a per-channel
+// `post` scale after the ReLU (which commutes with it), because cuDNN 9.19 has no INT8 engine for a graph
+// whose residual add has an alpha2 other than 1 (bench/gpu/cudnn_int8_probe.cu, an H100). The
 // graph, an engine configuration and its execution plan are made once per shape; a call is one
 // cudnnBackendExecute with a variant pack (the data pointers) kept while the pointers stay the same. On an
 // H100 that costs the host 6-12 us per call where the legacy cudnnConvolutionForward costs 34-125 us
@@ -25,13 +30,16 @@ namespace kiln::engine::cuda {
 /// What the graph computes. Dims are logical NCHW ([N, C, H, W], w [K, C/groups, R, S]); memory is NHWC
 /// (KRSC for w) with packed strides.
 struct ConvGraphSpec {
-  DType dtype = DType::Float16;  // x, w, y, bias and z (fp16 or bf16)
+  DType dtype = DType::Float16;  // x, w, y, bias and z (fp16 or bf16); Int8: x and w (s8)
+  /// With an Int8 dtype: y's and z's dtypes (fp16, bf16, fp32 or Int8); the bias and scale are fp32.
+  DType y_dtype = DType::Float16, z_dtype = DType::Float16;
   Dims x, w, y;
   std::vector<int64_t> padding, stride, dilation;  // 2 each
   bool bias = false;                               // + bias[K]
   bool residual = false;                           // + alpha2 * z, z like y
   float alpha2 = 1.0f;
   bool relu = false;  // then ReLU
+  bool post_scale = false;  // then * post[K] (fp32)
 };
 
 /// One finalized execution plan of a ConvGraphSpec (one engine configuration), with its variant pack.
@@ -56,16 +64,17 @@ class ConvGraphPlan {
   int rank() const { return rank_; }
   size_t workspace() const { return workspace_; }
 
-  /// Enqueues the convolution on the handle's stream. `bias` and `z` are read when the spec has them.
+  /// Enqueues the convolution on the handle's stream. `bias` and `z` are read when the spec has them,
+  /// `scale` (fp32 per output channel) when it is INT8, `post` (the same) when it has post_scale.
   cudnnStatus_t execute(cudnnHandle_t handle, const void* x, const void* w, void* y, const void* bias,
-                        const void* z, void* workspace);
+                        const void* z, void* workspace, const void* scale = nullptr, const void* post = nullptr);
 
  private:
   ConvGraphPlan() = default;
   cudnnBackendDescriptor_t plan_ = nullptr;
   cudnnBackendDescriptor_t pack_ = nullptr;
   std::vector<int64_t> uids_;
-  std::array<const void*, 6> pack_pointers_{};  // what pack_ was made for: x, w, y, bias, z, workspace
+  std::array<const void*, 8> pack_pointers_{};  // what pack_ was made for: x, w, y, bias, z, workspace, scale, post
   size_t workspace_ = 0;
   int rank_ = 0;
 };
