@@ -13,7 +13,8 @@ random weights, fixed seeds) and batch (1 and 32):
   4. checks Kiln's output against eager fp32 (cosine similarity >= 0.999).
 With --fp8, each case is also compiled with `--precision fp16 fp8 --calibration` (FP8 E4M3 matmuls, ranges
 calibrated by Kiln on --fp8-batches batches of other random inputs) and timed with CUDA graphs: kiln_fp8_graphs_ms,
-its speedup over Kiln fp16 with graphs, its cosine and SQNR (dB) against eager fp32.
+its speedup over Kiln fp16 with graphs, its cosine and SQNR (dB) against eager fp32. --int8 does the same with
+`--precision fp16 int8` (INT8 convolutions): kiln_int8_graphs_ms, images per second.
 With --plain-compile, Kiln's plain mode is also timed on a module compiled with --no-cuda-graphs (its tactics
 chosen counting the host's enqueue time of each call): kiln_plain_built_ms.
 Prints one table (and writes bench_gpu.json to --out). Run from the repository root on the GPU machine after
@@ -142,31 +143,33 @@ def run_with_graphs(module, inputs, args):
     return out, time_cuda(lambda: module.forward(inputs), args.warmup, args.iters)
 
 
-def time_fp8(name: str, batch: int, args, pt2: str, workdir: str, gpu_inputs, reference, log, row) -> None:
-    """Compiles `pt2` with FP8 matmuls (ranges calibrated on fresh random inputs) and times it with CUDA graphs."""
+def time_quantized(kind: str, name: str, batch: int, args, pt2: str, workdir: str, gpu_inputs, reference, log,
+                   row) -> None:
+    """Compiles `pt2` with `kind` ("fp8": FP8 matmuls, "int8": INT8 convolutions) beside fp16, ranges calibrated
+    on fresh random inputs, and times it with CUDA graphs (keys kiln_<kind>_graphs_ms, <kind>_sqnr_db, ...)."""
     gen = torch.Generator().manual_seed(4321)
     batches = [make_inputs(name, batch, gen) for _ in range(args.fp8_batches)]
     calib = os.path.join(workdir, "calibration.npz")
     np.savez(calib, **{f"input_{k}": torch.cat([b[k] for b in batches]).numpy() for k in range(len(batches[0]))})
-    path = os.path.join(workdir, "model_fp8.kiln")
-    cmd = [args.kiln, "compile", pt2, "-o", path, "--backend", "cuda", "--precision", "fp16", "fp8",
+    path = os.path.join(workdir, f"model_{kind}.kiln")
+    cmd = [args.kiln, "compile", pt2, "-o", path, "--backend", "cuda", "--precision", "fp16", kind,
            "--calibration", calib, "--verbose"]
     t0 = time.time()
     proc = subprocess.run(cmd + args.kiln_flag, capture_output=True, text=True)
     log.write(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}\n")
-    row["kiln_fp8_compile_s"] = round(time.time() - t0, 1)
+    row[f"kiln_{kind}_compile_s"] = round(time.time() - t0, 1)
     if proc.returncode != 0:
-        row["fp8_error"] = (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
+        row[f"{kind}_error"] = (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
         return
     summary = [l for l in proc.stdout.splitlines() if l.startswith("fp8:") or l.startswith("int8:")]
-    row["fp8_summary"] = summary[-1][:100] if summary else ""
+    row[f"{kind}_summary"] = summary[-1][:100] if summary else ""
     module = torch.classes.kiln.CompiledModule(path)
     with torch.inference_mode():
-        out, row["kiln_fp8_graphs_ms"] = run_with_graphs(module, list(gpu_inputs), args)
-    row["fp8_cosine_vs_eager_fp32"] = round(cosine(out, reference), 6)
-    row["fp8_sqnr_db"] = round(sqnr_db(out, reference), 1)
+        out, row[f"kiln_{kind}_graphs_ms"] = run_with_graphs(module, list(gpu_inputs), args)
+    row[f"{kind}_cosine_vs_eager_fp32"] = round(cosine(out, reference), 6)
+    row[f"{kind}_sqnr_db"] = round(sqnr_db(out, reference), 1)
     if out.dim() == 2:  # logits: how often the top-1 class agrees with eager fp32
-        row["fp8_top1_agreement"] = float((out.argmax(1) == reference.argmax(1)).float().mean())
+        row[f"{kind}_top1_agreement"] = float((out.argmax(1) == reference.argmax(1)).float().mean())
 
 
 def run_case(name: str, batch: int, args, log) -> dict:
@@ -216,8 +219,8 @@ def run_case(name: str, batch: int, args, log) -> dict:
         del kiln_module
         if args.plain_compile:
             row["kiln_plain_built_ms"] = time_plain_built(args, pt2, workdir, gpu_inputs, log)
-        if args.fp8:
-            time_fp8(name, batch, args, pt2, workdir, gpu_inputs, reference, log, row)
+        for kind in [k for k in ("fp8", "int8") if getattr(args, k)]:
+            time_quantized(kind, name, batch, args, pt2, workdir, gpu_inputs, reference, log, row)
     else:
         row["kiln_timing"] = "kiln bench (own process, wall clock + stream sync per call)"
         out, row["kiln_ms"] = kiln_cli_run_and_time(args, kiln_path, npz, workdir, log)
@@ -267,14 +270,17 @@ def main() -> int:
                         "time that module plainly (kiln_plain_built_ms)")
     p.add_argument("--fp8", action="store_true",
                    help="also compile with FP8 matmuls (--precision fp16 fp8, calibrated) and time it with graphs")
-    p.add_argument("--fp8-batches", type=int, default=4, help="calibration batches for --fp8")
+    p.add_argument("--int8", action="store_true",
+                   help="also compile with INT8 convolutions (--precision fp16 int8, calibrated) and time it with graphs")
+    p.add_argument("--fp8-batches", type=int, default=4, help="calibration batches for --fp8 and --int8")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
     torch.classes.load_library(args.lib)
     os.makedirs(args.out, exist_ok=True)
     rows = []
-    with open(os.path.join(args.out, "bench_gpu.log"), "w") as log:
+    with open(os.path.join(args.out, "bench_gpu.log"), "w", buffering=1) as log:  # (line by line: a call cut
+        # short still leaves what ran)
         for name in args.models:
             for batch in args.batches:
                 try:
@@ -317,13 +323,16 @@ def main() -> int:
         print(f"{r['model']:<10} {r['batch']:>5} {ms(e):>9} {ms(c):>10} {ms(r.get('kiln_ms')):>8} {ms(g):>11} "
               f"{vs_e:>8} {vs_c:>10}{extra} "
               f"{r['cosine_vs_eager_fp32']:>9.6f}{'' if good else '!'} {r['kiln_compile_s']:>12}{how}")
-    for r in rows:
-        if args.fp8 and "error" not in r:
-            g, f = r.get("kiln_graphs_ms"), r.get("kiln_fp8_graphs_ms")
-            print(f"fp8 {r['model']:<10} {r['batch']:>5} fp16+graphs {ms(g)} ms, fp8+graphs {ms(f)} ms, "
-                  f"{(f'{g / f:.2f}x' if g and f else '-')}; cosine {r.get('fp8_cosine_vs_eager_fp32', '-')}, "
-                  f"SQNR {r.get('fp8_sqnr_db', '-')} dB, top-1 {r.get('fp8_top1_agreement', '-')}; "
-                  f"{r.get('fp8_summary', r.get('fp8_error', ''))}")
+    for kind in [k for k in ("fp8", "int8") if getattr(args, k)]:
+        for r in rows:
+            if "error" in r:
+                continue
+            g, f = r.get("kiln_graphs_ms"), r.get(f"kiln_{kind}_graphs_ms")
+            rate = f"{r['batch'] / f * 1000:,.0f} items/s" if f else "-"
+            print(f"{kind} {r['model']:<10} {r['batch']:>5} fp16+graphs {ms(g)} ms, {kind}+graphs {ms(f)} ms "
+                  f"({rate}), {(f'{g / f:.2f}x' if g and f else '-')}; "
+                  f"cosine {r.get(f'{kind}_cosine_vs_eager_fp32', '-')}, SQNR {r.get(f'{kind}_sqnr_db', '-')} dB, "
+                  f"top-1 {r.get(f'{kind}_top1_agreement', '-')}; {r.get(f'{kind}_summary', r.get(f'{kind}_error', ''))}")
     print("ratios: reference median / Kiln's better median of plain and CUDA-graph replay (> 1: Kiln faster); "
           "cosine vs eager fp32 (both Kiln modes) must be >= 0.999")
     return 0 if ok else 1

@@ -18,66 +18,17 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                            \
-  do {                                                                                   \
-    auto st_ = (x);                                                                      \
-    if (st_ != 0) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s failed (%d)\n", __FILE__, __LINE__, #x, int(st_)); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
+#include "cudnn_graph_util.h"
 
 namespace {
 
-using Desc = cudnnBackendDescriptor_t;
-
-Desc make(cudnnBackendDescriptorType_t type) {
-  Desc d = nullptr;
-  CK(cudnnBackendCreateDescriptor(type, &d));
-  return d;
-}
-void set(Desc d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t n,
-         const void* values) {
-  CK(cudnnBackendSetAttribute(d, name, type, n, values));
-}
+using namespace cudnn_bench;
 
 struct Shape {
   int n, c, h, w, k, r, stride, pad;
   int p() const { return (h + 2 * pad - r) / stride + 1; }
   int q() const { return (w + 2 * pad - r) / stride + 1; }
 };
-
-/// An NHWC tensor descriptor of logical dims [n, c, h, w].
-Desc tensor(int64_t uid, int64_t n, int64_t c, int64_t h, int64_t w, cudnnDataType_t dt, bool virt) {
-  Desc t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-  int64_t dims[4] = {n, c, h, w};
-  int64_t strides[4] = {c * h * w, 1, w * c, c};
-  int64_t align = 16;
-  set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
-  set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
-  set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
-  set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
-  set(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
-  bool v = virt;
-  set(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &v);
-  CK(cudnnBackendFinalize(t));
-  return t;
-}
-
-Desc pointwise_op(cudnnPointwiseMode_t mode, Desc x, Desc b, Desc y) {
-  Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-  cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-  set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-  set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec);
-  CK(cudnnBackendFinalize(pw));
-  Desc op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
-  set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-  if (b) set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
-  set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-  CK(cudnnBackendFinalize(op));
-  return op;
-}
 
 struct GraphPlan {
   Desc plan = nullptr;
