@@ -327,15 +327,17 @@ struct BackendEntry {
   /// The libraries the backend runs on, the versions loaded in this process (and built against, where they
   /// differ); empty when not built.
   std::vector<LibraryVersion> (*libraries)();
-  /// Whether the backend's INT8 tactics compute exactly on this machine (cpu: they need VNNI); when not,
-  /// `why` says why. Null: the backend has no INT8 tactics.
+  /// Whether the backend's INT8 tactics compute a Q/DQ program's integers exactly on this machine (cpu: they
+  /// need VNNI), so that its quantize/dequantize pairs fold into them; when not, `why` says why. Null: the
+  /// backend folds no Q/DQ pairs (cuda: its INT8 convolutions are for calibrated builds; they read s8 only and
+  /// there are no INT8 matmuls).
   bool (*int8_exact)(std::string* why) = nullptr;
 };
 
 /// The registered backends (one table, src/engine/backends/registry.cpp).
 const std::vector<BackendEntry>& backend_registry();
-/// Whether backend `name` runs INT8 layers exactly on this machine (BackendEntry::int8_exact); `why` says why
-/// not (no INT8 tactics, an unknown backend, or what the machine lacks).
+/// Whether backend `name` runs a Q/DQ program's INT8 layers exactly on this machine (BackendEntry::int8_exact);
+/// `why` says why not (it folds no Q/DQ pairs, an unknown backend, or what the machine lacks).
 bool backend_runs_int8(const std::string& name, std::string* why);
 /// Creates the backend named `name`; throws kiln::Error(Unsupported) listing the known ones otherwise.
 std::unique_ptr<Backend> create_backend(const std::string& name, const BackendOptions& options = {});

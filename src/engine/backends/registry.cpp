@@ -41,7 +41,7 @@ bool backend_runs_int8(const std::string& name, std::string* why) {
   for (const auto& e : backend_registry()) {
     if (name != e.name) continue;
     if (e.built && e.int8_exact) return e.int8_exact(why);
-    if (why) *why = "backend " + name + " has no INT8 tactics";
+    if (why) *why = "backend " + name + " folds no quantize/dequantize pairs";
     return false;
   }
   if (why) *why = "unknown backend " + name;

@@ -432,7 +432,7 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
 
   g->upload_constants();
   select_tactics(*g, config);
-  const int quantized = keep_int8_between_layers(*g, config.int8_explicit);
+  const int quantized = keep_int8_between_layers(*g, config.int8_explicit, config.timing_iterations > 0);
   if (quantized > 0) KILN_INFO("engine: int8: ", quantized, " tensors stay in INT8 between INT8 layers");
   const FormatCounts formats = assign_formats(*g, config.workspace_limit, config.timing_iterations > 0);
   const int reformats = formats.reformats;
@@ -457,7 +457,11 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
     }
     if (reformats > 0) KILN_INFO("engine: formats: ", reformats, " reformat layers inserted");
   }
-  if (quantized > 0 || reformats > 0 || formats.written > 0 || formats.copied > 0)
+  // (an INT8 layer may have been timed reading INT8 where its input stays floating: may_stay_int8)
+  bool int8_layers = false;
+  for (size_t i = 0; i < g->layers.size() && !int8_layers; ++i)
+    int8_layers = g->is_kernel_layer(static_cast<int64_t>(i)) && tactic_is_int8(*g, static_cast<int64_t>(i));
+  if (quantized > 0 || reformats > 0 || formats.written > 0 || formats.copied > 0 || int8_layers)
     recreate_kernels(*g);  // with their tensors' final dtypes and formats
   for (PlanLayer& pl : g->layers) pl.retime = false;
 

@@ -55,14 +55,16 @@ bool may_stay_int8(const Plan::Impl& g, const std::vector<bool>& allowed, int64_
   auto int8_conv = [&](int64_t l) {
     return allowed[static_cast<size_t>(l)] && g.layers[l].layer.kind == LayerKind::Convolution;
   };
-  if (!int8_conv(t.producer) || !relu_only(g.layers[t.producer].layer)) return false;
+  // (the producer's tactic is chosen: layers are timed in order; the readers' are a guess)
+  if (!int8_conv(t.producer) || !tactic_is_int8(g, t.producer) || !relu_only(g.layers[t.producer].layer))
+    return false;
   return std::all_of(g.consumers[id].begin(), g.consumers[id].end(), [&](int64_t c) {
     const auto& in = g.layers[c].layer.inputs;
     return int8_conv(c) && std::count(in.begin(), in.end(), id) == 1;
   });
 }
 
-int keep_int8_between_layers(Plan::Impl& g, bool explicit_quantization) {
+int keep_int8_between_layers(Plan::Impl& g, bool explicit_quantization, bool timed) {
   g.derive();  // consumers
   const size_t nl = g.layers.size();
   std::vector<bool> int8(nl, false);
@@ -89,11 +91,50 @@ int keep_int8_between_layers(Plan::Impl& g, bool explicit_quantization) {
       return int8[c] && std::count(l.inputs.begin(), l.inputs.end(), static_cast<int64_t>(id)) == 1;
     });
   }
-  int count = 0;
+  // Each layer that writes or reads a tensor held in INT8 must still apply with its new dtypes (a kernel row
+  // may take fewer combinations than the rule above: cuda's takes whole chains only); where one does not, the
+  // tensors around it stay floating, until nothing changes.
+  std::vector<DType> floating(g.tensors.size());
   for (size_t id = 0; id < g.tensors.size(); ++id) {
-    if (!quantized[id]) continue;
-    g.tensors[id].dtype = int8_storage(*g.backend, *g.tensors[id].range);
-    ++count;
+    floating[id] = g.tensors[id].dtype;
+    if (quantized[id]) g.tensors[id].dtype = int8_storage(*g.backend, *g.tensors[id].range);
+  }
+  auto still_applies = [&](int64_t layer) {
+    const std::string& tactic = g.layers[layer].tactic;
+    const std::vector<Tactic> offered = g.backend->tactics(g.layer_info(layer));
+    return std::any_of(offered.begin(), offered.end(), [&](const Tactic& t) { return t.name == tactic; });
+  };
+  std::vector<bool> touched(nl, false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::fill(touched.begin(), touched.end(), false);
+    for (size_t id = 0; id < g.tensors.size(); ++id) {
+      if (!quantized[id]) continue;
+      touched[g.tensors[id].producer] = true;
+      for (int64_t c : g.consumers[id]) touched[c] = true;
+    }
+    for (size_t l = 0; l < nl; ++l) {
+      if (!touched[l] || still_applies(static_cast<int64_t>(l))) continue;
+      const Layer& layer = g.layers[l].layer;
+      for (const auto* ids : {&layer.inputs, &layer.outputs}) {
+        for (int64_t id : *ids) {
+          if (!quantized[id]) continue;
+          quantized[id] = false;
+          g.tensors[id].dtype = floating[id];
+          changed = true;
+        }
+      }
+    }
+  }
+  // The layers around them are made again with the new dtypes (recreate_kernels); in a timed build they time
+  // themselves again (their kernel data was for the floating tensors: a cuda INT8 convolution writing s8 runs
+  // another cuDNN graph than the one timed).
+  int count = 0;
+  for (size_t id = 0; id < g.tensors.size(); ++id) count += quantized[id] ? 1 : 0;
+  for (size_t l = 0; l < nl && timed; ++l) {
+    if (!touched[l]) continue;
+    g.layers[l].retime = true;
+    g.layers[l].kernel_data.clear();
   }
   return count;
 }

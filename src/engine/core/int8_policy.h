@@ -21,9 +21,9 @@ std::vector<bool> int8_allowed_layers(const Plan::Impl& plan, const BuilderConfi
 /// u8 tensors (Backend::int8_unsigned), else s8.
 DType int8_storage(const Backend& backend, const DynamicRange& range);
 
-/// Before tactic selection (needs `g.consumers`): whether tensor `id` stays INT8 between layers
-/// (keep_int8_between_layers) should its producer and its readers, all convolutions that `allowed` lets
-/// quantize, take INT8 tactics. An INT8 candidate is timed reading such an input in INT8 (tactics.cpp): its
+/// During tactic selection (needs `g.consumers`), for the readers of tensor `id`: whether it will stay INT8
+/// between layers (keep_int8_between_layers), its producer having taken an INT8 tactic, should its readers,
+/// all convolutions that `allowed` lets quantize, take INT8 tactics too. An INT8 candidate is timed reading such an input in INT8 (tactics.cpp): its
 /// producer will write it so, and timing the candidate's own quantization of a floating input would make
 /// INT8 lose at every layer of a chain that runs INT8 end to end.
 bool may_stay_int8(const Plan::Impl& g, const std::vector<bool>& allowed, int64_t id);
@@ -34,9 +34,11 @@ bool may_stay_int8(const Plan::Impl& g, const std::vector<bool>& allowed, int64_
 /// output's buffer). Bindings stay floating. With `explicit_quantization` (ranges from
 /// the program's Q/DQ nodes, BuilderConfig::int8_explicit), residual additions keep the precision the program
 /// gives them: a tensor read as a residual stays fp32, and so does the output of a convolution adding an fp32
-/// residual (holding it in INT8 would round the residual, which the program adds unrounded). Returns the
-/// number of tensors changed; their layers' kernels must be re-created.
-int keep_int8_between_layers(Plan::Impl& plan, bool explicit_quantization = false);
+/// residual (holding it in INT8 would round the residual, which the program adds unrounded). A tensor stays
+/// floating where a layer writing or reading it would no longer apply with the new dtypes. Returns the number
+/// of tensors changed; their layers' kernels must be re-created, and in a `timed` build they time themselves
+/// again (PlanLayer::retime).
+int keep_int8_between_layers(Plan::Impl& plan, bool explicit_quantization = false, bool timed = false);
 
 /// Whether the tactic chosen for kernel layer `layer` computes in INT8 (the backend's Tactic::int8).
 bool tactic_is_int8(const Plan::Impl& plan, int64_t layer);

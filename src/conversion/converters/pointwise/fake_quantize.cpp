@@ -74,7 +74,7 @@ std::string fold_refusal(const ConversionContext& ctx, const engine::Tensor* x, 
                          engine::DynamicRange* range) {
   if (ctx.compilation_settings.enabled_precisions.count(settings::Precision::I8) == 0)
     return "int8 precision not enabled";
-  // (docs/quantization.md: only the cpu backend has INT8 tactics, exact only on CPUs with VNNI; elsewhere a
+  // (docs/quantization.md: only the cpu backend folds Q/DQ pairs, exactly only on CPUs with VNNI; elsewhere a
   // range would be ignored and the engine would compute the unquantized model, not the program)
   if (std::string why; !engine::backend_runs_int8(ctx.compilation_settings.backend, &why)) return why;
   if (q.axis >= 0) return "per-channel on an activation (ranges are per tensor)";

@@ -121,7 +121,9 @@ TEST(EngineCuda, Int8ResidualConvolutionsStayInt8AndMatchFp32WithinTheQuantizati
       }
       if (!l.output_dtypes.empty()) written[l.name] = l.output_dtypes[0];
     }
-    // (a timed build keeps a layer floating where INT8 is not faster: these layers are tiny)
+    // (a timed build keeps a layer floating where INT8 is measured slower; within noise it prefers INT8, and
+    // these layers cost about the same either way)
+    EXPECT_GE(int8_layers, 1) << what;
     if (c.timing_iterations == 0) {
       EXPECT_EQ(int8_layers, 3) << what;
       EXPECT_EQ(written["conv_a"], DType::Int8) << "read by INT8 layers only, as input and residual: s8";
@@ -137,6 +139,49 @@ TEST(EngineCuda, Int8ResidualConvolutionsStayInt8AndMatchFp32WithinTheQuantizati
       ASSERT_EQ(got.nbytes(), again.nbytes());
       EXPECT_EQ(std::memcmp(got.data(), again.data(), got.nbytes()), 0) << what << ": a loaded plan runs as built";
     }
+  }
+}
+
+// x -> relu = r (floating: not an INT8 layer's output) -> conv a + r -> relu -> conv b -> relu -> conv c: conv a
+// writes s8 (read only by conv b) beside its fp16 residual r. Regression: the kernel took only residuals of the
+// output's dtype or s8, so this layer, which its row accepted, failed the build when re-created.
+TEST(EngineCuda, Int8OutputBesideAFloatingResidual) {
+  KILN_REQUIRE_GPU();
+  std::mt19937 rng(2103);
+  Int8ResidualNet m(rng);
+  using N = Int8ResidualNet;
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {N::n, N::c, N::h, N::w});
+  Tensor* r = net.add_activation("relu_x", x, ActivationKind::Relu);
+  Tensor* a = net.add_convolution("conv_a", r, Weights("ka", m.ka), Weights("ba", m.ba), m.p);
+  a = net.add_activation("relu_a", net.add_elementwise("add", a, r, ElementwiseOp::Add), ActivationKind::Relu);
+  Tensor* b = net.add_activation(
+      "relu_b", net.add_convolution("conv_b", a, Weights("kb", m.kb), Weights("bb", m.bb), m.p), ActivationKind::Relu);
+  Tensor* y = net.add_convolution("conv_c", b, Weights("kc", m.kc), Weights("bc", m.bc), m.p);
+  y->set_name("y");
+  net.mark_output(y);
+  BuilderConfig config;
+  config.backend = "cuda";
+  config.timing_iterations = 0;
+  const auto fp32 = build(net, config);
+  CalibrationConfig calibration;
+  calibration.calibrator = CalibratorKind::Max;
+  EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, Int8ResidualNet::samples(rng, 4), calibration)), 3);
+  config.precisions = {Precision::FP32, Precision::FP16, Precision::INT8};
+  config.int8_first_last = true;
+  const auto plan = build(net, config);
+  std::map<std::string, DType> written;
+  int int8_layers = 0;
+  for (const PlanLayerInfo& l : plan->layers()) {
+    int8_layers += l.int8 ? 1 : 0;
+    if (!l.output_dtypes.empty()) written[l.name] = l.output_dtypes[0];
+  }
+  EXPECT_EQ(int8_layers, 3);
+  EXPECT_EQ(written["conv_a"], DType::Int8);
+  for (const auto& sample : Int8ResidualNet::samples(rng, 2)) {
+    const double db = sqnr_db(run(plan, sample)[0], run(fp32, sample)[0]);
+    EXPECT_GT(db, 26.0);
+    EXPECT_LT(db, 50.0);
   }
 }
 

@@ -128,7 +128,24 @@ TEST(EngineCudaNhwc, Int8ConvolutionAppliesWhereItsGraphTakesTheWholeChain) {
   grouped.groups = 2;
   auto g = conv_layer(DType::Float16, grouped, 0, TensorFormat::Plain, false);
   g->info.inputs[0].range = DynamicRange{-1.0f, 1.0f};
-  EXPECT_FALSE(int8->applies(g->info, nullptr));
+  EXPECT_FALSE(int8->applies(g->info, &why));
+  EXPECT_NE(why.find("grouped"), std::string::npos) << why;
+  // An s8 output beside a floating residual (a block whose shortcut comes from a max pool) applies.
+  ConvolutionParams res = pad1();
+  res.post_ops = {sum_op(), relu_op()};
+  auto m = conv_layer(DType::Float16, res, 1, TensorFormat::Plain, true);
+  m->info.inputs[0].range = DynamicRange{-1.0f, 1.0f};
+  m->info.outputs[0].dtype = DType::Int8;
+  m->info.outputs[0].range = DynamicRange{0.0f, 2.0f};
+  EXPECT_TRUE(int8->applies(m->info, &why)) << why;
+  // A residual scale that is not positive would not commute with the ReLU it is applied after.
+  m->layer.params = [&] {
+    ConvolutionParams q = res;
+    q.post_ops = {sum_op(-1.0), relu_op()};
+    return q;
+  }();
+  EXPECT_FALSE(int8->applies(m->info, &why));
+  EXPECT_NE(why.find("not positive"), std::string::npos) << why;
 }
 
 TEST(EngineCudaNhwc, PoolingAndReformatRows) {

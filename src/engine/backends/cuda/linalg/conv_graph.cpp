@@ -207,12 +207,13 @@ class GraphConvKernel : public Kernel {
     post_ = PostOpPass(ops, i, spec_.bias ? nullptr : bias_.data(), 1, spec_.residual ? 2 : 1, dtype_, true);
   }
 
-  /// Whether the first residual (input 1) has the output's dims at every shape, and its dtype (INT8: or INT8
-  /// with a range): the graph reads it as a tensor like y (a broadcast residual stays in the post-op pass).
+  /// Whether the first residual (input 1) has the output's dims at every shape, and its dtype (INT8: any
+  /// floating dtype, or INT8 with a range, whatever y's): the graph reads it as a tensor like y (a broadcast
+  /// residual stays in the post-op pass).
   static bool residual_like_output(const LayerInfo& info, bool int8) {
     if (info.inputs.size() < 2) return false;
     const TensorInfo &r = info.inputs[1], &y = info.outputs[0];
-    const bool dtype_ok = r.dtype == y.dtype || (int8 && int8_readable(r));
+    const bool dtype_ok = int8 ? is_floating(r.dtype) || int8_readable(r) : r.dtype == y.dtype;
     return dtype_ok && r.min == y.min && r.opt == y.opt && r.max == y.max && r.format == y.format;
   }
 
