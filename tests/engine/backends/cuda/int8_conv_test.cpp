@@ -121,9 +121,8 @@ TEST(EngineCuda, Int8ResidualConvolutionsStayInt8AndMatchFp32WithinTheQuantizati
       }
       if (!l.output_dtypes.empty()) written[l.name] = l.output_dtypes[0];
     }
-    // (a timed build keeps a layer floating where INT8 is measured slower; within noise it prefers INT8, and
-    // these layers cost about the same either way)
-    EXPECT_GE(int8_layers, 1) << what;
+    // (a timed build keeps a layer floating where INT8 is measured slower, as cuDNN's INT8 engines are at these
+    // small shapes on an H100: there it chose fp16 for all three; its result must still be right)
     if (c.timing_iterations == 0) {
       EXPECT_EQ(int8_layers, 3) << what;
       EXPECT_EQ(written["conv_a"], DType::Int8) << "read by INT8 layers only, as input and residual: s8";
