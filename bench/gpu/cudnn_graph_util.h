@@ -1,6 +1,6 @@
 #pragma once
 // What the standalone cuDNN graph-API benchmarks share (cudnn_host_cost.cpp, cudnn_int8_probe.cu): a fatal check,
-// backend descriptors, an NHWC tensor and a pointwise operation. Header-only; each benchmark builds alone
+// backend descriptors, an NHWC tensor, a convolution and a pointwise operation. Header-only; each benchmark builds alone
 // against the cuDNN of the GPU machine's Python environment (scripts/device/).
 
 #include <cuda_runtime.h>
@@ -66,6 +66,32 @@ inline Desc pointwise_op(cudnnPointwiseMode_t mode, Desc x, Desc b, Desc y, floa
   if (b) set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
   if (alpha2 != 1.0f) set(op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &alpha2);
   set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+  if (cudnnBackendFinalize(op) != CUDNN_STATUS_SUCCESS) return nullptr;
+  return op;
+}
+
+/// The forward 2-D cross-correlation y = conv(x, w) (square stride and padding, no dilation) accumulating in
+/// `compute`, as a finalized operation; nullptr when cuDNN refuses its descriptor or the operation.
+inline Desc conv_forward_op(Desc x, Desc w, Desc y, cudnnDataType_t compute, int64_t stride, int64_t pad) {
+  Desc conv = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  int64_t spatial = 2, one[2] = {1, 1}, strides[2] = {stride, stride}, pads[2] = {pad, pad};
+  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
+  set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+  set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
+  set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one);
+  set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, strides);
+  set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pads);
+  set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pads);
+  if (cudnnBackendFinalize(conv) != CUDNN_STATUS_SUCCESS) return nullptr;
+  Desc op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  float alpha = 1.0f, beta = 0.0f;
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &w);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
   if (cudnnBackendFinalize(op) != CUDNN_STATUS_SUCCESS) return nullptr;
   return op;
 }

@@ -65,30 +65,9 @@ Plans build(cudnnHandle_t handle, int n, const Shape& s, const Variant& v, int m
     out.why = "tensor refused";
     return out;
   }
-  Desc conv = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-  int64_t spatial = 2, one[2] = {1, 1}, stride[2] = {s.stride, s.stride}, pad[2] = {s.pad, s.pad};
-  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-  set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &v.comp);
-  set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
-  set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
-  set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one);
-  set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
-  set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
-  set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
-  if (cudnnBackendFinalize(conv) != CUDNN_STATUS_SUCCESS) {
-    out.why = "convolution descriptor refused";
-    return out;
-  }
-  Desc op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-  float alpha = 1.0f, beta = 0.0f;
-  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &w);
-  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv_out);
-  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv);
-  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-  set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-  if (cudnnBackendFinalize(op) != CUDNN_STATUS_SUCCESS) {
-    out.why = "convolution operation refused";
+  Desc op = conv_forward_op(x, w, conv_out, v.comp, s.stride, s.pad);
+  if (!op) {
+    out.why = "convolution refused";
     return out;
   }
   std::vector<Desc> ops = {op};

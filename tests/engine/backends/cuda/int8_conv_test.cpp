@@ -92,6 +92,21 @@ struct Int8ResidualNet {
   }
 };
 
+/// The untimed fp32 cuda build of `net`; then ranges from the max calibrator (no clipping: every error is a
+/// rounding error) on 4 batches, and `config` set for an untimed fp16 + INT8 cuda build, first and last layers
+/// included.
+std::shared_ptr<Plan> build_fp32_and_calibrate(Network& net, std::mt19937& rng, BuilderConfig& config) {
+  config.backend = "cuda";
+  config.timing_iterations = 0;
+  auto fp32 = build(net, config);
+  CalibrationConfig calibration;
+  calibration.calibrator = CalibratorKind::Max;
+  EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, Int8ResidualNet::samples(rng, 4), calibration)), 3);
+  config.precisions = {Precision::FP32, Precision::FP16, Precision::INT8};
+  config.int8_first_last = true;
+  return fp32;
+}
+
 TEST(EngineCuda, Int8ResidualConvolutionsStayInt8AndMatchFp32WithinTheQuantizationStep) {
   KILN_REQUIRE_GPU();
   std::mt19937 rng(2101);
@@ -99,14 +114,7 @@ TEST(EngineCuda, Int8ResidualConvolutionsStayInt8AndMatchFp32WithinTheQuantizati
   Network net;
   model.define(net);
   BuilderConfig config;
-  config.backend = "cuda";
-  config.timing_iterations = 0;
-  const auto fp32 = build(net, config);
-  CalibrationConfig calibration;
-  calibration.calibrator = CalibratorKind::Max;  // no clipping: every error is a rounding error
-  EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, Int8ResidualNet::samples(rng, 4), calibration)), 3);
-  config.precisions = {Precision::FP32, Precision::FP16, Precision::INT8};
-  config.int8_first_last = true;
+  const auto fp32 = build_fp32_and_calibrate(net, rng, config);
   BuilderConfig timed = config;
   timed.timing_iterations = 10;
   for (const BuilderConfig& c : {config, timed}) {
@@ -160,14 +168,7 @@ TEST(EngineCuda, Int8OutputBesideAFloatingResidual) {
   y->set_name("y");
   net.mark_output(y);
   BuilderConfig config;
-  config.backend = "cuda";
-  config.timing_iterations = 0;
-  const auto fp32 = build(net, config);
-  CalibrationConfig calibration;
-  calibration.calibrator = CalibratorKind::Max;
-  EXPECT_GE(set_dynamic_ranges(net, calibrate(net, config, Int8ResidualNet::samples(rng, 4), calibration)), 3);
-  config.precisions = {Precision::FP32, Precision::FP16, Precision::INT8};
-  config.int8_first_last = true;
+  const auto fp32 = build_fp32_and_calibrate(net, rng, config);
   const auto plan = build(net, config);
   std::map<std::string, DType> written;
   int int8_layers = 0;
