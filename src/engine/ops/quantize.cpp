@@ -18,10 +18,12 @@ int32_t quantize_value(float x, float scale, int32_t lo, int32_t hi) {
 
 namespace {
 
-// The weights as q x given[channel] with q in [-128, 127], when that reproduces every one exactly.
+// The weights as q x given[channel] with q in [-max_level - 1, max_level], when that reproduces every one
+// exactly.
 std::optional<QuantizedWeights> with_given_scales(const std::vector<float>& weights, int64_t outer,
                                                   int64_t channels, int64_t inner,
-                                                  const std::vector<float>& given) {
+                                                  const std::vector<float>& given, int32_t max_level) {
+  const float lo = -static_cast<float>(max_level) - 1.0f, hi = static_cast<float>(max_level);
   if (static_cast<int64_t>(given.size()) != channels) return std::nullopt;
   for (float s : given) {
     if (!std::isnormal(s) || s < 0.0f) return std::nullopt;
@@ -35,7 +37,7 @@ std::optional<QuantizedWeights> with_given_scales(const std::vector<float>& weig
       for (int64_t i = 0; i < inner; ++i) {
         const float w = weights[base + i];
         const float v = std::nearbyint(w / given[c]);
-        if (!(v >= -128.0f && v <= 127.0f) || v * given[c] != w) return std::nullopt;
+        if (!(v >= lo && v <= hi) || v * given[c] != w) return std::nullopt;
         q.values[base + i] = static_cast<int8_t>(v);
       }
     }
@@ -46,12 +48,15 @@ std::optional<QuantizedWeights> with_given_scales(const std::vector<float>& weig
 }  // namespace
 
 QuantizedWeights quantize_per_channel(const std::vector<float>& weights, int64_t outer, int64_t channels,
-                                      int64_t inner, const std::vector<float>& given) {
+                                      int64_t inner, const std::vector<float>& given, int32_t max_level) {
   KILN_CHECK(outer > 0 && channels > 0 && inner > 0 &&
                  static_cast<int64_t>(weights.size()) == outer * channels * inner,
              Internal, "quantize_per_channel: ", weights.size(), " weights are not ", outer, " x ", channels,
              " x ", inner);
-  if (std::optional<QuantizedWeights> exact = with_given_scales(weights, outer, channels, inner, given))
+  KILN_CHECK(max_level >= 1 && max_level <= 127, Internal, "quantize_per_channel: max level ", max_level,
+             " is not in [1, 127]");
+  if (std::optional<QuantizedWeights> exact =
+          with_given_scales(weights, outer, channels, inner, given, max_level))
     return *exact;
   QuantizedWeights q;
   std::vector<float> amax(static_cast<size_t>(channels), 0.0f);
@@ -62,13 +67,15 @@ QuantizedWeights quantize_per_channel(const std::vector<float>& weights, int64_t
     }
   }
   q.scales.resize(amax.size());
-  for (size_t c = 0; c < amax.size(); ++c) q.scales[c] = amax[c] > 0.0f ? amax[c] / 127.0f : 1.0f;
+  for (size_t c = 0; c < amax.size(); ++c)
+    q.scales[c] = amax[c] > 0.0f ? amax[c] / static_cast<float>(max_level) : 1.0f;
   q.values.resize(weights.size());
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t base = (o * channels + c) * inner;
       for (int64_t i = 0; i < inner; ++i) {
-        q.values[base + i] = static_cast<int8_t>(quantize_value(weights[base + i], q.scales[c], -127, 127));
+        q.values[base + i] =
+            static_cast<int8_t>(quantize_value(weights[base + i], q.scales[c], -max_level, max_level));
       }
     }
   }

@@ -5,7 +5,8 @@
 //           (DynamicRange::scale()). An fp32 input (in whatever format its producer writes) is quantized by a
 //           oneDNN reorder into the primitive's channels-last u8/s8 buffer; an input the builder left in INT8
 //           (its producer is an INT8 layer too) is read as it is, channels-last.
-//   weights s8, symmetric, one scale per output channel (ops::quantize_per_channel), prepared once.
+//   weights s8, symmetric, one scale per output channel (ops::quantize_per_channel), prepared once; 7-bit
+//           on a CPU without VNNI (int8_weight_max), where only a u8 input is taken (int8_layer_exact).
 //   bias    fp32: oneDNN 2.x adds it to the s32 accumulator before the output scales, so it is stored
 //           divided by the input and weight scales.
 //   output  fp32, or u8/s8 with its own dynamic range when the builder keeps it in INT8 (then its activations
@@ -74,7 +75,6 @@ bool residual_converted(const TensorInfo& r, const TensorInfo& y) {
 bool int8_conv_applies(const LayerInfo& info, std::string* why = nullptr) {
   const Layer& layer = *info.layer;
   const auto& p = layer.get<ConvolutionParams>();
-  if (!int8_products_exact(why)) return false;
   if (p.transposed) return refuse(why, "transposed");
   if (layer.weights.empty() || !layer.weights[0].defined() || !is_floating(layer.weights[0].value.dtype())) {
     return refuse(why, "no floating-point kernel weight");
@@ -85,6 +85,7 @@ bool int8_conv_applies(const LayerInfo& info, std::string* why = nullptr) {
   const TensorInfo& x = info.inputs[0];
   const TensorInfo& y = info.outputs[0];
   if (!x.range || !x.range->usable()) return refuse(why, "no usable dynamic range on the input");
+  if (!int8_layer_exact(int8_dtype(*x.range), !layer.weights[0].int8_scales.empty(), why)) return false;
   if (!valid_storage(x) || !valid_storage(y)) return refuse(why, "tensors not f32 nor INT8 of their range");
   if (is_int8(y.dtype) && !all_relu(p.post_ops)) return refuse(why, "an INT8 output after post-ops but ReLU");
   if (count_sum_post_ops(p.post_ops) > 0) {
@@ -118,9 +119,9 @@ class Int8ConvolutionKernel : public Kernel {
     const Layer& layer = *info.layer;
     const TensorInfo& x = info.inputs[0];
     const TensorInfo& y = info.outputs[0];
-    KILN_CHECK(
-        int8_conv_applies(info), InvalidInput, "convolution '", layer.name,
-        "': the INT8 tactic needs a dynamic range on its input and INT8 tensors typed by their ranges");
+    std::string why;
+    KILN_CHECK(int8_conv_applies(info, &why), InvalidInput, "convolution '", layer.name,
+               "': the INT8 tactic does not apply here: ", why);
     input_dtype_ = x.dtype;
     input_format_ = x.format;
     dst_dtype_ = y.dtype;
@@ -135,8 +136,9 @@ class Int8ConvolutionKernel : public Kernel {
     const std::vector<float> w = weights_as_floats(layer.weights[0].value);
     const auto& ws = layer.weights[0].value.sizes();
     const int64_t channels = ws[0];
-    const ops::QuantizedWeights q = ops::quantize_per_channel(
-        w, 1, channels, static_cast<int64_t>(w.size()) / channels, layer.weights[0].int8_scales);
+    const ops::QuantizedWeights q =
+        ops::quantize_per_channel(w, 1, channels, static_cast<int64_t>(w.size()) / channels,
+                                  layer.weights[0].int8_scales, int8_weight_max());
     weight_values_ = q.values;
     std::vector<float> output_scales(static_cast<size_t>(channels));
     for (int64_t c = 0; c < channels; ++c) output_scales[c] = in_scale * q.scales[c] / out_scale;

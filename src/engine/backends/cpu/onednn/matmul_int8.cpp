@@ -5,7 +5,8 @@
 //
 //   A       quantized per tensor by a oneDNN reorder into the kernel's own buffer: u8 where its range is
 //           non-negative, else s8 (DynamicRange::scale()).
-//   B       s8, symmetric, one scale per output column n (ops::quantize_per_channel), prepared once.
+//   B       s8, symmetric, one scale per output column n (ops::quantize_per_channel), prepared once; 7-bit
+//           on a CPU without VNNI (int8_weight_max), where only a u8 A is taken (int8_layer_exact).
 //   bias    fp32, divided by the A and B scales (oneDNN 2.x adds it to the s32 accumulator before the output
 //   scales). output  fp32: output scales per column = A scale x B scale; post-ops (activations, a fp32
 //   residual sum) then act
@@ -45,7 +46,6 @@ struct Int8MatmulState : KernelState {
 bool int8_matmul_applies(const LayerInfo& info, std::string* why = nullptr) {
   const Layer& layer = *info.layer;
   const auto& p = layer.get<MatrixMultiplyParams>();
-  if (!int8_products_exact(why)) return false;
   if (layer.weights.empty() || !layer.weights[0].defined() || !is_floating(layer.weights[0].value.dtype()) ||
       layer.weights[0].value.dim() != 2) {
     return refuse(why, "B is not a constant floating-point matrix");
@@ -55,6 +55,10 @@ bool int8_matmul_applies(const LayerInfo& info, std::string* why = nullptr) {
   const TensorInfo& y = info.outputs[0];
   if (!onednn_dtype_ok(a.dtype, why) || !onednn_dtype_ok(y.dtype, why)) return false;
   if (!a.range || !a.range->usable()) return refuse(why, "no usable dynamic range on A");
+  if (!int8_layer_exact(a.range->non_negative() ? DType::UInt8 : DType::Int8,
+                        !layer.weights[0].int8_scales.empty(), why)) {
+    return false;
+  }
   if (a.opt.size() < 2) return refuse(why, "A of rank < 2");
   if (!post_ops_supported(p.post_ops, why)) return false;
   if (count_sum_post_ops(p.post_ops) > 0) {
@@ -70,8 +74,9 @@ class Int8MatmulKernel : public Kernel {
  public:
   explicit Int8MatmulKernel(const LayerInfo& info) {
     const Layer& layer = *info.layer;
-    KILN_CHECK(int8_matmul_applies(info), InvalidInput, "matrix multiply '", layer.name,
-               "': the INT8 tactic needs a constant 2-D B and an fp32 A with a dynamic range");
+    std::string why;
+    KILN_CHECK(int8_matmul_applies(info, &why), InvalidInput, "matrix multiply '", layer.name,
+               "': the INT8 tactic does not apply here: ", why);
     const auto& p = layer.get<MatrixMultiplyParams>();
     residual_input_ = count_sum_post_ops(p.post_ops) > 0 ? first_residual_input(layer) : -1;
     const DynamicRange& range = *info.inputs[0].range;
@@ -83,9 +88,9 @@ class Int8MatmulKernel : public Kernel {
     n_ = b.sizes()[transpose_b_ ? 0 : 1];
     // B's output channels are its columns: [K, N] has them inner (outer K), [N, K] (transposed) outer.
     const std::vector<float>& given = layer.weights[0].int8_scales;
-    const ops::QuantizedWeights q = transpose_b_
-                                        ? ops::quantize_per_channel(weights_as_floats(b), 1, n_, k_, given)
-                                        : ops::quantize_per_channel(weights_as_floats(b), k_, n_, 1, given);
+    const ops::QuantizedWeights q =
+        transpose_b_ ? ops::quantize_per_channel(weights_as_floats(b), 1, n_, k_, given, int8_weight_max())
+                     : ops::quantize_per_channel(weights_as_floats(b), k_, n_, 1, given, int8_weight_max());
     b_values_ = q.values;
     std::vector<float> output_scales(static_cast<size_t>(n_));
     for (int64_t c = 0; c < n_; ++c) output_scales[c] = a_scale_ * q.scales[c];

@@ -220,16 +220,37 @@ bool built_on_sgemm(const std::string& impl) {
 
 bool is_reference_impl(const std::string& impl) { return impl.starts_with("ref"); }
 
-bool int8_products_exact(std::string* why) {
+namespace {
+bool has_vnni() {
   static const bool vnni = [] {
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
     constexpr unsigned kAvx512Vnni = dnnl_cpu_isa_avx512_core_vnni & ~dnnl_cpu_isa_avx512_core;
     constexpr unsigned kAvx2Vnni = dnnl_cpu_isa_avx2_vnni & ~dnnl_cpu_isa_avx2;
     return (isa & (kAvx512Vnni | kAvx2Vnni)) != 0;
   }();
-  return vnni || refuse(why,
-                        "this CPU has no VNNI: oneDNN's INT8 kernels would add u8 x s8 product pairs in "
-                        "saturating 16 bits");
+  return vnni;
+}
+}  // namespace
+
+bool int8_products_exact(std::string* why) {
+  return has_vnni() ||
+         refuse(why,
+                "this CPU has no VNNI: oneDNN's INT8 kernels would add u8 x s8 product pairs in "
+                "saturating 16 bits");
+}
+
+int32_t int8_weight_max() { return has_vnni() ? 127 : 63; }
+
+bool int8_layer_exact(DType input, bool program_scales, std::string* why) {
+  if (has_vnni()) return true;
+  if (input != DType::UInt8) {
+    return refuse(
+        why, "this CPU has no VNNI: oneDNN would halve the weights of an INT8 layer with a signed input");
+  }
+  return !program_scales ||
+         refuse(why,
+                "this CPU has no VNNI: the program's 8-bit weights would overflow oneDNN's 16-bit sums of "
+                "u8 x s8 product pairs");
 }
 
 void require_optimized(const LayerInfo& info, const dnnl::primitive_desc& pd, const std::string& what) {

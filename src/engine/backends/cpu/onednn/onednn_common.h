@@ -67,12 +67,23 @@ bool sgemm_runs();
 /// "gemm:jit"; not brgemm's "brg..." kernels, which have their own JIT code).
 bool built_on_sgemm(const std::string& impl);
 
-/// Whether this CPU multiplies INT8 exactly in oneDNN's optimized kernels: with VNNI (AVX-512 VNNI, AVX-VNNI,
-/// AMX) products of u8 x s8 pairs accumulate in 32 bits. Without it (plain AVX2 / AVX-512) oneDNN's kernels add
-/// each pair's two products in a saturating 16-bit register (vpmaddubsw): full-range weights then give wrong
-/// sums (9 dB SQNR on the Q/DQ resnet fixture on an AVX2 EPYC), so the INT8 tactics refuse (`why` says so) and
-/// those layers stay fp32, or run the backend's exact reference kernel where INT8 is the program's own.
+/// Whether this CPU multiplies every INT8 pair exactly in oneDNN's optimized kernels: with VNNI (AVX-512
+/// VNNI, AVX-VNNI, AMX) products of u8 x s8 pairs accumulate in 32 bits. Without it (plain AVX2 / AVX-512)
+/// oneDNN's kernels add each pair's two products in a saturating 16-bit register (vpmaddubsw): full-range
+/// weights then give wrong sums (9 dB SQNR on the Q/DQ resnet fixture on an AVX2 EPYC), and oneDNN halves the
+/// weights of a layer whose input is s8 (its s8s8 compensation). The backend registry asks this before
+/// folding a program's quantize/dequantize pairs (a program's weights are full 8-bit); `why` says why not.
 bool int8_products_exact(std::string* why);
+
+/// The largest |q| of the weights Kiln quantizes itself for oneDNN's INT8 kernels on this CPU: 127 with VNNI;
+/// 63 without, where a pair of u8 x s8 products sums to at most 255 x 63 x 2 = 32130, inside the 16-bit
+/// register (one bit of weight precision given up for INT8 arithmetic that stays exact).
+int32_t int8_weight_max();
+
+/// Whether an INT8 convolution or matmul reading an input of INT8 type `input` (UInt8 or Int8) with weights
+/// quantized by Kiln (`program_scales` false) or given by the program (true) computes exactly on this CPU:
+/// with VNNI always; without, only a u8 input with Kiln's weights (int8_weight_max). `why` says why not.
+bool int8_layer_exact(DType input, bool program_scales, std::string* why);
 
 /// Whether oneDNN implementation `impl` (impl_info_str()) is one of oneDNN's reference implementations
 /// (oneDNN 2.6 names them "ref:any", "ref_int8:any", ...): plain loops, which a primitive descriptor lands on

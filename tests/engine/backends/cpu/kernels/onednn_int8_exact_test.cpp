@@ -1,0 +1,170 @@
+// oneDNN's INT8 kernels compute exactly on the integers Kiln quantizes, on every x86 CPU: with VNNI (8-bit
+// weights) and without it (7-bit weights, u8 inputs only: onednn::int8_weight_max, int8_layer_exact). The
+// inputs sit at the top of the u8 range and every weight of a channel has the same sign, so each pair of
+// products the kernels add in 16 bits on a CPU without VNNI is as large as it can be: 8-bit weights there sum
+// to 255 x 127 x 2 = 64770 and saturate at 32767 (these tests then fail by several percent), 7-bit ones stay
+// exact.
+//
+// Tolerance: the kernels' s32 sums are exact and below 2^24 (so exact in fp32 too); scaling them to fp32
+// rounds once or twice: 2e-6 of the output's largest magnitude.
+
+#include <cmath>
+#include <random>
+
+#include "engine/backends/cpu/onednn/onednn_common.h"
+#include "engine/engine_test_util.h"
+#include "engine/ops/quantize.h"
+#include "kiln/engine/plan.h"
+
+namespace kiln::engine {
+namespace {
+using namespace testing;
+
+constexpr float kInputStep = 0.03f;
+
+// Values k x kInputStep with k in [240, 255]: on the u8 grid of the range [0, 255 x kInputStep].
+HostTensor top_of_u8_range(const Dims& dims, std::mt19937& rng) {
+  std::uniform_int_distribution<int> k(240, 255);
+  HostTensor t(DType::Float32, dims);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_from_double(i, k(rng) * kInputStep);
+  return t;
+}
+
+// Weights [outer, channels, inner] of one sign per channel (alternating), near the channel's largest.
+std::vector<float> same_sign_weights(int64_t outer, int64_t channels, int64_t inner, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(0.8f, 1.0f);
+  std::vector<float> w(static_cast<size_t>(outer * channels * inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t i = 0; i < inner; ++i)
+        w[(o * channels + c) * inner + i] = (c % 2 ? -0.05f : 0.07f) * u(rng);
+    }
+  }
+  return w;
+}
+
+HostTensor as_tensor(const std::vector<float>& v, const Dims& dims) {
+  HostTensor t(DType::Float32, dims);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_from_double(i, v[static_cast<size_t>(i)]);
+  return t;
+}
+
+// The INT8 build (first and last layers allowed, untimed: the INT8 tactic wherever it applies).
+std::shared_ptr<Plan> build_int8(const Network& net) {
+  BuilderConfig config;
+  config.timing_iterations = 0;
+  config.precisions = {Precision::FP32, Precision::INT8};
+  config.int8_first_last = true;
+  return build(net, config);
+}
+
+int int8_layers(const Plan& plan) {
+  int n = 0;
+  for (const PlanLayerInfo& l : plan.layers()) n += l.int8 ? 1 : 0;
+  return n;
+}
+
+// max |got - want| over max |want|.
+double relative_error(const HostTensor& got, const std::vector<double>& want) {
+  double amax = 0, worst = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    amax = std::max(amax, std::fabs(want[static_cast<size_t>(i)]));
+    worst = std::max(worst, std::fabs(got.get_as_double(i) - want[static_cast<size_t>(i)]));
+  }
+  return worst / amax;
+}
+
+TEST(OnednnInt8Exact, ConvolutionOnAU8InputEqualsItsIntegerSums) {
+  std::mt19937 rng(31);
+  const int64_t c = 32, o = 8, h = 6, w = 5, inner = c * 9;
+  const std::vector<float> k = same_sign_weights(1, o, inner, rng);
+  const HostTensor x = top_of_u8_range({1, c, h, w}, rng);
+  Network net;
+  Tensor* in = net.add_input("x", DType::Float32, {1, c, h, w});
+  in->set_dynamic_range(0.0f, 255 * kInputStep);
+  ConvolutionParams p;  // no padding: every output sums all 288 products
+  Tensor* y = net.add_convolution("conv", in, Weights("k", as_tensor(k, {o, c, 3, 3})), Weights(), p);
+  y->set_name("y");
+  net.mark_output(y);
+  const auto plan = build_int8(net);
+  ASSERT_EQ(int8_layers(*plan), 1);
+
+  const ops::QuantizedWeights q =
+      ops::quantize_per_channel(k, 1, o, inner, {}, cpu::onednn::int8_weight_max());
+  const int64_t oh = h - 2, ow = w - 2;
+  std::vector<double> want(static_cast<size_t>(o * oh * ow));
+  for (int64_t n = 0; n < o; ++n) {
+    for (int64_t i = 0; i < oh; ++i) {
+      for (int64_t j = 0; j < ow; ++j) {
+        int64_t sum = 0;
+        for (int64_t ci = 0; ci < c; ++ci) {
+          for (int64_t di = 0; di < 3; ++di) {
+            for (int64_t dj = 0; dj < 3; ++dj) {
+              const int64_t xq = std::lround(x.get_as_double((ci * h + i + di) * w + j + dj) / kInputStep);
+              sum += xq * q.values[static_cast<size_t>(n * inner + (ci * 3 + di) * 3 + dj)];
+            }
+          }
+        }
+        want[static_cast<size_t>((n * oh + i) * ow + j)] =
+            static_cast<double>(sum) * kInputStep * q.scales[n];
+      }
+    }
+  }
+  EXPECT_LE(relative_error(run(plan, {{"x", x}})[0], want), 2e-6);
+}
+
+TEST(OnednnInt8Exact, MatrixMultiplyOnAU8InputEqualsItsIntegerSums) {
+  std::mt19937 rng(37);
+  const int64_t m = 5, kk = 256, n = 16;
+  const std::vector<float> b = same_sign_weights(kk, n, 1, rng);  // [K, N]: the channels are the columns
+  const HostTensor a = top_of_u8_range({m, kk}, rng);
+  Network net;
+  Tensor* in = net.add_input("a", DType::Float32, {m, kk});
+  in->set_dynamic_range(0.0f, 255 * kInputStep);
+  Tensor* y = net.add_matrix_multiply("mm", in, false,
+                                      net.add_constant("b", Weights("b", as_tensor(b, {kk, n}))), false);
+  y->set_name("y");
+  net.mark_output(y);
+  const auto plan = build_int8(net);
+  ASSERT_EQ(int8_layers(*plan), 1);
+
+  const ops::QuantizedWeights q = ops::quantize_per_channel(b, kk, n, 1, {}, cpu::onednn::int8_weight_max());
+  std::vector<double> want(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t sum = 0;
+      for (int64_t l = 0; l < kk; ++l)
+        sum += std::lround(a.get_as_double(i * kk + l) / kInputStep) * q.values[l * n + j];
+      want[static_cast<size_t>(i * n + j)] = static_cast<double>(sum) * kInputStep * q.scales[j];
+    }
+  }
+  EXPECT_LE(relative_error(run(plan, {{"a", a}})[0], want), 2e-6);
+}
+
+// A signed input: oneDNN without VNNI halves the weights of such a layer, so there it stays fp32 (and
+// computes what the fp32 build computes); with VNNI it runs INT8.
+TEST(OnednnInt8Exact, ASignedInputRunsInt8OnlyWithVnni) {
+  std::mt19937 rng(41);
+  const int64_t c = 16, o = 4;
+  Network net;
+  Tensor* in = net.add_input("x", DType::Float32, {1, c, 5, 5});
+  in->set_dynamic_range(-1.0f, 1.0f);
+  Tensor* y = net.add_convolution("conv", in, Weights("k", random_tensor(DType::Float32, {o, c, 3, 3}, rng)),
+                                  Weights(), ConvolutionParams{});
+  y->set_name("y");
+  net.mark_output(y);
+  std::string why;
+  const bool vnni = cpu::onednn::int8_products_exact(&why);
+  EXPECT_EQ(cpu::onednn::int8_layer_exact(DType::Int8, false, &why), vnni);
+  EXPECT_EQ(cpu::onednn::int8_weight_max(), vnni ? 127 : 63);
+  const auto plan = build_int8(net);
+  EXPECT_EQ(int8_layers(*plan), vnni ? 1 : 0) << why;
+  if (!vnni) {
+    EXPECT_NE(why.find("signed input"), std::string::npos) << why;
+    const HostTensor x = random_tensor(DType::Float32, {1, c, 5, 5}, rng);
+    EXPECT_LE(relative_error(run(plan, {{"x", x}})[0], values(run(build(net), {{"x", x}})[0])), 1e-5);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::engine
