@@ -579,10 +579,10 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   const bool runs_plainly =
       g.backend->graph_recorder() != nullptr && !(dynamic ? config.graphs_for_dynamic : config.graphs_for_static);
   double contests_ms = 0.0;  // wall time of this build's contests so far (contest_budget)
-  // Timing-cache keys this build wrote, with the layer timed for each: a later layer of the same signature
-  // (and input formats) finds that fresh entry in the cache, which is a reuse within this build, not a choice
-  // from an earlier build's timing cache (with no cache file at all, such entries are the only ones).
-  std::map<std::string, std::string> timed_here;
+  // Timing-cache keys this build wrote, with the index of the layer timed for each: a later layer of the same
+  // signature (and input formats) finds that fresh entry in the cache, which is a reuse within this build, not
+  // a choice from an earlier build's timing cache (with no cache file at all, such entries are the only ones).
+  std::map<std::string, size_t> timed_here;
   for (size_t i = 0; i < g.layers.size(); ++i) {
     if (!g.is_kernel_layer(static_cast<int64_t>(i))) continue;
     const Layer& l = g.layers[i].layer;
@@ -689,10 +689,17 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
         (earlier != timed_here.end() || timing_entry_trusted(*previous))) {
       std::vector<std::string> names{previous->tactic};
       names.insert(names.end(), order.begin(), order.end());
-      kernel = first_that_builds(g, config, info, names, chosen);
+      // Reused within the build: the kernel starts from what the earlier layer's kernel recorded (a cuDNN
+      // engine configuration, compiled code), as a plan loaded from disk would, instead of tuning again.
+      LayerInfo reuse = info;
+      if (earlier != timed_here.end()) {
+        const auto& e = g.layers[earlier->second];
+        if (e.tactic == previous->tactic && !e.kernel_data.empty()) reuse.plan_data = &e.kernel_data;
+      }
+      kernel = first_that_builds(g, config, reuse, names, chosen);
       if (earlier != timed_here.end()) {
         ++g.tactic_stats.reused;
-        KILN_INFO(what, chosen, "' (the timing of layer '", earlier->second,
+        KILN_INFO(what, chosen, "' (the timing of layer '", g.layers[earlier->second].layer.name,
                   "' of this build: same signature and input formats)");
       } else {
         ++g.tactic_stats.from_cache;
@@ -748,7 +755,7 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
             choice.uncertain() ? 0 : (previous && previous->tactic == chosen ? previous->agreements : 0) + 1;
         entry.timed_at = static_cast<int64_t>(std::time(nullptr));
         cache.put(key, format_timing_entry(entry));
-        timed_here[key] = l.name;
+        timed_here[key] = i;
         char margin[96];
         std::snprintf(margin, sizeof(margin), "margin %+.1f%%, spread %.1f%%, cpu share %.2f",
                       100 * choice.margin, 100 * choice.spread, choice.cpu_share);

@@ -10,7 +10,8 @@
 //   - dynamic batch: one plan per input shape, each against the cpu backend;
 //   - plans are made once per thread: the one made at creation serves every context on the creating thread
 //     (none made at their first calls), another thread makes one of its own;
-//   - pointers at an element offset (views) are a clear error.
+//   - pointers at an element offset (views) are a clear error;
+//   - a layer reused within a timed build starts from the engine the earlier layer tuned.
 // Tolerances: as nhwc_test.cpp (max |cuda - cpu| <= 1e-2 of max |cpu| in fp16: inputs and weights rounded to
 // fp16, 2^-11 relative each, over reductions of up to 144 products; heuristic vs tuned engines 1e-2
 // likewise).
@@ -23,6 +24,7 @@
 
 #include "engine/backends/cuda/conv_test_util.h"
 #include "engine/backends/cuda/linalg/conv_plan_data.h"
+#include "kiln/engine/tactic_stats.h"
 
 namespace kiln::engine {
 namespace {
@@ -99,6 +101,44 @@ TEST(EngineCuda, ConvGraphTunedEngineIsStoredAndReused) {
                        from_format(a, TensorFormat::ChannelsLast), 1e-2, "heuristic vs tuned");
   }
   EXPECT_EQ(cuda::conv_stats().rejected, s0.rejected + 3);
+}
+
+// Two convolutions of one signature in a timed build: the second takes the first's choice (reused within the
+// build) and its kernel starts from the engine configuration or algorithm the first one tuned, as a loaded
+// plan's would, instead of tuning again (each cuDNN runtime-fusion configuration tried is a compile). Both
+// compute what the cpu backend computes in fp32 (tolerance as above).
+TEST(EngineCuda, ConvALayerReusedWithinTheBuildStartsFromTheEarlierLayersEngine) {
+  KILN_REQUIRE_GPU();
+  if (!row(LayerKind::Convolution, "cudnn_graph")) GTEST_SKIP() << "built without cuDNN";
+  std::mt19937 rng(95);
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {2, 32, 14, 14});
+  for (const std::string name : {"conv_a", "conv_b"}) {
+    Tensor* y = net.add_convolution(
+        name, x, Weights(name + "_w", random_tensor(DType::Float32, {32, 32, 3, 3}, rng, -0.2, 0.2)),
+        Weights(), pad1());
+    y->set_name(name + "_y");
+    net.mark_output(y);
+  }
+  BuilderConfig config;
+  config.backend = "cuda";
+  config.precisions = {Precision::FP32, Precision::FP16};
+  config.timing_iterations = 1;
+  config.timing_cache_path = "";
+  const cuda::ConvStats s0 = cuda::conv_stats();
+  const auto plan = build(net, config);
+  const cuda::ConvStats s1 = cuda::conv_stats();
+  EXPECT_EQ(tactic_stats(*plan).reused, 1);
+  std::map<std::string, std::string> tactic;
+  for (const PlanLayerInfo& l : plan->layers()) tactic[l.name] = l.tactic;
+  EXPECT_EQ(tactic["conv_a"], tactic["conv_b"]);
+  EXPECT_GE(s1.stored, s0.stored + 1) << "conv_b (" << tactic["conv_b"] << ") tuned again";
+  BuilderConfig cpu;
+  const auto want_plan = build(net, cpu);
+  const HostTensor in = random_tensor(DType::Float32, {2, 32, 14, 14}, rng);
+  const std::vector<HostTensor> got = run(plan, {{"x", in}}), want = run(want_plan, {{"x", in}});
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) expect_near_scaled(got[k], want[k], 1e-2, "reused convolution vs cpu");
 }
 
 // The plan made at creation for the opt dims serves the first context that runs them: finalizing a
