@@ -52,6 +52,10 @@ void apply_precisions(compiler::CompilationSettings& settings, const std::vector
 void print_quantization_summary(const compiler::CompileReport& report,
                                 const compiler::CompilationSettings& settings) {
   const bool fp8_asked = settings.enabled_precisions.count(settings::Precision::F8) > 0;
+  // The layers left unquantized compute in fp32 unless a half precision is enabled too (then in fp16/bf16 where
+  // their tactics time faster, e.g. every layer of a cuda build with --precision fp16 int8).
+  const bool half_asked = settings.enabled_precisions.count(settings::Precision::F16) > 0 ||
+                          settings.enabled_precisions.count(settings::Precision::BF16) > 0;
   size_t int8 = 0, fp8 = 0, weighted = 0, calibrated = 0, cached = 0, program = 0;
   for (const compiler::EngineBuildInfo& e : report.engines) {
     if (e.calibration.empty()) continue;
@@ -69,7 +73,7 @@ void print_quantization_summary(const compiler::CompileReport& report,
   } else {
     std::cout << "int8: " << int8 << " of " << weighted << " convolution/matmul layers in INT8";
   }
-  std::cout << (fp8_asked ? " (the others floating)" : " (the others fp32)") << "; ranges "
+  std::cout << (fp8_asked || half_asked ? " (the others floating)" : " (the others fp32)") << "; ranges "
             << (calibrated + cached == 0 ? "from the program's quantize/dequantize nodes"
                 : cached == 0            ? "calibrated now"
                 : calibrated == 0        ? "from the calibration cache (not calibrated again)"
