@@ -365,12 +365,21 @@ DType reduced_dtype(const BuilderConfig& config) {
                                           : DType::Float32;
 }
 
-// Creates every kernel again (after tensors' dtypes or formats changed) and sizes the workspace for them.
-void recreate_kernels(Plan::Impl& g) {
+// Creates every kernel again (after tensors' dtypes or formats changed) and sizes the workspace for them. A
+// kernel may need more workspace than when its tactic was chosen (a cuda INT8 convolution timed reading an
+// INT8 input whose input stayed floating quantizes it into its workspace): over `workspace_limit` the build
+// fails, naming the layer, rather than exceed it.
+void recreate_kernels(Plan::Impl& g, size_t workspace_limit) {
   g.create_kernels();
   g.workspace_bytes = 0;
-  for (const auto& k : g.kernels) {
-    if (k) g.workspace_bytes = std::max<uint64_t>(g.workspace_bytes, k->workspace_size());
+  for (size_t i = 0; i < g.kernels.size(); ++i) {
+    if (!g.kernels[i]) continue;
+    const size_t need = g.kernels[i]->workspace_size();
+    KILN_CHECK(need <= workspace_limit, Unsupported, "layer '", g.layers[i].layer.name, "' (tactic '",
+               g.layers[i].tactic, "'): its kernel needs ", need,
+               " bytes of workspace with its tensors' final dtypes and formats, over the workspace limit of ",
+               workspace_limit, " bytes (setting workspace_size)");
+    g.workspace_bytes = std::max<uint64_t>(g.workspace_bytes, need);
   }
 }
 
@@ -462,7 +471,7 @@ std::shared_ptr<Plan> build_plan(const BuilderConfig& config, const Network& net
   for (size_t i = 0; i < g->layers.size() && !int8_layers; ++i)
     int8_layers = g->is_kernel_layer(static_cast<int64_t>(i)) && tactic_is_int8(*g, static_cast<int64_t>(i));
   if (quantized > 0 || reformats > 0 || formats.written > 0 || formats.copied > 0 || int8_layers)
-    recreate_kernels(*g);  // with their tensors' final dtypes and formats
+    recreate_kernels(*g, config.workspace_limit);  // with their tensors' final dtypes and formats
   for (PlanLayer& pl : g->layers) pl.retime = false;
 
   for (size_t p = 0; p < g->profiles.size(); ++p) {
