@@ -310,10 +310,11 @@ TEST(Int8Engine, CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationSte
   }
 
   // Held-out inputs. Each quantized tensor is off by at most half a step (amax/254 for s8, amax/510 for u8)
-  // per element and the weights by half of theirs (1/254 of the channel's max); through three layers of
-  // 144-term sums the relative errors add up to about 1% of the output range on average: SQNR above 30 dB. A
-  // single element whose terms' errors happen to align can be off by several times that (6.4% of the output's
-  // max measured here): no element off by more than 10%.
+  // per element and the weights by half of theirs (1/254 of the channel's max; 1/126 with 7-bit weights,
+  // without VNNI, where conv_a stays fp32); through three layers of 144-term sums the relative errors add up
+  // to about 1% of the output range on average: SQNR above 30 dB. A single element whose terms' errors happen
+  // to align can be off by several times that (6.4% of the output's max measured here): no element off by
+  // more than 10%.
   for (const auto& sample : batches(rng, 3)) {
     const HostTensor want = run(fp32, sample)[0];
     const HostTensor got = run(int8, sample)[0];
@@ -376,7 +377,9 @@ TEST(Int8Engine, ATimedBuildKeepsInt8TensorsBetweenInt8LayersOnly) {
   for (const PlanLayerInfo& l : layers) {
     for (const std::string& o : l.outputs) by_output[o] = &l;
   }
+  int int8_layers = 0;
   for (const PlanLayerInfo& l : layers) {
+    int8_layers += l.int8 ? 1 : 0;
     for (const std::string& in : l.inputs) {
       const auto p = by_output.find(in);
       if (p == by_output.end() || p->second->output_dtypes.empty()) continue;
@@ -396,6 +399,8 @@ TEST(Int8Engine, ATimedBuildKeepsInt8TensorsBetweenInt8LayersOnly) {
   const HostTensor x = run(int8, sample)[0], y = run(reloaded, sample)[0];
   ASSERT_EQ(x.nbytes(), y.nbytes());
   EXPECT_EQ(std::memcmp(x.data(), y.data(), x.nbytes()), 0);
+  if (int8_layers == 0)
+    GTEST_SKIP() << "timing kept every layer fp32 on this machine: no INT8 layer was checked";
 }
 
 // Refit of an INT8 plan whose convolutions pass u8 tensors between them. Regression: the refitter re-ran

@@ -15,7 +15,8 @@ struct Weights {
   /// The INT8 scales the program stored these weights with, one per output channel (a Q/DQ program's
   /// dequantize of int8 weights: value = q x scale). The INT8 kernels quantize with them when they reproduce
   /// the weights exactly (each value an integer in [-128, 127] times its channel's scale), so the integers
-  /// are the program's own; otherwise, and when empty, they compute their own (max |w| / 127 per channel).
+  /// are the program's own; otherwise, and when empty, they compute their own (max |w| / 127 per channel;
+  /// / 63 on a CPU without VNNI, docs/quantization.md).
   std::vector<float> int8_scales;
 
   Weights() = default;

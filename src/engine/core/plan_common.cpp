@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "engine/core/plan_impl.h"
@@ -83,6 +84,10 @@ void Plan::Impl::upload_constants(int64_t only) {
 void Plan::Impl::create_kernels(int64_t only, ErrorKind build_failure) {
   upload_constants(only);
   kernels.resize(layers.size());
+  // Layers timed again at their final dtypes (retime, e.g. around tensors kept INT8) that share a tactic, a
+  // signature and input formats tune once: the later ones start from what the first one's kernel recorded, as
+  // from a loaded plan (resnet50's repeated blocks would each tune cuDNN engine configurations again).
+  std::map<std::string, size_t> tuned_twin;
   for (size_t i = 0; i < layers.size(); ++i) {
     if (only >= 0 && static_cast<int64_t>(i) != only) continue;
     kernels[i].reset();
@@ -93,8 +98,17 @@ void Plan::Impl::create_kernels(int64_t only, ErrorKind build_failure) {
     }
     if (missing) continue;
     try {
+      std::string twin;
+      if (layers[i].retime && layers[i].kernel_data.empty()) {
+        twin = layers[i].tactic + "|" + layer_signature(*this, static_cast<int64_t>(i));
+        for (const TensorInfo& t : layer_info(static_cast<int64_t>(i)).inputs)
+          twin += tensor_format_name(t.format);
+        const auto it = tuned_twin.find(twin);
+        if (it != tuned_twin.end()) layers[i].kernel_data = layers[it->second].kernel_data;
+      }
       kernels[i] = backend->create_kernel(layer_info(static_cast<int64_t>(i)), layers[i].tactic);
       layers[i].kernel_data = kernels[i]->plan_data();
+      if (!twin.empty() && !layers[i].kernel_data.empty()) tuned_twin.emplace(twin, i);
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {

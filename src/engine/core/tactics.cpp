@@ -690,13 +690,19 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       std::vector<std::string> names{previous->tactic};
       names.insert(names.end(), order.begin(), order.end());
       // Reused within the build: the kernel starts from what the earlier layer's kernel recorded (a cuDNN
-      // engine configuration, compiled code), as a plan loaded from disk would, instead of tuning again.
-      LayerInfo reuse = info;
-      if (earlier != timed_here.end()) {
-        const auto& e = g.layers[earlier->second];
-        if (e.tactic == previous->tactic && !e.kernel_data.empty()) reuse.plan_data = &e.kernel_data;
+      // engine configuration, compiled code), as a plan loaded from disk would, instead of tuning again; only
+      // for that tactic (a fallback after it would get another tactic's data).
+      if (earlier != timed_here.end() && g.layers[earlier->second].tactic == previous->tactic &&
+          !g.layers[earlier->second].kernel_data.empty()) {
+        LayerInfo reuse = info;
+        reuse.plan_data = &g.layers[earlier->second].kernel_data;
+        try {
+          kernel = first_that_builds(g, config, reuse, {previous->tactic}, chosen);
+        } catch (const Error&) {
+          kernel.reset();
+        }
       }
-      kernel = first_that_builds(g, config, reuse, names, chosen);
+      if (!kernel) kernel = first_that_builds(g, config, info, names, chosen);
       if (earlier != timed_here.end()) {
         ++g.tactic_stats.reused;
         KILN_INFO(what, chosen, "' (the timing of layer '", g.layers[earlier->second].layer.name,
