@@ -108,7 +108,7 @@ TEST(EngineCuda, ConvGraphTunedEngineIsStoredAndReused) {
 // plan's would, instead of tuning again (each cuDNN runtime-fusion configuration tried is a compile): the
 // build tunes exactly as many kernels as the build of the first convolution alone. Both compute what the cpu
 // backend computes in fp32 (tolerance as above).
-TEST(EngineCuda, ConvALayerReusedWithinTheBuildStartsFromTheEarlierLayersEngine) {
+TEST(EngineCuda, ConvGraphALayerReusedWithinTheBuildStartsFromTheEarlierLayersEngine) {
   KILN_REQUIRE_GPU();
   if (!row(LayerKind::Convolution, "cudnn_graph")) GTEST_SKIP() << "built without cuDNN";
   std::mt19937 rng(95);
