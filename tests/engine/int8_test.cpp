@@ -242,11 +242,8 @@ struct Int8Builds {
   std::shared_ptr<Plan> fp32, int8;
   BuilderConfig int8_config;  // (to build the same network again)
 };
-Int8Builds build_fp32_and_int8(Network& net, std::mt19937& rng, bool explicit_quantization = false,
-                               bool refittable = false) {
-  BuilderConfig config;
-  config.threads = 2;
-  config.timing_iterations = 0;  // untimed: the INT8 tactic (listed first) wherever it applies
+// The builds with `config` (untimed unless it times) around the max calibrator's ranges.
+Int8Builds build_fp32_and_int8_with(Network& net, std::mt19937& rng, BuilderConfig config) {
   CalibrationConfig calibration;
   calibration.calibrator = CalibratorKind::Max;
   Int8Builds out;
@@ -254,11 +251,19 @@ Int8Builds build_fp32_and_int8(Network& net, std::mt19937& rng, bool explicit_qu
   set_dynamic_ranges(net, calibrate(net, config, batches(rng, 4), calibration));
   config.precisions = {Precision::FP32, Precision::INT8};
   config.int8_first_last = true;
-  config.int8_explicit = explicit_quantization;
-  config.refittable = refittable;
   out.int8 = build(net, config);
   out.int8_config = config;
   return out;
+}
+
+Int8Builds build_fp32_and_int8(Network& net, std::mt19937& rng, bool explicit_quantization = false,
+                               bool refittable = false) {
+  BuilderConfig config;
+  config.threads = 2;
+  config.timing_iterations = 0;  // untimed: the INT8 tactic (listed first) wherever it applies
+  config.int8_explicit = explicit_quantization;
+  config.refittable = refittable;
+  return build_fp32_and_int8_with(net, rng, config);
 }
 
 // The INT8 build against the fp32 one on 3 held-out batches: SQNR above 30 dB (the tolerance derived in
@@ -365,13 +370,8 @@ TEST(Int8Engine, ATimedBuildKeepsInt8TensorsBetweenInt8LayersOnly) {
   BuilderConfig config;
   config.threads = 2;
   config.timing_cache_path = "";  // timed now, whatever earlier builds chose
-  CalibrationConfig calibration;
-  calibration.calibrator = CalibratorKind::Max;
-  const auto fp32 = build(net, config);
-  set_dynamic_ranges(net, calibrate(net, config, batches(rng, 4), calibration));
-  config.precisions = {Precision::FP32, Precision::INT8};
-  config.int8_first_last = true;
-  const auto int8 = build(net, config);
+  const Int8Builds b = build_fp32_and_int8_with(net, rng, config);
+  const auto& int8 = b.int8;
   std::map<std::string, const PlanLayerInfo*> by_output;
   const std::vector<PlanLayerInfo> layers = int8->layers();
   for (const PlanLayerInfo& l : layers) {
@@ -390,9 +390,6 @@ TEST(Int8Engine, ATimedBuildKeepsInt8TensorsBetweenInt8LayersOnly) {
       }
     }
   }
-  Int8Builds b;
-  b.fp32 = fp32;
-  b.int8 = int8;
   expect_within_quantization_noise(b, rng);
   const auto reloaded = Plan::deserialize(int8->serialize(), BackendOptions{2});
   const auto sample = batches(rng, 1)[0];
