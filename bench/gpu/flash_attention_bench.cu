@@ -1,9 +1,9 @@
-// Device time of the cuda "flash" attention kernel (src/engine/backends/cuda/attention/flash_attention.cu)
-// alone, at the shapes of the bench/gpu transformers, with each kind of mask a model can hand it: none, a
+// Device time of the cuda flash attention kernels (src/engine/backends/cuda/attention/flash_attention.cu: the
+// tactics "flash", CTAs of 4 warps, and "flash_wide", of 8) alone, at the shapes of the bench/gpu transformers, with each kind of mask a model can hand it: none, a
 // boolean key mask broadcast over the query rows (what a padding mask becomes), a boolean and an additive
 // (f32, f16) mask of [batch, 1, Lq, Lk]. Built and run by scripts/device/flash_attention_bench.sh; prints one
-// line per case: the median over 30 samples of 20 back-to-back launches (CUDA events), in microseconds, and
-// the rate in TFLOPS of the two products (4 * batch * heads * Lq * Lk * E).
+// line per case: for each kernel, the median over 30 samples of 20 back-to-back launches (CUDA events), in
+// microseconds, and the rate in TFLOPS of the two products (4 * batch * heads * Lq * Lk * E).
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -107,25 +107,29 @@ void run(const Case& c, Mask m) {
   cudaStream_t s;
   check(cudaStreamCreate(&s), "stream");
   constexpr int kReps = 20, kSamples = 30;
-  for (int i = 0; i < 5; ++i) launch_flash_attention(q, k, v, mask, o, kF16, p, s);
-  check(cudaStreamSynchronize(s), "warm-up");
   cudaEvent_t a, b;
   cudaEventCreate(&a);
   cudaEventCreate(&b);
-  std::vector<float> us;
-  for (int i = 0; i < kSamples; ++i) {
-    cudaEventRecord(a, s);
-    for (int r = 0; r < kReps; ++r) launch_flash_attention(q, k, v, mask, o, kF16, p, s);
-    cudaEventRecord(b, s);
-    check(cudaEventSynchronize(b), "run");
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    us.push_back(ms * 1000.0f / kReps);
-  }
-  std::nth_element(us.begin(), us.begin() + kSamples / 2, us.end());
-  const double t = us[kSamples / 2];
   const double flops = 4.0 * rows * c.lq * c.lk * c.e;
-  std::printf("%-14s %-18s %8.1f us %7.1f TFLOPS\n", c.name.c_str(), mask_name(m), t, flops / (t * 1e6));
+  std::printf("%-14s %-18s", c.name.c_str(), mask_name(m));
+  for (int warps : {kFlashWarps, kFlashWideWarps}) {
+    for (int i = 0; i < 5; ++i) launch_flash_attention(q, k, v, mask, o, kF16, p, s, {}, warps);
+    check(cudaStreamSynchronize(s), "warm-up");
+    std::vector<float> us;
+    for (int i = 0; i < kSamples; ++i) {
+      cudaEventRecord(a, s);
+      for (int r = 0; r < kReps; ++r) launch_flash_attention(q, k, v, mask, o, kF16, p, s, {}, warps);
+      cudaEventRecord(b, s);
+      check(cudaEventSynchronize(b), "run");
+      float ms = 0;
+      cudaEventElapsedTime(&ms, a, b);
+      us.push_back(ms * 1000.0f / kReps);
+    }
+    std::nth_element(us.begin(), us.begin() + kSamples / 2, us.end());
+    const double t = us[kSamples / 2];
+    std::printf("  %d warps %7.1f us %6.1f TFLOPS", warps, t, flops / (t * 1e6));
+  }
+  std::printf("\n");
   for (void* ptr : {q, k, v, o, mask}) cudaFree(ptr);
   cudaStreamDestroy(s);
   cudaEventDestroy(a);

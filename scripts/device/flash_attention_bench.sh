@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run ON THE GPU MACHINE from the repository root: builds bench/gpu/flash_attention_bench.cu with the flash
-# attention kernel's source (nvcc, sm_90) and prints the kernel's device time per shape and mask kind, for the
-# working tree and then for each other source root given (a folder holding src/engine/backends/cuda/attention/
-# flash_attention.{cu,h} of another version, e.g. made here with `git show REV:PATH` and carried), so that the
+# attention kernel's source (nvcc, sm_90) and prints the device time of both kernel shapes (4 and 8 warps a CTA:
+# tactics "flash" and "flash_wide") per shape and mask kind, for the working tree and then for each other source
+# root given (a folder holding src/engine/backends/cuda/attention/flash_attention.{cu,h} of another version with
+# the same launch_flash_attention signature, e.g. made here with `git show REV:PATH` and carried), so that the
 # versions are compared in one run on one card.
 # Usage: scripts/device/flash_attention_bench.sh [ROOT...]
 set -euo pipefail

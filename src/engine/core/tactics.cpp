@@ -661,8 +661,14 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     for (const Tactic& t : tactics) {
       if (t.name == kReferenceTactic) order.push_back(t.name);
     }
+    // The candidates are part of the key too: a choice made among fewer candidates (a cache written before a
+    // tactic was added, the 8-warp flash attention) says nothing about the new one, which would otherwise
+    // never be timed where a trusted entry exists.
+    std::string candidates;
+    for (const Tactic& t : optimized) candidates += "|" + t.name;
     std::string key = hex64(fnv1a64(g.device.data(), g.device.size())) + "-" + hex64([&] {
                         std::string s = layer_signature(g, static_cast<int64_t>(i)) + "|" + input_formats +
+                                        candidates +
                                         (config.allow_reduced_precision_tactics ? "|reduced" : "") +
                                         (tf32 ? "|tf32" : "") + (int8 ? "|int8" : "") + (fp8 ? "|fp8" : "") +
                                         (int8_only ? "-only" : "") +

@@ -35,7 +35,9 @@ std::vector<std::pair<RowId, std::string>> hardware_dependent_rows(const std::st
   }
   if (backend == "cuda") {
     std::vector<std::pair<RowId, std::string>> out = {
-        {{LayerKind::Attention, "flash"}, "flash attention needs a GPU of compute capability 8.0 or newer"}};
+        {{LayerKind::Attention, "flash"}, "flash attention needs a GPU of compute capability 8.0 or newer"},
+        {{LayerKind::Attention, "flash_wide"},
+         "flash attention needs a GPU of compute capability 8.0 or newer"}};
     for (LayerKind k : {LayerKind::Elementwise, LayerKind::Activation, LayerKind::Unary, LayerKind::Cast,
                         LayerKind::Select, LayerKind::FusedPointwise}) {
       out.push_back({{k, "nvrtc"}, "the nvrtc tactics need the NVRTC library at run time"});

@@ -218,7 +218,10 @@ void check_cases(const std::vector<FlashCase>& cases, uint32_t seed) {
       AttentionParams p;
       p.causal = c.causal;
       p.scale = c.scale;
-      expect_flash_matches(run_flash(in, p, "flash", c.misalign), reference(in, c.causal, c.scale), what);
+      const std::vector<double> want = reference(in, c.causal, c.scale);
+      for (const char* tactic : {"flash", "flash_wide"}) {
+        expect_flash_matches(run_flash(in, p, tactic, c.misalign), want, what + " " + tactic);
+      }
     }
   }
 }
@@ -237,7 +240,8 @@ TEST(EngineFlashAttention, ListedBeforeGenericAndOnlyForHalfTypesUpToHeadDim128)
   for (const auto& r : cuda::cuda_kernels().rows()) {
     if (r.kind == LayerKind::Attention) names.push_back(r.name);
   }
-  ASSERT_EQ(names, (std::vector<std::string>{"flash", "generic"}));  // without timing, "flash" is taken
+  // without timing, "flash" is taken
+  ASSERT_EQ(names, (std::vector<std::string>{"flash", "flash_wide", "generic"}));
   std::mt19937 rng(401);
   auto applies = [&](DType dt, int64_t e, int64_t ev, std::string* why) {
     AttentionLayer t(

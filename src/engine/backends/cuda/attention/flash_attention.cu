@@ -19,19 +19,23 @@
 namespace kiln::engine::cuda {
 namespace {
 
-constexpr int kWarps = 4, kThreads = kWarps * 32;
-static_assert(kFlashRows == kWarps * 16, "each warp owns 16 query rows");
 static_assert(kFlashKeys % 16 == 0, "key tiles are whole mma k-steps");
+
+/// Query rows of a CTA of kWarps warps (each warp owns 16), and its threads.
+template <int kWarps>
+constexpr int kRowsOf = kWarps * 16;
+template <int kWarps>
+constexpr int kThreadsOf = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
 
-/// Shared-memory layout for padded head dim D (elements of 16 bits). Each row is padded by 8 elements, so the
-/// 8 row addresses of one ldmatrix (rows 2 (D + 8) bytes apart) fall 16 bytes apart modulo 128: no bank
-/// conflicts. Q tile, then two K tiles, then two V tiles (double buffering).
-template <int D>
+/// Shared-memory layout for padded head dim D (elements of 16 bits) and kWarps warps. Each row is padded by 8
+/// elements, so the 8 row addresses of one ldmatrix (rows 2 (D + 8) bytes apart) fall 16 bytes apart modulo
+/// 128: no bank conflicts. Q tile, then two K tiles, then two V tiles (double buffering).
+template <int D, int kWarps>
 struct Smem {
   static constexpr int kLd = D + 8;
   static constexpr int kTile = kFlashKeys * kLd;
-  static constexpr int kK = kFlashRows * kLd;
+  static constexpr int kK = kRowsOf<kWarps> * kLd;
   static constexpr int kV = kK + 2 * kTile;
   static constexpr size_t kBytes = static_cast<size_t>(kV + 2 * kTile) * sizeof(uint16_t);
 };
@@ -82,7 +86,9 @@ struct Mma<__half> {
     return r;
   }
   /// The value of one element's bits.
-  static __device__ __forceinline__ float unpack(uint16_t bits) { return __half2float(__ushort_as_half(bits)); }
+  static __device__ __forceinline__ float unpack(uint16_t bits) {
+    return __half2float(__ushort_as_half(bits));
+  }
 };
 
 template <>
@@ -109,10 +115,10 @@ struct Mma<__nv_bfloat16> {
 /// kRows x D shared tile, zeros elsewhere (padding rows and head-dim columns must be 0, never stale: a stale
 /// NaN times a zero probability would still be NaN). `vec`: 16-byte cp.async (cols % 8 == 0, aligned rows);
 /// otherwise plain element copies.
-template <int D, int kRows>
+template <int D, int kRows, int kThreads>
 __device__ __forceinline__ void load_tile(uint16_t* s, const uint16_t* g, int rows, int cols, int64_t ld,
                                           bool vec) {
-  constexpr int kLd = Smem<D>::kLd;
+  constexpr int kLd = D + 8;  // Smem's
   if (vec) {
     constexpr int kChunks = D / 8;
     static_assert(kRows * kChunks % kThreads == 0, "whole rounds of 16-byte chunks");
@@ -181,26 +187,28 @@ __device__ __forceinline__ float quad_sum(float v) {
 }
 
 /// CTAs per SM the register allocation must allow (__launch_bounds__): 4 (128 registers a thread) up to head
-/// dim 64, as many as an H100's or H200's shared memory holds (228 KB; an A100's holds 3, others fewer, where the
-/// cap costs registers and gains nothing); 2 for 128. Without it the prefetched mask values took the kernels past
-/// 128 registers: unmasked, 16 -> 19 us at BERT-base's shape, 43 -> 56 at vit_b_16's (H200).
-template <int D>
-constexpr int kMinCtas = D <= 64 ? 4 : 2;
+/// dim 64, as many as an H100's or H200's shared memory holds (228 KB; an A100's holds 3, others fewer, where
+/// the cap costs registers and gains nothing); 2 for 128. Without it the prefetched mask values took the
+/// kernels past 128 registers: unmasked, 16 -> 19 us at BERT-base's shape, 43 -> 56 at vit_b_16's (H200).
+/// Counted for 4 warps: a CTA of 8 warps has half as many beside it (the same 128 registers a thread).
+template <int D, int kWarps>
+constexpr int kMinCtas = (D <= 64 ? 16 : 8) / kWarps;
 
 /// The kernels' mask kinds (AttnParams::mask_kind), a template parameter so that each kernel holds registers
 /// only for the mask it reads.
 enum MaskKind : int { kNoMask = 0, kBoolMask = 1, kAdditiveMask = 2 };
 
-/// One CTA: query rows [q0, q0 + kFlashRows) of (batch, head) bh = blockIdx.x / q_tiles. Warp w owns rows
+/// One CTA: query rows [q0, q0 + 16 kWarps) of (batch, head) bh = blockIdx.x / q_tiles. Warp w owns rows
 /// q0 + 16w .. +15; lane (g, t) holds rows g and g + 8 of them. kMask: p.mask_kind.
-template <typename T, int D, int kMask>
-__global__ void __launch_bounds__(kThreads, kMinCtas<D>)
+template <typename T, int D, int kMask, int kWarps>
+__global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
     flash_attention_kernel(const uint16_t* __restrict__ q, const uint16_t* __restrict__ k,
                            const uint16_t* __restrict__ v, const void* __restrict__ mask,
                            uint16_t* __restrict__ out, E4m3Out out8, AttnParams p, int q_tiles, bool vec) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  using S = Smem<D>;
-  constexpr int kLd = S::kLd, kNk = kFlashKeys / 8, kNd = D / 8;
+  using S = Smem<D, kWarps>;
+  constexpr int kLd = S::kLd, kNk = kFlashKeys / 8, kNd = D / 8, kRows = kRowsOf<kWarps>,
+                kThreads = kThreadsOf<kWarps>;
   extern __shared__ __align__(16) unsigned char flash_smem[];
   uint16_t* sq = reinterpret_cast<uint16_t*>(flash_smem);
   uint16_t* sk = sq + S::kK;
@@ -211,7 +219,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>)
   // ldmatrix row addresses: lane l feeds row l % 8 of matrix l / 8.
   const int mat = lane >> 3, mrow = lane & 7;
   const int64_t bh = blockIdx.x / q_tiles;
-  const int q0 = static_cast<int>(blockIdx.x % q_tiles) * kFlashRows;
+  const int q0 = static_cast<int>(blockIdx.x % q_tiles) * kRows;
   const int lq = static_cast<int>(p.lq), lk = static_cast<int>(p.lk), e = static_cast<int>(p.e),
             ev = static_cast<int>(p.ev);
   // Row addressing of each operand (dense or a strided view; rows of the head dim contiguous).
@@ -234,14 +242,14 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>)
 
   // Key tiles: all of them, or with a causal mask those up to the CTA's last query row.
   int n_tiles = (lk + kFlashKeys - 1) / kFlashKeys;
-  if (p.causal) n_tiles = (min(lk, min(lq, q0 + kFlashRows)) + kFlashKeys - 1) / kFlashKeys;
+  if (p.causal) n_tiles = (min(lk, min(lq, q0 + kRows)) + kFlashKeys - 1) / kFlashKeys;
 
-  load_tile<D, kFlashRows>(sq, q + p.rows[0].start(bh) + q0 * p.rows[0].row, min(kFlashRows, lq - q0), e,
-                           p.rows[0].row, vec);
+  load_tile<D, kRows, kThreads>(sq, q + p.rows[0].start(bh) + q0 * p.rows[0].row, min(kRows, lq - q0), e,
+                                p.rows[0].row, vec);
   cp_async_commit();
   if (n_tiles > 0) {
-    load_tile<D, kFlashKeys>(sk, kg, min(kFlashKeys, lk), e, ldk, vec);
-    load_tile<D, kFlashKeys>(sv, vg, min(kFlashKeys, lk), ev, ldv, vec);
+    load_tile<D, kFlashKeys, kThreads>(sk, kg, min(kFlashKeys, lk), e, ldk, vec);
+    load_tile<D, kFlashKeys, kThreads>(sv, vg, min(kFlashKeys, lk), ev, ldv, vec);
   }
   cp_async_commit();
   cp_async_wait<1>();  // the Q tile
@@ -264,8 +272,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>)
     const int buf = j & 1;
     if (j + 1 < n_tiles) {
       const int k1 = (j + 1) * kFlashKeys, rows = min(kFlashKeys, lk - k1);
-      load_tile<D, kFlashKeys>(sk + (buf ^ 1) * S::kTile, kg + k1 * ldk, rows, e, ldk, vec);
-      load_tile<D, kFlashKeys>(sv + (buf ^ 1) * S::kTile, vg + k1 * ldv, rows, ev, ldv, vec);
+      load_tile<D, kFlashKeys, kThreads>(sk + (buf ^ 1) * S::kTile, kg + k1 * ldk, rows, e, ldk, vec);
+      load_tile<D, kFlashKeys, kThreads>(sv + (buf ^ 1) * S::kTile, vg + k1 * ldv, rows, ev, ldv, vec);
       cp_async_commit();
       cp_async_wait<1>();  // tile j has landed, tile j + 1 is in flight
     } else {
@@ -433,39 +441,53 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>)
 #endif
 }
 
-template <typename T, int D, int kMask>
+template <typename T, int D, int kMask, int kWarps>
 void launch_masked(const void* q, const void* k, const void* v, const void* mask, void* out, E4m3Out out8,
                    const AttnParams& p, bool vec, Stream stream) {
-  const int64_t q_tiles = (p.lq + kFlashRows - 1) / kFlashRows;
-  flash_attention_kernel<T, D, kMask>
-      <<<static_cast<unsigned>(p.batch * q_tiles), kThreads, Smem<D>::kBytes, stream>>>(
+  const int64_t q_tiles = (p.lq + kRowsOf<kWarps> - 1) / kRowsOf<kWarps>;
+  flash_attention_kernel<T, D, kMask, kWarps>
+      <<<static_cast<unsigned>(p.batch * q_tiles), kThreadsOf<kWarps>, Smem<D, kWarps>::kBytes, stream>>>(
           static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v),
           mask, static_cast<uint16_t*>(out), out8, p, static_cast<int>(q_tiles), vec);
 }
 
-template <typename T, int D>
+template <typename T, int D, int kWarps>
 void launch_typed(const void* q, const void* k, const void* v, const void* mask, void* out, E4m3Out out8,
                   const AttnParams& p, bool vec, Stream stream) {
-  if (p.mask_kind == kNoMask) return launch_masked<T, D, kNoMask>(q, k, v, mask, out, out8, p, vec, stream);
-  if (p.mask_kind == kBoolMask) return launch_masked<T, D, kBoolMask>(q, k, v, mask, out, out8, p, vec, stream);
-  launch_masked<T, D, kAdditiveMask>(q, k, v, mask, out, out8, p, vec, stream);
+  if (p.mask_kind == kNoMask) {
+    return launch_masked<T, D, kNoMask, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
+  }
+  if (p.mask_kind == kBoolMask) {
+    return launch_masked<T, D, kBoolMask, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
+  }
+  launch_masked<T, D, kAdditiveMask, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
 }
 
-template <typename T>
+template <typename T, int kWarps>
 void launch_dim(const void* q, const void* k, const void* v, const void* mask, void* out, E4m3Out out8,
                 const AttnParams& p, bool vec, Stream stream) {
   const int64_t dim = p.e > p.ev ? p.e : p.ev;
-  if (dim <= 32) return launch_typed<T, 32>(q, k, v, mask, out, out8, p, vec, stream);
-  if (dim <= 64) return launch_typed<T, 64>(q, k, v, mask, out, out8, p, vec, stream);
-  launch_typed<T, 128>(q, k, v, mask, out, out8, p, vec, stream);
+  if (dim <= 32) return launch_typed<T, 32, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
+  if (dim <= 64) return launch_typed<T, 64, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
+  launch_typed<T, 128, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
 }
 
-template <typename T, int D>
+template <typename T, int D, int kWarps>
 cudaError_t allow_smem() {
-  for (auto* kernel : {flash_attention_kernel<T, D, kNoMask>, flash_attention_kernel<T, D, kBoolMask>,
-                       flash_attention_kernel<T, D, kAdditiveMask>}) {
+  for (auto* kernel :
+       {flash_attention_kernel<T, D, kNoMask, kWarps>, flash_attention_kernel<T, D, kBoolMask, kWarps>,
+        flash_attention_kernel<T, D, kAdditiveMask, kWarps>}) {
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(Smem<D>::kBytes));
+                                         static_cast<int>(Smem<D, kWarps>::kBytes));
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+template <typename T, int kWarps>
+cudaError_t allow_smem_dims() {
+  for (cudaError_t e :
+       {allow_smem<T, 32, kWarps>(), allow_smem<T, 64, kWarps>(), allow_smem<T, 128, kWarps>()}) {
     if (e != cudaSuccess) return e;
   }
   return cudaSuccess;
@@ -492,22 +514,26 @@ bool flash_attention_device_ok(const char** why) {
 }
 
 int prepare_flash_attention() {
-  for (cudaError_t e :
-       {allow_smem<__half, 32>(), allow_smem<__half, 64>(), allow_smem<__half, 128>(),
-        allow_smem<__nv_bfloat16, 32>(), allow_smem<__nv_bfloat16, 64>(), allow_smem<__nv_bfloat16, 128>()}) {
+  for (cudaError_t e : {allow_smem_dims<__half, 4>(), allow_smem_dims<__nv_bfloat16, 4>(),
+                        allow_smem_dims<__half, 8>(), allow_smem_dims<__nv_bfloat16, 8>()}) {
     if (e != cudaSuccess) return static_cast<int>(e);
   }
   return 0;
 }
 
 void launch_flash_attention(const void* q, const void* k, const void* v, const void* mask, void* out,
-                            int dtype, const AttnParams& p, Stream stream, E4m3Out out8) {
+                            int dtype, const AttnParams& p, Stream stream, E4m3Out out8, int warps) {
   if (p.batch == 0 || p.lq == 0 || p.ev == 0) return;
   const bool vec = p.e % 8 == 0 && p.ev % 8 == 0 && aligned16(q) && aligned16(k) && aligned16(v) &&
                    aligned16(out) && aligned16(out8.data) && rows_aligned16(p.rows[0]) &&
                    rows_aligned16(p.rows[1]) && rows_aligned16(p.rows[2]) && rows_aligned16(p.rows[3]);
-  if (dtype == kBF16) return launch_dim<__nv_bfloat16>(q, k, v, mask, out, out8, p, vec, stream);
-  launch_dim<__half>(q, k, v, mask, out, out8, p, vec, stream);
+  const bool wide = warps == kFlashWideWarps;
+  if (dtype == kBF16) {
+    return wide ? launch_dim<__nv_bfloat16, kFlashWideWarps>(q, k, v, mask, out, out8, p, vec, stream)
+                : launch_dim<__nv_bfloat16, kFlashWarps>(q, k, v, mask, out, out8, p, vec, stream);
+  }
+  wide ? launch_dim<__half, kFlashWideWarps>(q, k, v, mask, out, out8, p, vec, stream)
+       : launch_dim<__half, kFlashWarps>(q, k, v, mask, out, out8, p, vec, stream);
 }
 
 }  // namespace kiln::engine::cuda

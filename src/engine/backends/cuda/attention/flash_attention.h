@@ -3,10 +3,11 @@
 // style kernel for fp16 and bf16 on tensor cores. Like the launch headers (launch.h), this header is shared
 // by nvcc and g++ and includes nothing of Kiln's engine headers.
 //
-// One CTA of 4 warps computes kFlashRows query rows of one (batch, head): Q is kept in registers, K/V tiles
-// of kFlashKeys keys go through double-buffered shared memory (cp.async), S = Q K^T and O += P V run as
-// mma.sync m16n8k16 with fp32 accumulation, and the softmax is online (running max and sum per row in fp32).
-// Head dims are padded with zeros to 32, 64 or 128 (one kernel per padded size).
+// One CTA of kFlashWarps warps (tactic "flash") or kFlashWideWarps (tactic "flash_wide") computes 16 query
+// rows a warp of one (batch, head): Q is kept in registers, K/V tiles of kFlashKeys keys go through
+// double-buffered shared memory (cp.async), S = Q K^T and O += P V run as mma.sync m16n8k16 with fp32
+// accumulation, and the softmax is online (running max and sum per row in fp32). Head dims are padded with
+// zeros to 32, 64 or 128 (one kernel per padded size).
 
 #include "engine/backends/cuda/attention/attention_launch.h"
 #include "engine/backends/cuda/launch.h"
@@ -15,8 +16,13 @@ namespace kiln::engine::cuda {
 
 /// The largest head dim (E of q/k and Ev of v) the flash kernel takes.
 constexpr int64_t kFlashMaxHeadDim = 128;
-/// Query rows per CTA and keys per shared-memory tile.
-constexpr int kFlashRows = 64, kFlashKeys = 64;
+/// Warps of a CTA (16 query rows each) of the two kernel shapes, and keys per shared-memory tile. Neither
+/// shape wins everywhere (bench/gpu/README.md, thirteenth session): 8 warps share each K/V tile among twice
+/// the rows (BERT-base at batch 32: 18.6 against 20.2 us with a padding mask on an H100) but make half as
+/// many CTAs (BERT-base at batch 1: 12 for 132 SMs, 8.3 against 7.4 us); the builder times both.
+constexpr int kFlashWarps = 4, kFlashWideWarps = 8, kFlashKeys = 64;
+/// Query rows of the smaller CTA (what bounds the CTA count).
+constexpr int kFlashRows = 16 * kFlashWarps;
 
 /// Whether the current device runs the flash kernel (compute capability >= 8.0: mma.sync bf16, cp.async,
 /// ldmatrix); false with `why` set otherwise, also when no device is usable.
@@ -30,9 +36,11 @@ int prepare_flash_attention();
 /// masked give NaN), for dtype kF16 or kBF16, e and ev <= kFlashMaxHeadDim, q/k/v/out rows addressed by
 /// p.rows (dense [batch, L, E] or strided views with contiguous rows). Uses 16-byte loads and stores when e
 /// and ev are multiples of 8, the four buffers are 16-byte aligned and every row offset and stride is a
-/// multiple of 8 elements, element loads otherwise. With `out8` set, the output is written there as E4M3 codes
-/// (one byte per element, at the same element offsets p.rows[3] gives) instead of into `out`.
+/// multiple of 8 elements, element loads otherwise. With `out8` set, the output is written there as E4M3
+/// codes (one byte per element, at the same element offsets p.rows[3] gives) instead of into `out`. `warps`:
+/// kFlashWideWarps, or kFlashWarps (any other value).
 void launch_flash_attention(const void* q, const void* k, const void* v, const void* mask, void* out,
-                            int dtype, const AttnParams& p, Stream stream, E4m3Out out8 = {});
+                            int dtype, const AttnParams& p, Stream stream, E4m3Out out8 = {},
+                            int warps = kFlashWarps);
 
 }  // namespace kiln::engine::cuda

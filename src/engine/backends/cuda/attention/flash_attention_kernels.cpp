@@ -1,8 +1,9 @@
-// Host side of the cuda tactic "flash" for Attention layers (flash_attention.cu): fp16 and bf16, head dims up
-// to kFlashMaxHeadDim, any sequence lengths, causal, Bool or additive masks broadcast over batch and heads.
-// fp32 layers, larger head dims and devices below sm_80 keep the "generic" tactic. The output may be written
-// as E4M3 (KernelRow::writes): the input of the FP8 attention-out projection, quantized in the kernel's
-// epilogue from the values it would store, with the output's dynamic range.
+// Host side of the cuda tactics "flash" and "flash_wide" for Attention layers (flash_attention.cu; CTAs of 4
+// and 8 warps, timed against each other by the builder): fp16 and bf16, head dims up to kFlashMaxHeadDim, any
+// sequence lengths, causal, Bool or additive masks broadcast over batch and heads. fp32 layers, larger head
+// dims and devices below sm_80 keep the "generic" tactic. The output may be written as E4M3
+// (KernelRow::writes): the input of the FP8 attention-out projection, quantized in the kernel's epilogue from
+// the values it would store, with the output's dynamic range.
 
 #include <limits>
 
@@ -16,7 +17,7 @@ namespace {
 
 class FlashAttentionKernel : public Kernel {
  public:
-  explicit FlashAttentionKernel(const LayerInfo& info) : p_(info.params<AttentionParams>()) {
+  FlashAttentionKernel(const LayerInfo& info, int warps) : p_(info.params<AttentionParams>()), warps_(warps) {
     KILN_CUDA_CHECK(static_cast<cudaError_t>(prepare_flash_attention()));
     // (create_kernel took an E4M3 output only where flash_writes_e4m3 accepts it)
     if (info.outputs[0].format == TensorFormat::E4M3)
@@ -28,12 +29,14 @@ class FlashAttentionKernel : public Kernel {
     E4m3Out out8;
     if (e4m3_inverse_scale_ > 0) out8 = {static_cast<uint8_t*>(args.outputs[0].data), e4m3_inverse_scale_};
     launch_flash_attention(args.inputs[0].data, args.inputs[1].data, args.inputs[2].data, mask,
-                           args.outputs[0].data, dcode(args.inputs[0].dtype), a, stream_of(args), out8);
+                           args.outputs[0].data, dcode(args.inputs[0].dtype), a, stream_of(args), out8,
+                           warps_);
     check_launch("flash attention");
   }
 
  private:
   AttentionParams p_;
+  int warps_;
   float e4m3_inverse_scale_ = 0;
 };
 
@@ -67,8 +70,9 @@ bool flash_attention_applies(const LayerInfo& layer, std::string* why) {
   if (q[r - 1] > kFlashMaxHeadDim || v[r - 1] > kFlashMaxHeadDim) {
     return refuse(why, "head dims above " + std::to_string(kFlashMaxHeadDim));
   }
-  // 32-bit row and key indices in the kernel, one CTA per kFlashRows query rows of each (batch, head).
-  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max() - kFlashRows;
+  // 32-bit row and key indices in the kernel (up to a wide CTA's rows past the end), one CTA per kFlashRows
+  // (or more) query rows of each (batch, head).
+  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max() - 16 * kFlashWideWarps;
   int64_t batch = numel(Dims(q.begin(), q.end() - 2));
   if (q[r - 2] > kLimit || k[r - 2] > kLimit || batch * ((q[r - 2] + kFlashRows - 1) / kFlashRows) > kLimit) {
     return refuse(why, "sequences or batch too large for 32-bit indices");
@@ -79,7 +83,10 @@ bool flash_attention_applies(const LayerInfo& layer, std::string* why) {
 }
 
 std::unique_ptr<Kernel> make_flash_attention(const LayerInfo& layer) {
-  return std::make_unique<FlashAttentionKernel>(layer);
+  return std::make_unique<FlashAttentionKernel>(layer, kFlashWarps);
+}
+std::unique_ptr<Kernel> make_wide_flash_attention(const LayerInfo& layer) {
+  return std::make_unique<FlashAttentionKernel>(layer, kFlashWideWarps);
 }
 
 }  // namespace
@@ -89,6 +96,11 @@ void register_flash_attention(KernelTable& rows) {
             .kind = LayerKind::Attention,
             .applies = &flash_attention_applies,
             .create = &make_flash_attention,
+            .writes = &flash_writes_e4m3});
+  rows.add({.name = "flash_wide",
+            .kind = LayerKind::Attention,
+            .applies = &flash_attention_applies,
+            .create = &make_wide_flash_attention,
             .writes = &flash_writes_e4m3});
 }
 
