@@ -6,7 +6,8 @@
 //           oneDNN reorder into the primitive's channels-last u8/s8 buffer; an input the builder left in INT8
 //           (its producer is an INT8 layer too) is read as it is, channels-last.
 //   weights s8, symmetric, one scale per output channel (ops::quantize_per_channel), prepared once; 7-bit
-//           on a CPU without VNNI (int8_weight_max), where only a u8 input is taken (int8_layer_exact).
+//           on a CPU without VNNI (int8_weight_max), where only a u8 input is taken (int8_layer_exact);
+//           8-bit ones only on a oneDNN implementation that adds them in 32 bits (require_int8_exact).
 //   bias    fp32: oneDNN 2.x adds it to the s32 accumulator before the output scales, so it is stored
 //           divided by the input and weight scales.
 //   output  fp32, or u8/s8 with its own dynamic range when the builder keeps it in INT8 (then its activations
@@ -122,6 +123,7 @@ class Int8ConvolutionKernel : public Kernel {
     std::string why;
     KILN_CHECK(int8_conv_applies(info, &why), InvalidInput, "convolution '", layer.name,
                "': the INT8 tactic does not apply here: ", why);
+    name_ = layer.name;
     input_dtype_ = x.dtype;
     input_format_ = x.format;
     dst_dtype_ = y.dtype;
@@ -233,8 +235,10 @@ class Int8ConvolutionKernel : public Kernel {
 
  private:
   dnnl::primitive_desc make_pd(const Dims& x, const Dims& y) const {
-    return geo_.make_pd(activation_md(x, src_dt_, TensorFormat::ChannelsLast),
-                        activation_md(y, dnnl_dtype(dst_dtype_), dst_format_));
+    dnnl::primitive_desc pd = geo_.make_pd(activation_md(x, src_dt_, TensorFormat::ChannelsLast),
+                                           activation_md(y, dnnl_dtype(dst_dtype_), dst_format_));
+    require_int8_exact(pd, "INT8 convolution '" + name_ + "'");
+    return pd;
   }
 
   std::shared_ptr<memory> reorder_weights(const memory::desc& md) const {
@@ -265,6 +269,7 @@ class Int8ConvolutionKernel : public Kernel {
     return e;
   }
 
+  std::string name_;
   ConvGeometry geo_;
   double macs_per_element_ = 0.0;  // (not transposed: per element of y)
   DType input_dtype_ = DType::Float32, dst_dtype_ = DType::Float32;

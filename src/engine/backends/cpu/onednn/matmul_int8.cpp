@@ -6,7 +6,8 @@
 //   A       quantized per tensor by a oneDNN reorder into the kernel's own buffer: u8 where its range is
 //           non-negative, else s8 (DynamicRange::scale()).
 //   B       s8, symmetric, one scale per output column n (ops::quantize_per_channel), prepared once; 7-bit
-//           on a CPU without VNNI (int8_weight_max), where only a u8 A is taken (int8_layer_exact).
+//           on a CPU without VNNI (int8_weight_max), where only a u8 A is taken (int8_layer_exact);
+//           8-bit ones only on a oneDNN implementation that adds them in 32 bits (require_int8_exact).
 //   bias    fp32, divided by the A and B scales (oneDNN 2.x adds it to the s32 accumulator before the output
 //   scales). output  fp32: output scales per column = A scale x B scale; post-ops (activations, a fp32
 //   residual sum) then act
@@ -78,6 +79,7 @@ class Int8MatmulKernel : public Kernel {
     KILN_CHECK(int8_matmul_applies(info, &why), InvalidInput, "matrix multiply '", layer.name,
                "': the INT8 tactic does not apply here: ", why);
     const auto& p = layer.get<MatrixMultiplyParams>();
+    name_ = layer.name;
     residual_input_ = count_sum_post_ops(p.post_ops) > 0 ? first_residual_input(layer) : -1;
     const DynamicRange& range = *info.inputs[0].range;
     src_dt_ = range.non_negative() ? DT::u8 : DT::s8;
@@ -164,6 +166,7 @@ class Int8MatmulKernel : public Kernel {
     dnnl::matmul::desc d(src, wts, bias_values_.empty() ? memory::desc() : bias_md(), dst);
     dnnl::matmul::primitive_desc pd(d, attr_, cpu_engine());
     skip_implementations_that_cannot_run(pd);
+    require_int8_exact(pd, "INT8 matrix multiply '" + name_ + "'");
     return pd;
   }
 
@@ -189,6 +192,7 @@ class Int8MatmulKernel : public Kernel {
     return e;
   }
 
+  std::string name_;
   int64_t residual_input_ = -1, k_ = 0, n_ = 0;
   bool transpose_b_ = false;
   DT src_dt_ = DT::u8;

@@ -253,6 +253,27 @@ bool int8_layer_exact(DType input, bool program_scales, std::string* why) {
                 "u8 x s8 product pairs");
 }
 
+bool int8_impl_exact(const std::string& impl, int32_t weight_max, std::string* why) {
+  if (weight_max <= 63) return true;
+  for (const char* with_vnni : {"vnni", "amx", "avx512_core_bf16", "avx512_core_fp16"}) {
+    if (impl.find(with_vnni) != std::string::npos) return true;
+  }
+  for (const char* without : {"sse41", "avx2", "avx512", "avx"}) {
+    if (impl.find(without) != std::string::npos) {
+      return refuse(why,
+                    "oneDNN's implementation '" + impl +
+                        "' adds u8 x s8 product pairs in saturating 16 bits (no VNNI), too few for 8-bit "
+                        "weights");
+    }
+  }
+  return true;
+}
+
+void require_int8_exact(const dnnl::primitive_desc& pd, const std::string& what) {
+  std::string why;
+  KILN_CHECK(int8_impl_exact(pd.impl_info_str(), int8_weight_max(), &why), Unsupported, what, ": ", why);
+}
+
 void require_optimized(const LayerInfo& info, const dnnl::primitive_desc& pd, const std::string& what) {
   if (!info.tune) return;
   // An empty tensor at the opt shape: oneDNN's implementations for zero volumes are the reference ones, and

@@ -85,6 +85,19 @@ int32_t int8_weight_max();
 /// with VNNI always; without, only a u8 input with Kiln's weights (int8_weight_max). `why` says why not.
 bool int8_layer_exact(DType input, bool program_scales, std::string* why);
 
+/// Whether oneDNN implementation `impl` (impl_info_str()) adds the INT8 products of weights quantized to
+/// `weight_max` (int8_weight_max) exactly: always for 7-bit weights (63); for 8-bit ones (127, on a VNNI CPU)
+/// unless the implementation names an instruction set without VNNI ("jit_int8:avx2", "brg:avx512_core", ...):
+/// oneDNN picks an implementation per configuration, and one JIT-compiled for such an ISA adds pairs in 16
+/// bits whatever the machine has. Names with "vnni" or "amx" (or an avx512_core_bf16/fp16 ISA, which include
+/// VNNI), and names without an ISA (gemm-based ones dispatch to the machine's best; the reference loops add
+/// in 32 bits) are exact. `why` says why not.
+bool int8_impl_exact(const std::string& impl, int32_t weight_max, std::string* why);
+/// Fails with Unsupported, naming `what`, unless int8_impl_exact(pd's implementation, int8_weight_max()):
+/// where a kernel is made, the tactic then gives way to another; at a later shape, the run fails instead of
+/// computing wrong sums.
+void require_int8_exact(const dnnl::primitive_desc& pd, const std::string& what);
+
 /// Whether oneDNN implementation `impl` (impl_info_str()) is one of oneDNN's reference implementations
 /// (oneDNN 2.6 names them "ref:any", "ref_int8:any", ...): plain loops, which a primitive descriptor lands on
 /// when no optimized implementation takes the configuration, e.g. a plain-format convolution once the sgemm

@@ -166,5 +166,25 @@ TEST(OnednnInt8Exact, ASignedInputRunsInt8OnlyWithVnni) {
   }
 }
 
+// oneDNN picks an implementation per configuration: on a VNNI CPU a primitive that lands on a kernel compiled
+// for an ISA without VNNI would add 8-bit weights' product pairs in 16 bits. Which names are taken as exact
+// (impl_info_str() forms of oneDNN 2.6) for 8-bit weights, and that 7-bit weights are exact everywhere.
+TEST(OnednnInt8Exact, ImplementationsWithoutVnniAreRefusedFor8BitWeights) {
+  using cpu::onednn::int8_impl_exact;
+  for (const char* exact :
+       {"brg:avx512_core_vnni", "jit_int8:avx512_core_vnni", "brg:avx512_core_amx", "jit_int8:avx2_vnni",
+        "brg:avx512_core_bf16", "x64:gemm:jit", "gemm:jit", "ref_int8:any", "ref:any"}) {
+    std::string why;
+    EXPECT_TRUE(int8_impl_exact(exact, 127, &why)) << exact << ": " << why;
+  }
+  for (const char* pairs16 : {"jit_int8:avx2", "x64:jit_int8:avx2", "jit_int8:sse41", "brg:avx512_core",
+                              "jit_uni_int8:avx512_core", "jit:avx"}) {
+    std::string why;
+    EXPECT_FALSE(int8_impl_exact(pairs16, 127, &why)) << pairs16;
+    EXPECT_NE(why.find(pairs16), std::string::npos) << why;
+    EXPECT_TRUE(int8_impl_exact(pairs16, 63, &why)) << pairs16;  // 255 x 63 x 2 fits in 16 bits
+  }
+}
+
 }  // namespace
 }  // namespace kiln::engine
