@@ -5,7 +5,8 @@
 # (.ab-base is ignored through .git/info/exclude; pass it in the device call's `carry`). Builds `kiln` and
 # `kiln_torch` of both (build-device, and BASE/build-device), runs the FP8 and cuBLASLt engine tests of the
 # working tree on cuda, then bench/gpu/bench_gpu.py with the arguments given (default: BERT-base at batch 32
-# with FP8, no torch.compile) for the base and then the working tree, and prints both tables.
+# with FP8, no torch.compile) for the base and then the working tree, and prints both tables. Each side has its
+# own Kiln cache folder (KILN_CACHE_DIR: timing and calibration caches), so neither takes the other's choices.
 # Usage: scripts/device/ab_bench.sh BASE [bench_gpu.py args...]
 set -uo pipefail
 base=${1:?usage: ab_bench.sh BASE [bench_gpu.py args]}
@@ -29,7 +30,7 @@ grep -E "^\[ +(FAILED|SKIPPED) +\]|Failure" "$out/tests.log" | cut -c1-300 | hea
 for side in base:"$base"/build-device work:build-device; do
   name=${side%%:*} dir=${side#*:}
   mkdir -p "$out/$name"
-  python3 -X faulthandler bench/gpu/bench_gpu.py --kiln "$dir"/tools/kiln/kiln \
+  KILN_CACHE_DIR="$out/$name/cache" python3 -X faulthandler bench/gpu/bench_gpu.py --kiln "$dir"/tools/kiln/kiln \
     --lib "$dir"/tools/torch_library/libkiln_torch.so --out "$out/$name" "$@" >"$out/$name/table.txt" 2>&1
   echo "== $name ($(( $(date +%s) - start )) s)"
   tail -6 "$out/$name/table.txt"
