@@ -33,10 +33,14 @@ std::string plan_label(const Plan& plan) {
   return s;
 }
 
-std::shared_ptr<Plan> build_plan(const Network& net, int threads) {
+std::shared_ptr<Plan> build_plan(const Network& net, int threads, bool int8 = false) {
   BuilderConfig config;
   config.threads = threads;
   config.timing_iterations = 5;
+  if (int8) {
+    config.precisions = {Precision::FP32, Precision::INT8};
+    config.int8_first_last = true;  // (the network's only layer is its first and last)
+  }
   auto plan = Builder(config).build(net);
   for (const auto& l : plan->layers()) KILN_INFO("bench plan: ", l.name, " ", layer_kind_name(l.kind), " tactic ", l.tactic);
   return plan;
@@ -129,23 +133,35 @@ void BM_Kiln_TransformerMlp(benchmark::State& state) {
 }
 BENCHMARK(BM_Kiln_TransformerMlp)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-std::shared_ptr<Plan> matmul_plan(int threads) {
+/// x [tokens, model] times W^T [model, hidden]: the FFN-in GEMM of BERT-base at sequence 128. With `int8`, x has
+/// the signed range of its values ([-1, 1]) and the build may choose the INT8 tactic (timed against fp32).
+std::shared_ptr<Plan> matmul_plan(int threads, bool int8) {
   MlpWeights w;
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {kTokens, kModel});
+  if (int8) x->set_dynamic_range(-1.0f, 1.0f);
   Tensor* wt = net.add_constant("w", tensor(w.w1, {kHidden, kModel}));
   Tensor* y = net.add_matrix_multiply("mm", x, false, wt, true);
   y->set_name("y");
   net.mark_output(y);
-  return build_plan(net, threads);
+  return build_plan(net, threads, int8);
 }
 
 void BM_Kiln_MatMul(benchmark::State& state) {
-  std::shared_ptr<Plan> plan = cached_plan("MatMul", static_cast<int>(state.range(0)), matmul_plan);
+  std::shared_ptr<Plan> plan =
+      cached_plan("MatMul", static_cast<int>(state.range(0)), [](int t) { return matmul_plan(t, false); });
   MlpWeights w;
   run_plan(state, plan, tensor(w.x, {kTokens, kModel}), {kTokens, kHidden});
 }
 BENCHMARK(BM_Kiln_MatMul)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Kiln_MatMulInt8SignedInput(benchmark::State& state) {
+  std::shared_ptr<Plan> plan =
+      cached_plan("MatMulInt8", static_cast<int>(state.range(0)), [](int t) { return matmul_plan(t, true); });
+  MlpWeights w;
+  run_plan(state, plan, tensor(w.x, {kTokens, kModel}), {kTokens, kHidden});
+}
+BENCHMARK(BM_Kiln_MatMulInt8SignedInput)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace kiln::bench

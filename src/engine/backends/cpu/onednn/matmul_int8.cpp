@@ -4,14 +4,15 @@
 // N] GEMM.
 //
 //   A       quantized per tensor by a oneDNN reorder into the kernel's own buffer: u8 where its range is
-//           non-negative, else s8 (DynamicRange::scale()).
+//           non-negative, else s8 (DynamicRange::scale()); on a CPU without VNNI a signed A is stored as u8
+//           with zero point 128 (signed_matmul_input_zero_point), the same integers shifted.
 //   B       s8, symmetric, one scale per output column n (ops::quantize_per_channel), prepared once; 7-bit
-//           on a CPU without VNNI (int8_weight_max), where only a u8 A is taken (int8_layer_exact);
-//           8-bit ones only on a oneDNN implementation that adds them in 32 bits (require_int8_exact).
+//           on a CPU without VNNI (int8_weight_max); 8-bit ones only on a oneDNN implementation that adds
+//           them in 32 bits (require_int8_exact).
 //   bias    fp32, divided by the A and B scales (oneDNN 2.x adds it to the s32 accumulator before the output
-//   scales). output  fp32: output scales per column = A scale x B scale; post-ops (activations, a fp32
-//   residual sum) then act
-//           on real values as in the fp32 kernel.
+//           scales).
+//   output  fp32: output scales per column = A scale x B scale; post-ops (activations, a fp32 residual sum)
+//           then act on real values as in the fp32 kernel.
 // Primitives are cached per input shape in the per-context state, each with its quantized-A buffer.
 
 #include <cstring>
@@ -56,8 +57,8 @@ bool int8_matmul_applies(const LayerInfo& info, std::string* why = nullptr) {
   const TensorInfo& y = info.outputs[0];
   if (!onednn_dtype_ok(a.dtype, why) || !onednn_dtype_ok(y.dtype, why)) return false;
   if (!a.range || !a.range->usable()) return refuse(why, "no usable dynamic range on A");
-  if (!int8_layer_exact(a.range->non_negative() ? DType::UInt8 : DType::Int8,
-                        !layer.weights[0].int8_scales.empty(), why)) {
+  const bool stored_u8 = a.range->non_negative() || signed_matmul_input_zero_point() != 0;
+  if (!int8_layer_exact(stored_u8 ? DType::UInt8 : DType::Int8, !layer.weights[0].int8_scales.empty(), why)) {
     return false;
   }
   if (a.opt.size() < 2) return refuse(why, "A of rank < 2");
@@ -82,7 +83,8 @@ class Int8MatmulKernel : public Kernel {
     name_ = layer.name;
     residual_input_ = count_sum_post_ops(p.post_ops) > 0 ? first_residual_input(layer) : -1;
     const DynamicRange& range = *info.inputs[0].range;
-    src_dt_ = range.non_negative() ? DT::u8 : DT::s8;
+    src_zero_point_ = range.non_negative() ? 0 : signed_matmul_input_zero_point();
+    src_dt_ = range.non_negative() || src_zero_point_ != 0 ? DT::u8 : DT::s8;
     a_scale_ = range.scale();
     const HostTensor& b = layer.weights[0].value;
     transpose_b_ = p.transpose_b;
@@ -102,6 +104,7 @@ class Int8MatmulKernel : public Kernel {
     }
     attr_ = make_attr(p.post_ops);
     attr_.set_output_scales(1 << 1, output_scales);
+    if (src_zero_point_ != 0) attr_.set_zero_points(DNNL_ARG_SRC, 0, {src_zero_point_});
     try {
       auto pd = make_pd(rows(info.inputs[0].opt));
       require_optimized(info, pd, "INT8 matrix multiply '" + layer.name + "'");
@@ -186,6 +189,7 @@ class Int8MatmulKernel : public Kernel {
     e->quantized = memory(e->src_md, cpu_engine());
     dnnl::primitive_attr q;
     q.set_output_scales(0, {1.0f / a_scale_});
+    if (src_zero_point_ != 0) q.set_zero_points(DNNL_ARG_DST, 0, {src_zero_point_});
     e->quantize =
         dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), e->a_md, cpu_engine(), e->src_md, q));
     e->prim = dnnl::matmul(pd);
@@ -196,6 +200,7 @@ class Int8MatmulKernel : public Kernel {
   int64_t residual_input_ = -1, k_ = 0, n_ = 0;
   bool transpose_b_ = false;
   DT src_dt_ = DT::u8;
+  int32_t src_zero_point_ = 0;  // of the stored A (128: a signed A as u8, signed_matmul_input_zero_point)
   float a_scale_ = 1.0f;
   std::vector<int8_t> b_values_;
   std::vector<float> bias_values_;

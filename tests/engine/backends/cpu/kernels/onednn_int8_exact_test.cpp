@@ -1,5 +1,6 @@
 // oneDNN's INT8 kernels compute exactly on the integers Kiln quantizes, on every x86 CPU: with VNNI (8-bit
-// weights) and without it (7-bit weights, u8 inputs only: onednn::int8_weight_max, int8_layer_exact). The
+// weights) and without it (7-bit weights, u8 inputs only: onednn::int8_weight_max, int8_layer_exact; a
+// matmul's signed input stored as u8 with a zero point). The
 // inputs sit at the top of the u8 range and every weight of a channel has the same sign, so each pair of
 // products the kernels add in 16 bits on a CPU without VNNI is as large as it can be: 8-bit weights there sum
 // to 255 x 127 x 2 = 64770 and saturate at 32767 (these tests then fail by several percent), 7-bit ones stay
@@ -141,8 +142,44 @@ TEST(OnednnInt8Exact, MatrixMultiplyOnAU8InputEqualsItsIntegerSums) {
   EXPECT_LE(relative_error(run(plan, {{"a", a}})[0], want), 2e-6);
 }
 
-// A signed input: oneDNN without VNNI halves the weights of such a layer, so there it stays fp32 (and
-// computes what the fp32 build computes); with VNNI it runs INT8.
+// A signed A on every CPU: stored as s8 with VNNI, and without it as u8 with zero point 128
+// (signed_matmul_input_zero_point), whose 32-bit compensation oneDNN subtracts. The values sit at both ends of
+// the s8 range (stored near 0 and near 255), the weights at the top of their range with one sign a column: a
+// missing or doubled compensation would be off by 128 x a column's sum, halved weights by half a step each.
+TEST(OnednnInt8Exact, MatrixMultiplyOnASignedInputEqualsItsIntegerSums) {
+  std::mt19937 rng(43);
+  const int64_t m = 6, kk = 256, n = 16;
+  const std::vector<float> b = same_sign_weights(kk, n, 1, rng);
+  std::uniform_int_distribution<int> k(112, 127);
+  std::bernoulli_distribution negative(0.5);
+  HostTensor a(DType::Float32, {m, kk});
+  for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, (negative(rng) ? -k(rng) : k(rng)) * kInputStep);
+  Network net;
+  Tensor* in = net.add_input("a", DType::Float32, {m, kk});
+  in->set_dynamic_range(-127 * kInputStep, 127 * kInputStep);
+  Tensor* y = net.add_matrix_multiply("mm", in, false,
+                                      net.add_constant("b", Weights("b", as_tensor(b, {kk, n}))), false);
+  y->set_name("y");
+  net.mark_output(y);
+  const auto plan = build_int8(net);
+  ASSERT_EQ(int8_layers(*plan), 1);
+
+  const ops::QuantizedWeights q = ops::quantize_per_channel(b, kk, n, 1, {}, cpu::onednn::int8_weight_max());
+  std::vector<double> want(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t sum = 0;
+      for (int64_t l = 0; l < kk; ++l)
+        sum += std::lround(a.get_as_double(i * kk + l) / kInputStep) * q.values[l * n + j];
+      want[static_cast<size_t>(i * n + j)] = static_cast<double>(sum) * kInputStep * q.scales[j];
+    }
+  }
+  EXPECT_LE(relative_error(run(plan, {{"a", a}})[0], want), 2e-6);
+}
+
+// A convolution with a signed input: oneDNN without VNNI halves the weights of such a layer (and a zero point
+// would pad with -128), so there it stays fp32 (and computes what the fp32 build computes); with VNNI it runs
+// INT8.
 TEST(OnednnInt8Exact, ASignedInputRunsInt8OnlyWithVnni) {
   std::mt19937 rng(41);
   const int64_t c = 16, o = 4;
