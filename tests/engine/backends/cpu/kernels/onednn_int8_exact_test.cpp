@@ -114,14 +114,14 @@ TEST(OnednnInt8Exact, ConvolutionOnAU8InputEqualsItsIntegerSums) {
   EXPECT_LE(relative_error(run(plan, {{"x", x}})[0], want), 2e-6);
 }
 
-TEST(OnednnInt8Exact, MatrixMultiplyOnAU8InputEqualsItsIntegerSums) {
-  std::mt19937 rng(37);
-  const int64_t m = 5, kk = 256, n = 16;
+// A [m, K] matmul by same-sign weight columns, A's values on the grid of kInputStep within [lo, hi] (its
+// range): one INT8 layer whose output equals its integer sums.
+void expect_matmul_equals_integer_sums(const HostTensor& a, float lo, float hi, std::mt19937& rng) {
+  const int64_t m = a.sizes()[0], kk = a.sizes()[1], n = 16;
   const std::vector<float> b = same_sign_weights(kk, n, 1, rng);  // [K, N]: the channels are the columns
-  const HostTensor a = top_of_u8_range({m, kk}, rng);
   Network net;
   Tensor* in = net.add_input("a", DType::Float32, {m, kk});
-  in->set_dynamic_range(0.0f, 255 * kInputStep);
+  in->set_dynamic_range(lo, hi);
   Tensor* y = net.add_matrix_multiply("mm", in, false,
                                       net.add_constant("b", Weights("b", as_tensor(b, {kk, n}))), false);
   y->set_name("y");
@@ -142,39 +142,22 @@ TEST(OnednnInt8Exact, MatrixMultiplyOnAU8InputEqualsItsIntegerSums) {
   EXPECT_LE(relative_error(run(plan, {{"a", a}})[0], want), 2e-6);
 }
 
+TEST(OnednnInt8Exact, MatrixMultiplyOnAU8InputEqualsItsIntegerSums) {
+  std::mt19937 rng(37);
+  expect_matmul_equals_integer_sums(top_of_u8_range({5, 256}, rng), 0.0f, 255 * kInputStep, rng);
+}
+
 // A signed A on every CPU: stored as s8 with VNNI, and without it as u8 with zero point 128
 // (signed_matmul_input_zero_point), whose 32-bit compensation oneDNN subtracts. The values sit at both ends of
 // the s8 range (stored near 0 and near 255), the weights at the top of their range with one sign a column: a
 // missing or doubled compensation would be off by 128 x a column's sum, halved weights by half a step each.
 TEST(OnednnInt8Exact, MatrixMultiplyOnASignedInputEqualsItsIntegerSums) {
   std::mt19937 rng(43);
-  const int64_t m = 6, kk = 256, n = 16;
-  const std::vector<float> b = same_sign_weights(kk, n, 1, rng);
   std::uniform_int_distribution<int> k(112, 127);
   std::bernoulli_distribution negative(0.5);
-  HostTensor a(DType::Float32, {m, kk});
+  HostTensor a(DType::Float32, {6, 256});
   for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, (negative(rng) ? -k(rng) : k(rng)) * kInputStep);
-  Network net;
-  Tensor* in = net.add_input("a", DType::Float32, {m, kk});
-  in->set_dynamic_range(-127 * kInputStep, 127 * kInputStep);
-  Tensor* y = net.add_matrix_multiply("mm", in, false,
-                                      net.add_constant("b", Weights("b", as_tensor(b, {kk, n}))), false);
-  y->set_name("y");
-  net.mark_output(y);
-  const auto plan = build_int8(net);
-  ASSERT_EQ(int8_layers(*plan), 1);
-
-  const ops::QuantizedWeights q = ops::quantize_per_channel(b, kk, n, 1, {}, cpu::onednn::int8_weight_max());
-  std::vector<double> want(static_cast<size_t>(m * n));
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      int64_t sum = 0;
-      for (int64_t l = 0; l < kk; ++l)
-        sum += std::lround(a.get_as_double(i * kk + l) / kInputStep) * q.values[l * n + j];
-      want[static_cast<size_t>(i * n + j)] = static_cast<double>(sum) * kInputStep * q.scales[j];
-    }
-  }
-  EXPECT_LE(relative_error(run(plan, {{"a", a}})[0], want), 2e-6);
+  expect_matmul_equals_integer_sums(a, -127 * kInputStep, 127 * kInputStep, rng);
 }
 
 // A convolution with a signed input: oneDNN without VNNI halves the weights of such a layer (and a zero point
