@@ -7,7 +7,8 @@
 //           (its producer is an INT8 layer too) is read as it is, channels-last.
 //   weights s8, symmetric, one scale per output channel (ops::quantize_per_channel), prepared once; 7-bit
 //           on a CPU without VNNI (int8_weight_max), where only a u8 input is taken (int8_layer_exact);
-//           8-bit ones only on a oneDNN implementation that adds them in 32 bits (require_int8_exact).
+//           8-bit ones only on a oneDNN implementation that adds them in 32 bits
+//           (skip_int8_implementations_not_exact).
 //   bias    fp32: oneDNN 2.x adds it to the s32 accumulator before the output scales, so it is stored
 //           divided by the input and weight scales.
 //   output  fp32, or u8/s8 with its own dynamic range when the builder keeps it in INT8 (then its activations
@@ -237,7 +238,7 @@ class Int8ConvolutionKernel : public Kernel {
   dnnl::primitive_desc make_pd(const Dims& x, const Dims& y) const {
     dnnl::primitive_desc pd = geo_.make_pd(activation_md(x, src_dt_, TensorFormat::ChannelsLast),
                                            activation_md(y, dnnl_dtype(dst_dtype_), dst_format_));
-    require_int8_exact(pd, "INT8 convolution '" + name_ + "'");
+    skip_int8_implementations_not_exact(pd, "INT8 convolution '" + name_ + "'");
     return pd;
   }
 

@@ -8,7 +8,7 @@
 //           with zero point 128 (signed_matmul_input_zero_point), the same integers shifted.
 //   B       s8, symmetric, one scale per output column n (ops::quantize_per_channel), prepared once; 7-bit
 //           on a CPU without VNNI (int8_weight_max); 8-bit ones only on a oneDNN implementation that adds
-//           them in 32 bits (require_int8_exact).
+//           them in 32 bits (skip_int8_implementations_not_exact).
 //   bias    fp32, divided by the A and B scales (oneDNN 2.x adds it to the s32 accumulator before the output
 //           scales).
 //   output  fp32: output scales per column = A scale x B scale; post-ops (activations, a fp32 residual sum)
@@ -169,7 +169,7 @@ class Int8MatmulKernel : public Kernel {
     dnnl::matmul::desc d(src, wts, bias_values_.empty() ? memory::desc() : bias_md(), dst);
     dnnl::matmul::primitive_desc pd(d, attr_, cpu_engine());
     skip_implementations_that_cannot_run(pd);
-    require_int8_exact(pd, "INT8 matrix multiply '" + name_ + "'");
+    skip_int8_implementations_not_exact(pd, "INT8 matrix multiply '" + name_ + "'");
     return pd;
   }
 

@@ -271,9 +271,11 @@ bool int8_impl_exact(const std::string& impl, int32_t weight_max, std::string* w
   return true;
 }
 
-void require_int8_exact(const dnnl::primitive_desc& pd, const std::string& what) {
+void skip_int8_implementations_not_exact(dnnl::primitive_desc& pd, const std::string& what) {
   std::string why;
-  KILN_CHECK(int8_impl_exact(pd.impl_info_str(), int8_weight_max(), &why), Unsupported, what, ": ", why);
+  while (!int8_impl_exact(pd.impl_info_str(), int8_weight_max(), &why)) {
+    KILN_CHECK(pd.next_impl(), Unsupported, what, ": every oneDNN implementation is inexact, the last: ", why);
+  }
 }
 
 void require_optimized(const LayerInfo& info, const dnnl::primitive_desc& pd, const std::string& what) {

@@ -93,16 +93,18 @@ int32_t signed_matmul_input_zero_point();
 
 /// Whether oneDNN implementation `impl` (impl_info_str()) adds the INT8 products of weights quantized to
 /// `weight_max` (int8_weight_max) exactly: always for 7-bit weights (63); for 8-bit ones (127, on a VNNI CPU)
-/// unless the implementation names an instruction set without VNNI ("jit_int8:avx2", "brg:avx512_core", ...):
-/// oneDNN picks an implementation per configuration, and one JIT-compiled for such an ISA adds pairs in 16
-/// bits whatever the machine has. Names with "vnni" or "amx" (or an avx512_core_bf16/fp16 ISA, which include
-/// VNNI), and names without an ISA (gemm-based ones dispatch to the machine's best; the reference loops add
-/// in 32 bits) are exact. `why` says why not.
+/// unless the implementation names an instruction set without VNNI (oneDNN 2.6: "jit_uni_int8:avx2",
+/// "jit_uni_int8_1x1:sse41", ...): oneDNN lists implementations per configuration, and one JIT-compiled for
+/// such an ISA adds pairs in 16 bits whatever the machine has (on an AVX-512 VNNI CPU without AVX-VNNI, the
+/// avx2 and sse41 ones). Names with "vnni" or "amx" (or an avx512_core_bf16/fp16 ISA, which include VNNI), and
+/// names without an ISA ("x64:gemm_s8u8s32:jit" and the other gemm-based ones dispatch to the machine's best;
+/// the reference loops add in 32 bits) are exact. `why` says why not.
 bool int8_impl_exact(const std::string& impl, int32_t weight_max, std::string* why);
-/// Fails with Unsupported, naming `what`, unless int8_impl_exact(pd's implementation, int8_weight_max()):
-/// where a kernel is made, the tactic then gives way to another; at a later shape, the run fails instead of
+/// Moves `pd` past the implementations int8_impl_exact refuses at int8_weight_max() (oneDNN lists exact ones
+/// after them, e.g. the gemm-based convolution); fails with Unsupported, naming `what`, when none is left:
+/// where a kernel is made, the tactic then gives way to another, and at a later shape the run fails instead of
 /// computing wrong sums.
-void require_int8_exact(const dnnl::primitive_desc& pd, const std::string& what);
+void skip_int8_implementations_not_exact(dnnl::primitive_desc& pd, const std::string& what);
 
 /// Whether oneDNN implementation `impl` (impl_info_str()) is one of oneDNN's reference implementations
 /// (oneDNN 2.6 names them "ref:any", "ref_int8:any", ...): plain loops, which a primitive descriptor lands on

@@ -148,15 +148,16 @@ TEST(OnednnInt8Exact, MatrixMultiplyOnAU8InputEqualsItsIntegerSums) {
 }
 
 // A signed A on every CPU: stored as s8 with VNNI, and without it as u8 with zero point 128
-// (signed_matmul_input_zero_point), whose 32-bit compensation oneDNN subtracts. The values sit at both ends of
-// the s8 range (stored near 0 and near 255), the weights at the top of their range with one sign a column: a
-// missing or doubled compensation would be off by 128 x a column's sum, halved weights by half a step each.
+// (signed_matmul_input_zero_point), whose 32-bit compensation oneDNN subtracts. The values sit at both ends
+// of the s8 range (stored near 0 and near 255), the weights at the top of their range with one sign a column:
+// a missing or doubled compensation would be off by 128 x a column's sum, halved weights by half a step each.
 TEST(OnednnInt8Exact, MatrixMultiplyOnASignedInputEqualsItsIntegerSums) {
   std::mt19937 rng(43);
   std::uniform_int_distribution<int> k(112, 127);
   std::bernoulli_distribution negative(0.5);
   HostTensor a(DType::Float32, {6, 256});
-  for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, (negative(rng) ? -k(rng) : k(rng)) * kInputStep);
+  for (int64_t i = 0; i < a.numel(); ++i)
+    a.set_from_double(i, (negative(rng) ? -k(rng) : k(rng)) * kInputStep);
   expect_matmul_equals_integer_sums(a, -127 * kInputStep, 127 * kInputStep, rng);
 }
 
@@ -192,13 +193,14 @@ TEST(OnednnInt8Exact, ASignedInputRunsInt8OnlyWithVnni) {
 TEST(OnednnInt8Exact, ImplementationsWithoutVnniAreRefusedFor8BitWeights) {
   using cpu::onednn::int8_impl_exact;
   for (const char* exact :
-       {"brg:avx512_core_vnni", "jit_int8:avx512_core_vnni", "brg:avx512_core_amx", "jit_int8:avx2_vnni",
-        "brg:avx512_core_bf16", "x64:gemm:jit", "gemm:jit", "ref_int8:any", "ref:any"}) {
+       {"brgconv:avx512_core_vnni", "brgconv_1x1:avx512_core_vnni", "brdgmm_dw:avx512_core_vnni",
+        "jit:avx512_core_amx_int8", "ip:brgemm:avx512_core_vnni", "jit_uni_int8:avx2_vnni",
+        "brg:avx512_core_bf16", "x64:gemm_s8u8s32:jit", "gemm:jit", "ref_int8:any", "ref:any"}) {
     std::string why;
     EXPECT_TRUE(int8_impl_exact(exact, 127, &why)) << exact << ": " << why;
   }
-  for (const char* pairs16 : {"jit_int8:avx2", "x64:jit_int8:avx2", "jit_int8:sse41", "brg:avx512_core",
-                              "jit_uni_int8:avx512_core", "jit:avx"}) {
+  for (const char* pairs16 :
+       {"jit_uni_int8:avx2", "jit_uni_int8_1x1:avx2", "jit_uni_int8:sse41", "jit_uni_int8_1x1:sse41"}) {
     std::string why;
     EXPECT_FALSE(int8_impl_exact(pairs16, 127, &why)) << pairs16;
     EXPECT_NE(why.find(pairs16), std::string::npos) << why;
