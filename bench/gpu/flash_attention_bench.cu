@@ -1,7 +1,7 @@
-// Device time of the cuda flash attention kernels (src/engine/backends/cuda/attention/flash_attention.cu: the
-// tactics "flash", CTAs of 4 warps, and "flash_wide", of 8) alone, at the shapes of the bench/gpu transformers, with each kind of mask a model can hand it: none, a
-// boolean key mask broadcast over the query rows (what a padding mask becomes), a boolean and an additive
-// (f32, f16) mask of [batch, 1, Lq, Lk]. Built and run by scripts/device/flash_attention_bench.sh; prints one
+// Device time of the cuda flash attention kernels (src/engine/backends/cuda/attention/flash_attention.cu:
+// the tactics "flash", CTAs of 4 warps, and "flash_wide", of 8) alone, at the shapes of the bench/gpu
+// transformers, with each kind of mask a model can hand it: none, a boolean key mask broadcast over the query
+// rows (what a padding mask becomes), a boolean and an additive (f32, f16) mask of [batch, 1, Lq, Lk]. Built and run by scripts/device/flash_attention_bench.sh; prints one
 // line per case: for each kernel, the median over 30 samples of 20 back-to-back launches (CUDA events), in
 // microseconds, and the rate in TFLOPS of the two products (4 * batch * heads * Lq * Lk * E).
 
@@ -113,6 +113,7 @@ void run(const Case& c, Mask m) {
   const double flops = 4.0 * rows * c.lq * c.lk * c.e;
   std::printf("%-14s %-18s", c.name.c_str(), mask_name(m));
   for (int warps : {kFlashWarps, kFlashWideWarps}) {
+    check(static_cast<cudaError_t>(prepare_flash_attention(warps, c.e)), "prepare");
     for (int i = 0; i < 5; ++i) launch_flash_attention(q, k, v, mask, o, kF16, p, s, {}, warps);
     check(cudaStreamSynchronize(s), "warm-up");
     std::vector<float> us;
@@ -139,7 +140,6 @@ void run(const Case& c, Mask m) {
 }  // namespace
 
 int main() {
-  check(static_cast<cudaError_t>(prepare_flash_attention()), "prepare");
   const std::vector<Case> cases = {{"bert_base b32", 32, 12, 128, 128, 64},
                                    {"bert_base b1", 1, 12, 128, 128, 64},
                                    {"vit_b_16 b32", 32, 12, 197, 197, 64},

@@ -190,7 +190,8 @@ __device__ __forceinline__ float quad_sum(float v) {
 /// dim 64, as many as an H100's or H200's shared memory holds (228 KB; an A100's holds 3, others fewer, where
 /// the cap costs registers and gains nothing); 2 for 128. Without it the prefetched mask values took the
 /// kernels past 128 registers: unmasked, 16 -> 19 us at BERT-base's shape, 43 -> 56 at vit_b_16's (H200).
-/// Counted for 4 warps: a CTA of 8 warps has half as many beside it (the same 128 registers a thread).
+/// Counted for 4 warps: a CTA of 8 warps has half as many beside it, so each shape gets the same register cap
+/// a thread (128 up to head dim 64, 255 at 128).
 template <int D, int kWarps>
 constexpr int kMinCtas = (D <= 64 ? 16 : 8) / kWarps;
 
@@ -484,13 +485,26 @@ cudaError_t allow_smem() {
   return cudaSuccess;
 }
 
-template <typename T, int kWarps>
-cudaError_t allow_smem_dims() {
-  for (cudaError_t e :
-       {allow_smem<T, 32, kWarps>(), allow_smem<T, 64, kWarps>(), allow_smem<T, 128, kWarps>()}) {
-    if (e != cudaSuccess) return e;
-  }
-  return cudaSuccess;
+/// allow_smem for both 16-bit types at head dim D.
+template <int D, int kWarps>
+cudaError_t allow_smem_both() {
+  const cudaError_t e = allow_smem<__half, D, kWarps>();
+  return e != cudaSuccess ? e : allow_smem<__nv_bfloat16, D, kWarps>();
+}
+
+/// allow_smem_both at the padded head dim of `head_dim`.
+template <int kWarps>
+cudaError_t allow_smem_at(int64_t head_dim) {
+  if (head_dim <= 32) return allow_smem_both<32, kWarps>();
+  if (head_dim <= 64) return allow_smem_both<64, kWarps>();
+  return allow_smem_both<128, kWarps>();
+}
+
+template <int kWarps>
+size_t smem_bytes(int64_t head_dim) {
+  if (head_dim <= 32) return Smem<32, kWarps>::kBytes;
+  if (head_dim <= 64) return Smem<64, kWarps>::kBytes;
+  return Smem<128, kWarps>::kBytes;
 }
 
 /// Whether every row of an operand starts 16 bytes after a 16-byte aligned base (16-bit elements).
@@ -513,12 +527,28 @@ bool flash_attention_device_ok(const char** why) {
   return true;
 }
 
-int prepare_flash_attention() {
-  for (cudaError_t e : {allow_smem_dims<__half, 4>(), allow_smem_dims<__nv_bfloat16, 4>(),
-                        allow_smem_dims<__half, 8>(), allow_smem_dims<__nv_bfloat16, 8>()}) {
-    if (e != cudaSuccess) return static_cast<int>(e);
+bool flash_attention_fits_device(int warps, int64_t head_dim, const char** why) {
+  int device = 0, optin = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+    cudaGetLastError();  // clear the error so that the next launch check does not report it
+    *why = "no usable CUDA device";
+    return false;
   }
-  return 0;
+  const size_t need =
+      warps == kFlashWideWarps ? smem_bytes<kFlashWideWarps>(head_dim) : smem_bytes<kFlashWarps>(head_dim);
+  if (need > static_cast<size_t>(optin)) {
+    *why = "the device gives a block less shared memory than this kernel shape needs at this head dim";
+    return false;
+  }
+  return true;
+}
+
+int prepare_flash_attention(int warps, int64_t head_dim) {
+  const cudaError_t e = warps == kFlashWideWarps ? allow_smem_at<kFlashWideWarps>(head_dim)
+                                                 : allow_smem_at<kFlashWarps>(head_dim);
+  if (e != cudaSuccess) cudaGetLastError();  // (the failed attribute call would fail the next launch check)
+  return static_cast<int>(e);
 }
 
 void launch_flash_attention(const void* q, const void* k, const void* v, const void* mask, void* out,

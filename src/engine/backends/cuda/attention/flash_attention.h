@@ -17,9 +17,9 @@ namespace kiln::engine::cuda {
 /// The largest head dim (E of q/k and Ev of v) the flash kernel takes.
 constexpr int64_t kFlashMaxHeadDim = 128;
 /// Warps of a CTA (16 query rows each) of the two kernel shapes, and keys per shared-memory tile. Neither
-/// shape wins everywhere (bench/gpu/README.md, thirteenth session): 8 warps share each K/V tile among twice
-/// the rows (BERT-base at batch 32: 18.6 against 20.2 us with a padding mask on an H100) but make half as
-/// many CTAs (BERT-base at batch 1: 12 for 132 SMs, 8.3 against 7.4 us); the builder times both.
+/// shape wins everywhere (bench/gpu/README.md, eighteenth session): 8 warps share each K/V tile among twice
+/// the rows (BERT-base at batch 32: 20.2 against 22.2 us with a padding mask on an H100) but make half as
+/// many CTAs (BERT-base at batch 1: 12 for 132 SMs, 9.4 against 7.9 us); the builder times both.
 constexpr int kFlashWarps = 4, kFlashWideWarps = 8, kFlashKeys = 64;
 /// Query rows of the smaller CTA (what bounds the CTA count).
 constexpr int kFlashRows = 16 * kFlashWarps;
@@ -28,9 +28,15 @@ constexpr int kFlashRows = 16 * kFlashWarps;
 /// ldmatrix); false with `why` set otherwise, also when no device is usable.
 bool flash_attention_device_ok(const char** why);
 
-/// Raises the dynamic shared-memory limit of every flash kernel on the current device (at kernel creation:
-/// never while a graph records). Returns 0 or the cudaError_t value of the first failure.
-int prepare_flash_attention();
+/// Whether the current device gives a CTA of `warps` warps the shared memory the kernel needs at head dim
+/// `head_dim` (8 warps at 128 need 102 KB: more than sm_86 / sm_89 allow a block); `why` says why not.
+bool flash_attention_fits_device(int warps, int64_t head_dim, const char** why);
+
+/// Raises the dynamic shared-memory limit of the flash kernels of `warps` warps at head dim `head_dim` (the
+/// larger of E and Ev) on the current device (at kernel creation: never while a graph records). Returns 0 or
+/// the cudaError_t value of the first failure (cleared from the runtime's last error, so that no later launch
+/// check reports it).
+int prepare_flash_attention(int warps, int64_t head_dim);
 
 /// softmax(q k^T * scale + mask) v, exactly the semantics of launch_attention (rows whose keys are all
 /// masked give NaN), for dtype kF16 or kBF16, e and ev <= kFlashMaxHeadDim, q/k/v/out rows addressed by

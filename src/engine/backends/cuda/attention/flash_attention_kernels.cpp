@@ -5,6 +5,7 @@
 // (KernelRow::writes): the input of the FP8 attention-out projection, quantized in the kernel's epilogue from
 // the values it would store, with the output's dynamic range.
 
+#include <algorithm>
 #include <limits>
 
 #include "engine/backends/cuda/attention/attention_kernels.h"
@@ -15,10 +16,19 @@
 namespace kiln::engine::cuda {
 namespace {
 
+/// The head dim the kernel is made for: the larger of q's E and v's Ev (logical dims: a view's, else the
+/// input's).
+int64_t flash_head_dim(const LayerInfo& layer) {
+  const auto& p = layer.params<AttentionParams>();
+  const Dims& q = p.q_view.empty() ? layer.inputs[0].max : p.q_view.dims;
+  const Dims& v = p.v_view.empty() ? layer.inputs[2].max : p.v_view.dims;
+  return std::max(q.back(), v.back());
+}
+
 class FlashAttentionKernel : public Kernel {
  public:
   FlashAttentionKernel(const LayerInfo& info, int warps) : p_(info.params<AttentionParams>()), warps_(warps) {
-    KILN_CUDA_CHECK(static_cast<cudaError_t>(prepare_flash_attention()));
+    KILN_CUDA_CHECK(static_cast<cudaError_t>(prepare_flash_attention(warps, flash_head_dim(info))));
     // (create_kernel took an E4M3 output only where flash_writes_e4m3 accepts it)
     if (info.outputs[0].format == TensorFormat::E4M3)
       e4m3_inverse_scale_ = 1.0f / usable_fp8_scale(info.outputs[0].range);
@@ -47,7 +57,8 @@ std::optional<size_t> flash_writes_e4m3(const LayerInfo& layer, TensorFormat for
   return size_t{0};
 }
 
-bool flash_attention_applies(const LayerInfo& layer, std::string* why) {
+/// Whether the kernel of `warps` warps takes `layer`.
+bool flash_applies_with(const LayerInfo& layer, int warps, std::string* why) {
   if (!ranks_fit(layer, why)) return false;
   DType dt = layer.inputs[0].dtype;
   if (dt != DType::Float16 && dt != DType::BFloat16) {
@@ -79,7 +90,14 @@ bool flash_attention_applies(const LayerInfo& layer, std::string* why) {
   }
   const char* device_why = nullptr;
   if (!flash_attention_device_ok(&device_why)) return refuse(why, device_why);
+  if (!flash_attention_fits_device(warps, flash_head_dim(layer), &device_why)) return refuse(why, device_why);
   return true;
+}
+bool flash_attention_applies(const LayerInfo& layer, std::string* why) {
+  return flash_applies_with(layer, kFlashWarps, why);
+}
+bool wide_flash_attention_applies(const LayerInfo& layer, std::string* why) {
+  return flash_applies_with(layer, kFlashWideWarps, why);
 }
 
 std::unique_ptr<Kernel> make_flash_attention(const LayerInfo& layer) {
@@ -99,7 +117,7 @@ void register_flash_attention(KernelTable& rows) {
             .writes = &flash_writes_e4m3});
   rows.add({.name = "flash_wide",
             .kind = LayerKind::Attention,
-            .applies = &flash_attention_applies,
+            .applies = &wide_flash_attention_applies,
             .create = &make_wide_flash_attention,
             .writes = &flash_writes_e4m3});
 }
