@@ -82,24 +82,36 @@ void BM_Kiln_ResNetBasicBlock(benchmark::State& state) {
 }
 BENCHMARK(BM_Kiln_ResNetBasicBlock)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-std::shared_ptr<Plan> conv_plan(int threads) {
+/// A 3x3 convolution of the block's shape. With `int8`, x has the signed range of its values and the build may
+/// choose the INT8 tactic (timed against the fp32 ones).
+std::shared_ptr<Plan> conv_plan(int threads, bool int8) {
   BlockWeights w;
   Network net;
   Tensor* x = net.add_input("x", DType::Float32, {1, kBlockC, kBlockHW, kBlockHW});
+  if (int8) x->set_dynamic_range(-1.0f, 1.0f);
   ConvolutionParams p;
   p.pre_padding = p.post_padding = {1, 1};
   Tensor* y = net.add_convolution("conv", x, tensor(w.k1, {kBlockC, kBlockC, 3, 3}), tensor(w.b1, {kBlockC}), p);
   y->set_name("y");
   net.mark_output(y);
-  return build_plan(net, threads);
+  return build_plan(net, threads, int8);
 }
 
 void BM_Kiln_Conv3x3(benchmark::State& state) {
-  std::shared_ptr<Plan> plan = cached_plan("Conv3x3", static_cast<int>(state.range(0)), conv_plan);
+  std::shared_ptr<Plan> plan =
+      cached_plan("Conv3x3", static_cast<int>(state.range(0)), [](int t) { return conv_plan(t, false); });
   BlockWeights w;
   run_plan(state, plan, tensor(w.x, {1, kBlockC, kBlockHW, kBlockHW}), {1, kBlockC, kBlockHW, kBlockHW});
 }
 BENCHMARK(BM_Kiln_Conv3x3)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Kiln_Conv3x3Int8SignedInput(benchmark::State& state) {
+  std::shared_ptr<Plan> plan =
+      cached_plan("Conv3x3Int8", static_cast<int>(state.range(0)), [](int t) { return conv_plan(t, true); });
+  BlockWeights w;
+  run_plan(state, plan, tensor(w.x, {1, kBlockC, kBlockHW, kBlockHW}), {1, kBlockC, kBlockHW, kBlockHW});
+}
+BENCHMARK(BM_Kiln_Conv3x3Int8SignedInput)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// linear(x) = x W^T + b as matrix multiply with transpose_b over the [out, in] weight.
 Tensor* linear(Network& net, const std::string& name, Tensor* x, const std::vector<float>& w, const std::vector<float>& b,

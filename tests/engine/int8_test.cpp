@@ -143,12 +143,6 @@ TEST(Int8Quantization, GivenScalesThatReproduceTheWeightsAreUsed) {
     if (!backend_runs_int8("cpu", &why_not_exact)) GTEST_SKIP() << why_not_exact; \
   } while (0)
 
-// How many of a network's INT8 candidates run INT8 on this CPU: `all` with VNNI, `unsigned_input` (those
-// whose input is never negative) without.
-int expected_int8_layers(int all, int unsigned_input) {
-  return backend_runs_int8("cpu", nullptr) ? all : unsigned_input;
-}
-
 TEST(Int8Engine, GivenWeightScalesReproduceTheProgramsIntegers) {
   REQUIRE_EXACT_INT8();
   std::mt19937 rng(2011);
@@ -307,16 +301,15 @@ TEST(Int8Engine, CalibratedResidualConvolutionsMatchFp32WithinTheQuantizationSte
     int8_layers += l.int8 ? 1 : 0;
     if (!l.output_dtypes.empty()) written[l.name] = l.output_dtypes[0];
   }
-  EXPECT_EQ(int8_layers, expected_int8_layers(3, 2));  // (conv_a reads the signed x)
+  // (conv_a reads the signed x: quantized to u8 with a zero point on a CPU without VNNI)
+  EXPECT_EQ(int8_layers, 3);
   EXPECT_EQ(written["conv_b"], DType::UInt8) << "read only by an INT8 layer: stays u8";
-  if (backend_runs_int8("cpu", nullptr)) {  // (without VNNI conv_a, an fp32 layer, writes fp32)
-    EXPECT_EQ(written["conv_a"], DType::UInt8)
-        << "read only by INT8 layers, as input and as residual: stays u8";
-  }
+  EXPECT_EQ(written["conv_a"], DType::UInt8)
+      << "read only by INT8 layers, as input and as residual: stays u8";
 
   // Held-out inputs. Each quantized tensor is off by at most half a step (amax/254 for s8, amax/510 for u8)
   // per element and the weights by half of theirs (1/254 of the channel's max; 1/126 with 7-bit weights,
-  // without VNNI, where conv_a stays fp32); through three layers of 144-term sums the relative errors add up
+  // without VNNI); through three layers of 144-term sums the relative errors add up
   // to about 1% of the output range on average: SQNR above 30 dB. A single element whose terms' errors happen
   // to align can be off by several times that (6.4% of the output's max measured here): no element off by
   // more than 10%.
@@ -350,7 +343,7 @@ TEST(Int8Engine, ExplicitQuantizationKeepsResidualsFp32) {
   const Int8Builds b = build_fp32_and_int8(net, rng, true);
   int int8_layers = 0;
   for (const PlanLayerInfo& l : b.int8->layers()) int8_layers += l.int8 ? 1 : 0;
-  EXPECT_EQ(int8_layers, expected_int8_layers(3, 2));  // (conv_a reads the signed x)
+  EXPECT_EQ(int8_layers, 3);  // (conv_a reads the signed x: u8 with a zero point on a CPU without VNNI)
   std::map<std::string, DType> written = written_dtypes(*b.int8);
   EXPECT_EQ(written["conv_a"], DType::Float32) << "read as a residual: stays fp32";
   EXPECT_EQ(written["conv_b"], DType::UInt8) << "read only as an INT8 layer's input: u8";

@@ -3,8 +3,9 @@
 //
 //   input   u8 where its dynamic range is non-negative (after a ReLU), s8 otherwise, one scale per tensor
 //           (DynamicRange::scale()). An fp32 input (in whatever format its producer writes) is quantized by a
-//           oneDNN reorder into the primitive's channels-last u8/s8 buffer; an input the builder left in INT8
-//           (its producer is an INT8 layer too) is read as it is, channels-last.
+//           oneDNN reorder into the primitive's channels-last u8/s8 buffer (a signed one on a CPU without
+//           VNNI as u8 with zero point 128, signed_input_zero_point); an input the builder left in INT8 (its
+//           producer is an INT8 layer too) is read as it is, channels-last.
 //   weights s8, symmetric, one scale per output channel (ops::quantize_per_channel), prepared once; 7-bit
 //           on a CPU without VNNI (int8_weight_max), where only a u8 input is taken (int8_layer_exact);
 //           8-bit ones only on a oneDNN implementation that adds them in 32 bits
@@ -87,7 +88,11 @@ bool int8_conv_applies(const LayerInfo& info, std::string* why = nullptr) {
   const TensorInfo& x = info.inputs[0];
   const TensorInfo& y = info.outputs[0];
   if (!x.range || !x.range->usable()) return refuse(why, "no usable dynamic range on the input");
-  if (!int8_layer_exact(int8_dtype(*x.range), !layer.weights[0].int8_scales.empty(), why)) return false;
+  // (An fp32 input with a signed range is stored as the kernel quantizes it: u8 with a zero point without
+  // VNNI.)
+  const DType stored =
+      x.dtype == DType::Float32 && signed_input_zero_point() != 0 ? DType::UInt8 : int8_dtype(*x.range);
+  if (!int8_layer_exact(stored, !layer.weights[0].int8_scales.empty(), why)) return false;
   if (!valid_storage(x) || !valid_storage(y)) return refuse(why, "tensors not f32 nor INT8 of their range");
   if (is_int8(y.dtype) && !all_relu(p.post_ops)) return refuse(why, "an INT8 output after post-ops but ReLU");
   if (count_sum_post_ops(p.post_ops) > 0) {
@@ -131,7 +136,9 @@ class Int8ConvolutionKernel : public Kernel {
     dst_format_ = y.format;
     KILN_CHECK(!is_int8(x.dtype) || x.format == TensorFormat::ChannelsLast, InvalidInput, "convolution '",
                layer.name, "': an INT8 input must be channels-last, got ", tensor_format_name(x.format));
-    src_dt_ = dnnl_dtype(int8_dtype(*x.range));
+    src_zero_point_ =
+        x.dtype == DType::Float32 && !x.range->non_negative() ? signed_input_zero_point() : int32_t{0};
+    src_dt_ = src_zero_point_ != 0 ? DT::u8 : dnnl_dtype(int8_dtype(*x.range));
     const float in_scale = x.range->scale();
     input_scale_ = in_scale;
     const float out_scale = is_int8(y.dtype) ? y.range->scale() : 1.0f;
@@ -174,6 +181,7 @@ class Int8ConvolutionKernel : public Kernel {
     geo_.weights_dt = DT::s8;
     geo_.attr = make_attr(geo_.p.post_ops, sum_factor, sum_dtype);
     geo_.attr.set_output_scales(1 << 1, output_scales);  // per output channel (dst dim 1)
+    if (src_zero_point_ != 0) geo_.attr.set_zero_points(DNNL_ARG_SRC, 0, {src_zero_point_});
 
     try {
       auto pd = make_pd(x.opt, y.opt);
@@ -264,6 +272,7 @@ class Int8ConvolutionKernel : public Kernel {
       e->quantized = memory(e->src_md, cpu_engine());
       dnnl::primitive_attr attr;
       attr.set_output_scales(0, {1.0f / input_scale_});
+      if (src_zero_point_ != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {src_zero_point_});
       e->quantize = dnnl::reorder(
           dnnl::reorder::primitive_desc(cpu_engine(), e->input_md, cpu_engine(), e->src_md, attr));
     }
@@ -276,6 +285,8 @@ class Int8ConvolutionKernel : public Kernel {
   DType input_dtype_ = DType::Float32, dst_dtype_ = DType::Float32;
   TensorFormat input_format_ = TensorFormat::Plain, dst_format_ = TensorFormat::Plain;
   DT src_dt_ = DT::u8;
+  int32_t src_zero_point_ =
+      0;  // of the quantized input (128: a signed fp32 input as u8, signed_input_zero_point)
   float input_scale_ = 1.0f;
   bool convert_residual_ = false;
   DT residual_held_ = DT::s8;  // the type an fp32 residual is converted to in an INT8 destination

@@ -5,7 +5,7 @@
 //
 //   A       quantized per tensor by a oneDNN reorder into the kernel's own buffer: u8 where its range is
 //           non-negative, else s8 (DynamicRange::scale()); on a CPU without VNNI a signed A is stored as u8
-//           with zero point 128 (signed_matmul_input_zero_point), the same integers shifted.
+//           with zero point 128 (signed_input_zero_point), the same integers shifted.
 //   B       s8, symmetric, one scale per output column n (ops::quantize_per_channel), prepared once; 7-bit
 //           on a CPU without VNNI (int8_weight_max); 8-bit ones only on a oneDNN implementation that adds
 //           them in 32 bits (skip_int8_implementations_not_exact).
@@ -57,7 +57,7 @@ bool int8_matmul_applies(const LayerInfo& info, std::string* why = nullptr) {
   const TensorInfo& y = info.outputs[0];
   if (!onednn_dtype_ok(a.dtype, why) || !onednn_dtype_ok(y.dtype, why)) return false;
   if (!a.range || !a.range->usable()) return refuse(why, "no usable dynamic range on A");
-  const bool stored_u8 = a.range->non_negative() || signed_matmul_input_zero_point() != 0;
+  const bool stored_u8 = a.range->non_negative() || signed_input_zero_point() != 0;
   if (!int8_layer_exact(stored_u8 ? DType::UInt8 : DType::Int8, !layer.weights[0].int8_scales.empty(), why)) {
     return false;
   }
@@ -83,7 +83,7 @@ class Int8MatmulKernel : public Kernel {
     name_ = layer.name;
     residual_input_ = count_sum_post_ops(p.post_ops) > 0 ? first_residual_input(layer) : -1;
     const DynamicRange& range = *info.inputs[0].range;
-    src_zero_point_ = range.non_negative() ? 0 : signed_matmul_input_zero_point();
+    src_zero_point_ = range.non_negative() ? 0 : signed_input_zero_point();
     src_dt_ = range.non_negative() || src_zero_point_ != 0 ? DT::u8 : DT::s8;
     a_scale_ = range.scale();
     const HostTensor& b = layer.weights[0].value;
@@ -200,7 +200,7 @@ class Int8MatmulKernel : public Kernel {
   int64_t residual_input_ = -1, k_ = 0, n_ = 0;
   bool transpose_b_ = false;
   DT src_dt_ = DT::u8;
-  int32_t src_zero_point_ = 0;  // of the stored A (128: a signed A as u8, signed_matmul_input_zero_point)
+  int32_t src_zero_point_ = 0;  // of the stored A (128: a signed A as u8, signed_input_zero_point)
   float a_scale_ = 1.0f;
   std::vector<int8_t> b_values_;
   std::vector<float> bias_values_;

@@ -241,7 +241,7 @@ bool int8_products_exact(std::string* why) {
 
 int32_t int8_weight_max() { return has_vnni() ? 127 : 63; }
 
-int32_t signed_matmul_input_zero_point() { return has_vnni() ? 0 : 128; }
+int32_t signed_input_zero_point() { return has_vnni() ? 0 : 128; }
 
 bool int8_layer_exact(DType input, bool program_scales, std::string* why) {
   if (has_vnni()) return true;

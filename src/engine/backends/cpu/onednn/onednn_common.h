@@ -85,11 +85,12 @@ int32_t int8_weight_max();
 /// with VNNI always; without, only a u8 input with Kiln's weights (int8_weight_max). `why` says why not.
 bool int8_layer_exact(DType input, bool program_scales, std::string* why);
 
-/// The zero point an INT8 matrix multiply stores a signed A with: 0 with VNNI (s8 as it is); 128 without, where
-/// A is stored as u8 (its s8 value + 128) and oneDNN's src zero point subtracts 128 x each weight column's sum
-/// in 32 bits, so the pairs it adds in 16 bits are u8 x 7-bit products (exact, as for a u8 A). A convolution
-/// cannot do the same: its zero padding would read as -128.
-int32_t signed_matmul_input_zero_point();
+/// The zero point an INT8 convolution or matrix multiply stores a signed fp32 input with when it quantizes it
+/// itself: 0 with VNNI (s8 as it is); 128 without, where the input is stored as u8 (its s8 value + 128) and
+/// oneDNN's src zero point subtracts 128 x the weights' sums in 32 bits (a convolution's padding counted as the
+/// zero point, i.e. as 0), so the pairs it adds in 16 bits are u8 x 7-bit products: exact, as for a u8 input.
+/// An s8 tensor another INT8 layer wrote is read as it is: without VNNI such a layer stays floating.
+int32_t signed_input_zero_point();
 
 /// Whether oneDNN implementation `impl` (impl_info_str()) adds the INT8 products of weights quantized to
 /// `weight_max` (int8_weight_max) exactly: always for 7-bit weights (63); for 8-bit ones (127, on a VNNI CPU)
