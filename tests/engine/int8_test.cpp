@@ -7,6 +7,8 @@
 #include "engine_test_util.h"
 #include "kiln/engine/calibration.h"
 #include "kiln/engine/refitter.h"
+#include "kiln/engine/tactic_stats.h"
+#include "kiln/support/logging.h"
 #include "sqnr.h"
 
 namespace kiln::engine {
@@ -391,6 +393,69 @@ TEST(Int8Engine, ATimedBuildKeepsInt8TensorsBetweenInt8LayersOnly) {
   EXPECT_EQ(std::memcmp(x.data(), y.data(), x.nbytes()), 0);
   if (int8_layers == 0)
     GTEST_SKIP() << "timing kept every layer fp32 on this machine: no INT8 layer was checked";
+}
+
+// A timed build where an INT8 convolution without an activation (a signed output range) feeds another:
+// may_stay_int8 has the reader's INT8 candidate read that tensor in INT8 (s8). The cpu backend without VNNI
+// reads no s8 tensor, so there the candidate is timed quantizing the fp32 tensor itself (as it then runs, u8
+// with a zero point) instead of being refused (it used to be: "onednn_int8=failed(... does not apply ...)" in
+// the contest, and the layer stayed fp32 whatever INT8 would have gained). Which layers win is the machine's
+// timing, so the test reads conv_b's contest line, and skips, saying so, when conv_a stayed fp32.
+TEST(Int8Engine, AnInt8ReaderOfASignedInt8OutputIsTimedAsItWillRun) {
+  std::mt19937 rng(2019);
+  const Dims xd = {1, 64, 28, 28};
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, xd);
+  ConvolutionParams p;
+  p.pre_padding = p.post_padding = {1, 1};
+  Tensor* a = net.add_convolution(
+      "conv_a", x, Weights("ka", random_tensor(DType::Float32, {64, 64, 3, 3}, rng, -0.05, 0.05)), Weights(),
+      p);
+  Tensor* y = net.add_convolution(
+      "conv_b", a, Weights("kb", random_tensor(DType::Float32, {64, 64, 3, 3}, rng, -0.05, 0.05)), Weights(),
+      p);
+  y->set_name("y");
+  net.mark_output(y);
+  BuilderConfig config;
+  config.threads = 2;
+  config.timing_cache_path = "";
+  std::vector<std::map<std::string, HostTensor>> data;
+  for (int i = 0; i < 4; ++i) data.push_back({{"x", random_tensor(DType::Float32, xd, rng)}});
+  CalibrationConfig calibration;
+  calibration.calibrator = CalibratorKind::Max;
+  const auto fp32 = build(net, config);
+  set_dynamic_ranges(net, calibrate(net, config, data, calibration));
+  ASSERT_LT(a->dynamic_range()->min, 0.0f);
+  config.precisions = {Precision::FP32, Precision::INT8};
+  config.int8_first_last = true;
+  const LogLevel level = log_level();
+  set_log_level(LogLevel::Info);
+  ::testing::internal::CaptureStderr();
+  const auto int8 = build(net, config);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  set_log_level(level);
+  EXPECT_EQ(tactic_stats(*int8).failed, 0) << "an INT8 candidate failed to be made";
+  std::map<std::string, bool> is_int8;
+  for (const PlanLayerInfo& l : int8->layers()) is_int8[l.name] = l.int8;
+  std::string contest;  // conv_b's contest line: "... timed: onednn_int8=0.58ms(...) ..." or "=failed(...)"
+  for (size_t at = log.find("layer 'conv_b'"); at != std::string::npos && contest.empty();
+       at = log.find("layer 'conv_b'", at + 1)) {
+    const std::string line = log.substr(at, log.find('\n', at) - at);
+    if (line.find("timed:") != std::string::npos) contest = line;
+  }
+  if (is_int8["conv_a"]) {
+    ASSERT_FALSE(contest.empty()) << "no contest line for conv_b in:\n" << log;
+    EXPECT_NE(contest.find("onednn_int8="), std::string::npos) << contest;
+    EXPECT_EQ(contest.find("onednn_int8=failed"), std::string::npos) << contest;
+  }
+  const std::map<std::string, DType> written = written_dtypes(*int8);
+  if (written.at("conv_a") == DType::Int8) {
+    EXPECT_TRUE(backend_runs_int8("cpu", nullptr)) << "an s8 tensor between layers without VNNI";
+    EXPECT_TRUE(is_int8["conv_b"]);
+  }
+  const auto sample = data[0];
+  EXPECT_GT(sqnr_db(run(int8, sample)[0], run(fp32, sample)[0]), 30.0);  // (as above)
+  if (!is_int8["conv_a"]) GTEST_SKIP() << "timing kept conv_a fp32 on this machine: the reader was not timed";
 }
 
 // Refit of an INT8 plan whose convolutions pass u8 tensors between them. Regression: the refitter re-ran

@@ -246,10 +246,19 @@ class LayerTiming {
       c.quantized = t.int8 || t.fp8;
       try {
         // An INT8 candidate reads the inputs that will stay INT8 (may_stay_int8) in INT8, as their producers
-        // will write them: no quantization of its own timed, no Reformat.
+        // will write them: no quantization of its own timed, no Reformat. One that cannot read them so (the
+        // cpu backend without VNNI reads no s8 tensor) is timed quantizing them itself, as it will run: the
+        // tensors then stay floating (keep_int8_between_layers asks the same).
         LayerInfo base = info_;
-        for (size_t k = 0; t.int8 && k < int8_inputs_.size(); ++k) {
-          if (int8_inputs_[k]) base.inputs[k].dtype = int8_storage(*g_.backend, *base.inputs[k].range);
+        if (t.int8 && std::find(int8_inputs_.begin(), int8_inputs_.end(), true) != int8_inputs_.end()) {
+          LayerInfo retyped = info_;
+          for (size_t k = 0; k < int8_inputs_.size(); ++k) {
+            if (int8_inputs_[k]) retyped.inputs[k].dtype = int8_storage(*g_.backend, *retyped.inputs[k].range);
+          }
+          const std::vector<Tactic> offered = g_.backend->tactics(retyped);
+          if (std::any_of(offered.begin(), offered.end(), [&](const Tactic& o) { return o.name == t.name; })) {
+            base = std::move(retyped);
+          }
         }
         LayerInfo tinfo = with_formats(base, g_.backend->formats(base, t.name));
         c.main.kernel = g_.backend->create_kernel(tinfo, t.name);

@@ -247,7 +247,8 @@ bool int8_layer_exact(DType input, bool program_scales, std::string* why) {
   if (has_vnni()) return true;
   if (input != DType::UInt8) {
     return refuse(
-        why, "this CPU has no VNNI: oneDNN would halve the weights of an INT8 layer with a signed input");
+        why, "this CPU has no VNNI: oneDNN would halve the weights of an INT8 layer with a signed input stored as "
+             "s8 (another INT8 layer's output)");
   }
   return !program_scales ||
          refuse(why,

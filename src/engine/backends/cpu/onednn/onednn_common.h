@@ -89,7 +89,8 @@ bool int8_layer_exact(DType input, bool program_scales, std::string* why);
 /// itself: 0 with VNNI (s8 as it is); 128 without, where the input is stored as u8 (its s8 value + 128) and
 /// oneDNN's src zero point subtracts 128 x the weights' sums in 32 bits (a convolution's padding counted as the
 /// zero point, i.e. as 0), so the pairs it adds in 16 bits are u8 x 7-bit products: exact, as for a u8 input.
-/// An s8 tensor another INT8 layer wrote is read as it is: without VNNI such a layer stays floating.
+/// An s8 tensor another INT8 layer wrote is read as it is: without VNNI the builder keeps such a tensor floating
+/// and its reader quantizes it.
 int32_t signed_input_zero_point();
 
 /// Whether oneDNN implementation `impl` (impl_info_str()) adds the INT8 products of weights quantized to
