@@ -458,6 +458,65 @@ TEST(Int8Engine, AnInt8ReaderOfASignedInt8OutputIsTimedAsItWillRun) {
   if (!is_int8["conv_a"]) GTEST_SKIP() << "timing kept conv_a fp32 on this machine: the reader was not timed";
 }
 
+// Signed inputs through Kiln's wiring (on a CPU without VNNI: u8 with zero point 128): a 3x3 convolution with
+// a bias reading the signed x, a depthwise one with a bias reading its signed output, then a linear layer
+// with a bias reading that, at two batch sizes of a dynamic batch (each shape makes its own primitives).
+// Every layer runs INT8 and the output stays within the quantization noise of fp32 (30 dB, as above: about
+// ten steps' worth of sums through three layers).
+TEST(Int8Engine, SignedInputsWithBiasesDepthwiseAndTwoShapes) {
+  std::mt19937 rng(2021);
+  const int64_t c = 32, hw = 12;
+  Network net;
+  Tensor* x = net.add_input("x", DType::Float32, {-1, c, hw, hw});
+  ConvolutionParams p;
+  p.pre_padding = p.post_padding = {1, 1};
+  Tensor* a = net.add_convolution("conv", x,
+                                  Weights("k", random_tensor(DType::Float32, {c, c, 3, 3}, rng, -0.1, 0.1)),
+                                  Weights("kb", random_tensor(DType::Float32, {c}, rng)), p);
+  ConvolutionParams dw = p;
+  dw.groups = c;
+  Tensor* d = net.add_convolution("depthwise", a,
+                                  Weights("dk", random_tensor(DType::Float32, {c, 1, 3, 3}, rng, -0.5, 0.5)),
+                                  Weights("db", random_tensor(DType::Float32, {c}, rng)), dw);
+  Tensor* f = net.add_shuffle("flatten", d, ShuffleParams{{}, true, {0, c * hw * hw}, {}});
+  Tensor* w =
+      net.add_constant("w", Weights("w", random_tensor(DType::Float32, {c * hw * hw, 10}, rng, -0.02, 0.02)));
+  Tensor* y = net.add_matrix_multiply("linear", f, false, w, false);
+  y->set_name("y");
+  net.mark_output(y);
+  BuilderConfig config;
+  config.threads = 2;
+  config.timing_iterations = 0;
+  OptimizationProfile profile;
+  profile.set_dimensions("x", {1, c, hw, hw}, {2, c, hw, hw}, {4, c, hw, hw});
+  config.profiles = {profile};
+  auto data = [&](int64_t n, int count) {
+    std::vector<std::map<std::string, HostTensor>> out;
+    for (int i = 0; i < count; ++i)
+      out.push_back({{"x", random_tensor(DType::Float32, {n, c, hw, hw}, rng)}});
+    return out;
+  };
+  CalibrationConfig calibration;
+  calibration.calibrator = CalibratorKind::Max;
+  const auto fp32 = build(net, config);
+  set_dynamic_ranges(net, calibrate(net, config, data(2, 4), calibration));
+  ASSERT_LT(a->dynamic_range()->min, 0.0f);
+  ASSERT_LT(d->dynamic_range()->min, 0.0f);
+  config.precisions = {Precision::FP32, Precision::INT8};
+  config.int8_first_last = true;
+  const auto int8 = build(net, config);
+  std::vector<std::string> int8_layers;
+  for (const PlanLayerInfo& l : int8->layers()) {
+    if (l.int8) int8_layers.push_back(l.name);
+  }
+  EXPECT_EQ(int8_layers, (std::vector<std::string>{"conv", "depthwise", "linear"}));
+  for (int64_t n : {1, 3}) {
+    for (const auto& sample : data(n, 2)) {
+      EXPECT_GT(sqnr_db(run(int8, sample)[0], run(fp32, sample)[0]), 30.0) << "batch " << n;
+    }
+  }
+}
+
 // Refit of an INT8 plan whose convolutions pass u8 tensors between them. Regression: the refitter re-ran
 // shape inference on the stored (u8) input type and refused it ("input 0 must be floating point, got u8"), so
 // `kiln refit` of such a module (a Q/DQ program's) failed. The refitted plan computes what a fresh build with

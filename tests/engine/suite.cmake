@@ -26,3 +26,10 @@ if(KILN_CUDA_ENABLED)
                               ${PROJECT_SOURCE_DIR}/tests/engine/sweep/backend_sweep_test.cpp PROPERTIES
                               COMPILE_DEFINITIONS KILN_HAVE_CUDA=1)
 endif()
+# The cpu INT8 tests again with oneDNN limited to AVX2 (ONEDNN_MAX_CPU_ISA, which onednn::has_vnni honours): on a
+# VNNI machine too, they then run the path of a CPU without VNNI (7-bit weights, signed inputs stored as u8 with
+# zero point 128), which no other test there reaches.
+add_test(NAME kiln_engine_int8_without_vnni_tests COMMAND kiln_engine_tests
+         --gtest_filter=OnednnInt8Exact.*:Int8Engine.*:Int8Quantization.*)
+set_tests_properties(kiln_engine_int8_without_vnni_tests PROPERTIES
+                     ENVIRONMENT "ONEDNN_MAX_CPU_ISA=AVX2;${KILN_TEST_ENV}" LABELS "engine")
