@@ -7,7 +7,7 @@
 //           VNNI as u8 with zero point 128, signed_input_zero_point); an input the builder left in INT8 (its
 //           producer is an INT8 layer too) is read as it is, channels-last.
 //   weights s8, symmetric, one scale per output channel (ops::quantize_per_channel), prepared once; 7-bit
-//           on a CPU without VNNI (int8_weight_max), where only a u8 input is taken (int8_layer_exact);
+//           on a CPU without VNNI (int8_weight_max), where only u8 storage is read (int8_layer_exact);
 //           8-bit ones only on a oneDNN implementation that adds them in 32 bits
 //           (skip_int8_implementations_not_exact).
 //   bias    fp32: oneDNN 2.x adds it to the s32 accumulator before the output scales, so it is stored
@@ -285,8 +285,8 @@ class Int8ConvolutionKernel : public Kernel {
   DType input_dtype_ = DType::Float32, dst_dtype_ = DType::Float32;
   TensorFormat input_format_ = TensorFormat::Plain, dst_format_ = TensorFormat::Plain;
   DT src_dt_ = DT::u8;
-  int32_t src_zero_point_ =
-      0;  // of the quantized input (128: a signed fp32 input as u8, signed_input_zero_point)
+  // The quantized input's zero point (128: a signed fp32 input stored as u8, signed_input_zero_point).
+  int32_t src_zero_point_ = 0;
   float input_scale_ = 1.0f;
   bool convert_residual_ = false;
   DT residual_held_ = DT::s8;  // the type an fp32 residual is converted to in an INT8 destination
