@@ -13,6 +13,7 @@
 
 #include "kiln/engine/builder.h"
 #include "kiln/engine/execution_context.h"
+#include "kiln/support/logging.h"
 #include "kiln/engine/network.h"
 #include "kiln/support/error.h"
 
@@ -103,6 +104,40 @@ inline void add_two_layer_mlp(Network& net, const Dims& x_dims, const HostTensor
 inline std::shared_ptr<Plan> build(const Network& net, BuilderConfig config = {}) {
   config.threads = config.threads ? config.threads : 2;
   return Builder(config).build(net);
+}
+
+/// A build of `net` with the log at Info captured (each timed layer's contest: "layer 'NAME' (...): tactic
+/// ... timed: ..."), the log level restored after.
+struct LoggedBuild {
+  std::shared_ptr<Plan> plan;
+  std::string log;
+};
+inline LoggedBuild build_logged(const Network& net, const BuilderConfig& config = {}) {
+  const LogLevel level = log_level();
+  set_log_level(LogLevel::Info);
+  ::testing::internal::CaptureStderr();
+  LoggedBuild out;
+  try {
+    out.plan = build(net, config);
+  } catch (...) {
+    ::testing::internal::GetCapturedStderr();
+    set_log_level(level);
+    throw;
+  }
+  out.log = ::testing::internal::GetCapturedStderr();
+  set_log_level(level);
+  return out;
+}
+
+/// The contest line of layer `name` in a build log (its candidates' figures after "timed:"); empty when the
+/// layer was not timed.
+inline std::string contest_line(const std::string& log, const std::string& name) {
+  const std::string key = "layer '" + name + "'";
+  for (size_t at = log.find(key); at != std::string::npos; at = log.find(key, at + 1)) {
+    const std::string line = log.substr(at, log.find('\n', at) - at);
+    if (line.find("timed:") != std::string::npos) return line;
+  }
+  return "";
 }
 
 /// The backend the layer tests (check_layer) run on: $KILN_TEST_BACKEND, default "cpu". The ctest

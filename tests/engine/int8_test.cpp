@@ -8,7 +8,6 @@
 #include "kiln/engine/calibration.h"
 #include "kiln/engine/refitter.h"
 #include "kiln/engine/tactic_stats.h"
-#include "kiln/support/logging.h"
 #include "sqnr.h"
 
 namespace kiln::engine {
@@ -428,23 +427,15 @@ TEST(Int8Engine, AnInt8ReaderOfASignedInt8OutputIsTimedAsItWillRun) {
   ASSERT_LT(a->dynamic_range()->min, 0.0f);
   config.precisions = {Precision::FP32, Precision::INT8};
   config.int8_first_last = true;
-  const LogLevel level = log_level();
-  set_log_level(LogLevel::Info);
-  ::testing::internal::CaptureStderr();
-  const auto int8 = build(net, config);
-  const std::string log = ::testing::internal::GetCapturedStderr();
-  set_log_level(level);
+  const LoggedBuild built = build_logged(net, config);
+  const auto& int8 = built.plan;
   EXPECT_EQ(tactic_stats(*int8).failed, 0) << "an INT8 candidate failed to be made";
   std::map<std::string, bool> is_int8;
   for (const PlanLayerInfo& l : int8->layers()) is_int8[l.name] = l.int8;
-  std::string contest;  // conv_b's contest line: "... timed: onednn_int8=0.58ms(...) ..." or "=failed(...)"
-  for (size_t at = log.find("layer 'conv_b'"); at != std::string::npos && contest.empty();
-       at = log.find("layer 'conv_b'", at + 1)) {
-    const std::string line = log.substr(at, log.find('\n', at) - at);
-    if (line.find("timed:") != std::string::npos) contest = line;
-  }
+  // "... timed: onednn_int8=0.58ms(...) ..." or "onednn_int8=failed(...)"
+  const std::string contest = contest_line(built.log, "conv_b");
   if (is_int8["conv_a"]) {
-    ASSERT_FALSE(contest.empty()) << "no contest line for conv_b in:\n" << log;
+    ASSERT_FALSE(contest.empty()) << "no contest line for conv_b in:\n" << built.log;
     EXPECT_NE(contest.find("onednn_int8="), std::string::npos) << contest;
     EXPECT_EQ(contest.find("onednn_int8=failed"), std::string::npos) << contest;
   }

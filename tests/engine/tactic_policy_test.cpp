@@ -5,8 +5,6 @@
 
 #include <cstdio>
 
-#include "kiln/support/logging.h"
-
 #include "engine_test_util.h"
 #include "kiln/engine/plan.h"
 
@@ -85,19 +83,9 @@ TEST(EngineTacticPolicy, CandidatesAreTimedWithTheReformatsTheirInputsWillNeed) 
   net.mark_output(y);
   BuilderConfig config;
   config.timing_cache_path = "";
-  const LogLevel level = log_level();
-  set_log_level(LogLevel::Info);
-  ::testing::internal::CaptureStderr();
-  auto plan = build(net, config);
-  const std::string log = ::testing::internal::GetCapturedStderr();
-  set_log_level(level);
-  std::string line;
-  for (size_t at = log.find("layer 'project"); at != std::string::npos && line.empty();
-       at = log.find("layer 'project", at + 1)) {
-    std::string l = log.substr(at, log.find('\n', at) - at);
-    if (l.find("timed:") != std::string::npos) line = l;
-  }
-  ASSERT_FALSE(line.empty()) << "no contest line for the convolution in:\n" << log;
+  const LoggedBuild built = build_logged(net, config);
+  const std::string line = contest_line(built.log, "project");
+  ASSERT_FALSE(line.empty()) << "no contest line for the convolution in:\n" << built.log;
   EXPECT_NE(line.find("onednn+reformat(scaled channels_last->plain)"), std::string::npos) << line;
   EXPECT_EQ(line.find("reformat(scaled plain->"), std::string::npos) << line;
 }
