@@ -9,7 +9,7 @@
 # own Kiln cache folder (KILN_CACHE_DIR: timing and calibration caches), so neither takes the other's choices.
 # Usage: scripts/device/ab_bench.sh BASE [bench_gpu.py args...]
 set -uo pipefail
-base=${1:?usage: ab_bench.sh BASE [bench_gpu.py args]}
+base=$(cd "${1:?usage: ab_bench.sh BASE [bench_gpu.py args]}" && pwd)
 shift
 out=${OUT:-/tmp/kiln-ab}
 mkdir -p "$out"
@@ -27,7 +27,7 @@ KILN_TEST_BACKEND=cuda timeout 200 build-device/tests/kiln_engine_tests \
 echo "tests exit code: $?"
 grep -E "^\[ +(FAILED|SKIPPED) +\]|Failure" "$out/tests.log" | cut -c1-300 | head -20
 [ $# -gt 0 ] || set -- --models bert_base --batches 32 --skip-compile --fp8
-for side in base:"$base"/build-device work:build-device; do
+for side in base:"$base"/build-device work:"$PWD"/build-device; do
   name=${side%%:*} dir=${side#*:}
   mkdir -p "$out/$name"
   KILN_CACHE_DIR="$out/$name/cache" python3 -X faulthandler bench/gpu/bench_gpu.py --kiln "$dir"/tools/kiln/kiln \
