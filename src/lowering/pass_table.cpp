@@ -26,6 +26,7 @@ const std::vector<PassRegistration>& default_pass_table() {
       {S::PostLowering, make_lower_quantize_dequantize_pass},
       {S::PostLowering, make_decompose_pass},
       {S::PostLowering, make_fuse_attention_pass},
+      {S::PostLowering, make_simplify_attention_mask_pass},
       {S::PostLowering, make_fold_batch_norm_into_conv_pass},
       {S::PostLowering, make_fuse_pad_into_convolution_pass},
       {S::PostLowering, make_constant_fold_pass},

@@ -32,6 +32,9 @@ std::shared_ptr<Pass> make_canonicalize_linear_pass();
 /// Rewrites matmul(softmax(matmul(q, k^T) * c + mask, -1), v) written out (eager attention) into
 /// aten.scaled_dot_product_attention(q, k, v, mask, scale=c).
 std::shared_ptr<Pass> make_fuse_attention_pass();
+/// Gives scaled_dot_product_attention the smallest boolean mask with the same meaning: an expand of the mask dropped,
+/// an AND with a provably all-true operand (transformers' `q_idx >= 0` over an arange) reduced to the other operand.
+std::shared_ptr<Pass> make_simplify_attention_mask_pass();
 /// Rewrites 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) written out in aten arithmetic into
 /// aten.gelu(x, approximate='tanh').
 std::shared_ptr<Pass> make_fuse_gelu_tanh_pass();
