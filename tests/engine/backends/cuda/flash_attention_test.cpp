@@ -160,7 +160,8 @@ struct FlashCase {
   double scale = 0;
   Dims mask;                         // empty: no mask
   bool bool_mask = false;            // else additive, in the q dtype
-  std::vector<int64_t> masked_rows;  // query rows whose every key is masked (masks of dims [Lq, Lk] only)
+  std::vector<int64_t> masked_rows;  // mask rows (of the mask as [rows, Lk]) whose every key is masked: query
+                                     // rows of an [Lq, Lk] mask, batches of a [B, 1, 1, Lk] one
   double range = 1;                  // q and k uniform in [-range, range); v in [-1, 1)
   size_t misalign = 0;               // elements past an aligned address of every buffer
 
@@ -336,6 +337,13 @@ TEST(EngineCuda, FlashAttentionMasks) {
           FlashCase("bool fully masked rows", {2, 2, 130, 64}, {2, 2, 100, 64}, {2, 2, 100, 64})
               .with_mask({130, 100}, true, {0, 5, 64, 129}),
           FlashCase("additive -inf rows", {1, 2, 70, 64}).with_mask({70, 70}, false, {3, 69}),
+          // Masks the same for every query with Lk up to kMaskRowKeys are staged in shared memory once (the
+          // kRowMask kernel): a batch whose keys are all masked, bool and additive; then an Lk past the
+          // staged row, which takes the per-tile loads.
+          FlashCase("bool [B,1,1,Lk] batch 1 masked", {2, 2, 70, 64}).with_mask({2, 1, 1, 70}, true, {1}),
+          FlashCase("additive [B,1,1,Lk] batch 0 -inf", {2, 2, 70, 64}).with_mask({2, 1, 1, 70}, false, {0}),
+          FlashCase("bool [B,1,1,Lk] Lk 600", {1, 2, 40, 64}, {1, 2, 600, 64}, {1, 2, 600, 64})
+              .with_mask({1, 1, 1, 600}, true),
       },
       404);
 }

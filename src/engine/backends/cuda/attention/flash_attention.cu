@@ -28,16 +28,22 @@ template <int kWarps>
 constexpr int kThreadsOf = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
 
+/// Keys of a mask row (a mask broadcast over the queries, such as a padding mask) staged in shared memory.
+constexpr int kMaskRowKeys = 512;
+
 /// Shared-memory layout for padded head dim D (elements of 16 bits) and kWarps warps. Each row is padded by 8
 /// elements, so the 8 row addresses of one ldmatrix (rows 2 (D + 8) bytes apart) fall 16 bytes apart modulo
-/// 128: no bank conflicts. Q tile, then two K tiles, then two V tiles (double buffering).
+/// 128: no bank conflicts. Q tile, then two K tiles, then two V tiles (double buffering), then the mask row
+/// (kMaskRowKeys floats, in log2 units; used when the mask is the same for every query and Lk fits).
 template <int D, int kWarps>
 struct Smem {
   static constexpr int kLd = D + 8;
   static constexpr int kTile = kFlashKeys * kLd;
   static constexpr int kK = kRowsOf<kWarps> * kLd;
   static constexpr int kV = kK + 2 * kTile;
-  static constexpr size_t kBytes = static_cast<size_t>(kV + 2 * kTile) * sizeof(uint16_t);
+  static constexpr int kMaskRow = kV + 2 * kTile;  // 16-byte aligned: every tile is a multiple of 8 elements
+  static constexpr size_t kBytes =
+      static_cast<size_t>(kMaskRow) * sizeof(uint16_t) + kMaskRowKeys * sizeof(float);
 };
 
 __device__ __forceinline__ uint32_t shared_addr(const void* p) {
@@ -136,11 +142,30 @@ __device__ __forceinline__ void load_tile(uint16_t* s, const uint16_t* g, int ro
   }
 }
 
+/// A mask element as the kernels add it to a score in log2 units: a boolean mask gives 0 (keep) or -inf
+/// (drop), an additive one its value times log2(e).
+template <typename M>
+__device__ __forceinline__ float log2_mask_value(M raw) {
+  if constexpr (sizeof(M) == 1) {
+    return raw ? 0.0f : -INFINITY;
+  } else {
+    return static_cast<float>(raw) * kLog2e;
+  }
+}
+
+/// Stages the mask row of one (batch, head) (elements base + key * st_k, key < lk <= kMaskRowKeys) into
+/// shared memory as log2_mask_value, for a mask that is the same for every query.
+template <typename M, int kThreads>
+__device__ __forceinline__ void stage_mask_row(float* row, const M* mask, int64_t base, int64_t st_k,
+                                               int lk) {
+  for (int key = threadIdx.x; key < lk; key += kThreads) row[key] = log2_mask_value(mask[base + key * st_k]);
+}
+
 /// The mask values of one lane's scores in a key tile, loaded before the scores are computed so that the
 /// loads' latency hides behind the tensor-core work: m[c][i] for the score of accumulator c, element i (key
-/// k0 + 8c + 2t + (i & 1), query row q_row + 8 (i >> 1)). A boolean mask gives 0 (keep) or -inf (drop); an
-/// additive one its value times log2(e). Out-of-range rows and keys read element `base` (any value: those
-/// scores are dropped or never stored). Each branch issues all of its loads before using them.
+/// k0 + 8c + 2t + (i & 1), query row q_row + 8 (i >> 1)), as log2_mask_value. Out-of-range rows and keys read
+/// element `base` (any value: those scores are dropped or never stored). Each branch issues all of its loads
+/// before using them.
 template <int kNk, typename M>
 __device__ __forceinline__ void load_mask(float (&m)[kNk][4], const M* mask, int64_t base, int64_t st_q,
                                           int64_t st_k, int k0, int q_row, int t, int lq, int lk) {
@@ -167,13 +192,7 @@ __device__ __forceinline__ void load_mask(float (&m)[kNk][4], const M* mask, int
 #pragma unroll
   for (int c = 0; c < kNk; ++c) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      if constexpr (sizeof(M) == 1) {
-        m[c][i] = raw[c][i] ? 0.0f : -INFINITY;
-      } else {
-        m[c][i] = static_cast<float>(raw[c][i]) * kLog2e;
-      }
-    }
+    for (int i = 0; i < 4; ++i) m[c][i] = log2_mask_value(raw[c][i]);
   }
 }
 
@@ -198,9 +217,14 @@ constexpr int kMinCtas = (D <= 64 ? 16 : 8) / kWarps;
 /// The kernels' mask kinds (AttnParams::mask_kind), a template parameter so that each kernel holds registers
 /// only for the mask it reads.
 enum MaskKind : int { kNoMask = 0, kBoolMask = 1, kAdditiveMask = 2 };
+/// The kernels' fourth mask kind, chosen at launch: a mask (boolean or additive, p.mask_kind says which) that
+/// is the same for every query (stride 0 along Lq, a padding mask) with Lk <= kMaskRowKeys, staged in shared
+/// memory once instead of each lane loading its keys' values in every tile; its own kernel, so that the
+/// registers of the other kinds' prefetched values are not added to it.
+constexpr int kRowMask = 3;
 
 /// One CTA: query rows [q0, q0 + 16 kWarps) of (batch, head) bh = blockIdx.x / q_tiles. Warp w owns rows
-/// q0 + 16w .. +15; lane (g, t) holds rows g and g + 8 of them. kMask: p.mask_kind.
+/// q0 + 16w .. +15; lane (g, t) holds rows g and g + 8 of them. kMask: p.mask_kind, or kRowMask.
 template <typename T, int D, int kMask, int kWarps>
 __global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
     flash_attention_kernel(const uint16_t* __restrict__ q, const uint16_t* __restrict__ k,
@@ -253,8 +277,23 @@ __global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
     load_tile<D, kFlashKeys, kThreads>(sv, vg, min(kFlashKeys, lk), ev, ldv, vec);
   }
   cp_async_commit();
+  float* mask_row = reinterpret_cast<float*>(sq + S::kMaskRow);
+  const bool row_mask_bool = p.mask_kind == kBoolMask;
+  if constexpr (kMask == kRowMask) {
+    if (row_mask_bool) {
+      stage_mask_row<unsigned char, kThreads>(mask_row, static_cast<const unsigned char*>(mask), mbase, mst_k,
+                                              lk);
+    } else if (p.mask_dtype == kF16) {
+      stage_mask_row<__half, kThreads>(mask_row, static_cast<const __half*>(mask), mbase, mst_k, lk);
+    } else if (p.mask_dtype == kBF16) {
+      stage_mask_row<__nv_bfloat16, kThreads>(mask_row, static_cast<const __nv_bfloat16*>(mask), mbase, mst_k,
+                                              lk);
+    } else {
+      stage_mask_row<float, kThreads>(mask_row, static_cast<const float*>(mask), mbase, mst_k, lk);
+    }
+  }
   cp_async_wait<1>();  // the Q tile
-  __syncthreads();
+  __syncthreads();     // (also the mask row)
 
   uint32_t qf[D / 16][4];
 #pragma unroll
@@ -328,6 +367,10 @@ __global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
           x = mk[c][i] == -INFINITY ? -INFINITY : x;
         } else if constexpr (kMask == kAdditiveMask) {
           x += mk[c][i];
+        } else if constexpr (kMask == kRowMask) {  // read here: shared memory needs no latency hidden
+          const int key = k0 + c * 8 + 2 * t + (i & 1);
+          const float m = mask_row[key < lk ? key : 0];  // (a key past Lk is dropped below)
+          x = row_mask_bool ? (m == -INFINITY ? -INFINITY : x) : x + m;
         }
         if (guard) {
           const int key = k0 + c * 8 + 2 * t + (i & 1), qi = q_row + ((i >> 1) << 3);
@@ -458,6 +501,9 @@ void launch_typed(const void* q, const void* k, const void* v, const void* mask,
   if (p.mask_kind == kNoMask) {
     return launch_masked<T, D, kNoMask, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
   }
+  if (p.mask_st[p.batch_shape.rank] == 0 && p.lk <= kMaskRowKeys) {
+    return launch_masked<T, D, kRowMask, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
+  }
   if (p.mask_kind == kBoolMask) {
     return launch_masked<T, D, kBoolMask, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
   }
@@ -477,7 +523,8 @@ template <typename T, int D, int kWarps>
 cudaError_t allow_smem() {
   for (auto* kernel :
        {flash_attention_kernel<T, D, kNoMask, kWarps>, flash_attention_kernel<T, D, kBoolMask, kWarps>,
-        flash_attention_kernel<T, D, kAdditiveMask, kWarps>}) {
+        flash_attention_kernel<T, D, kAdditiveMask, kWarps>,
+        flash_attention_kernel<T, D, kRowMask, kWarps>}) {
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(Smem<D, kWarps>::kBytes));
     if (e != cudaSuccess) return e;

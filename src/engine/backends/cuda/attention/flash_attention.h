@@ -29,7 +29,7 @@ constexpr int kFlashRows = 16 * kFlashWarps;
 bool flash_attention_device_ok(const char** why);
 
 /// Whether the current device gives a CTA of `warps` warps the shared memory the kernel needs at head dim
-/// `head_dim` (8 warps at 128 need 102 KB: more than sm_86 / sm_89 allow a block); `why` says why not.
+/// `head_dim` (8 warps at 128 need 104 KB: more than sm_86 / sm_89 allow a block); `why` says why not.
 bool flash_attention_fits_device(int warps, int64_t head_dim, const char** why);
 
 /// Raises the dynamic shared-memory limit of the flash kernels of `warps` warps at head dim `head_dim` (the
