@@ -4,14 +4,16 @@
 // it can read the [B, 1, 1, Lk] padding factor instead: the engine then loads one mask row per (batch, head)
 // rather than a row per query, and the AND over [B, 1, Lq, Lk] is never computed.
 //
-// Rewrites, on the attn_mask operand only (other readers keep their value):
+// Rewrites, on the attn_mask operand only (other readers keep their value) and only where the mask widens no
+// dim of the scores [q's batch dims..., Lq, Lk] (each of its dims 1 or the scores' own):
 //   expand(m) -> m                  (attention broadcasts m the same way)
 //   and(a, b) -> a, b all true      (bool __and__ / logical_and / bitwise_and; a broadcasts to the result)
 // An operand is all true when it is a `full` of a nonzero value, an AND of all-true operands, a view of one,
-// or `x >= c` / `x > c` where every element of x is known to be at least (more than) c: x an arange with a
-// non-negative step, a sum of such, or a view of one.
+// or `x >= c` / `x > c` (c an integer) where every element of the int64 x is known to be at least (more than)
+// c: x an arange with a positive step, a sum of such and constants, or a view of one.
 
 #include <optional>
+#include <vector>
 
 #include "../rewrite.h"
 #include "kiln/lowering/passes.h"
@@ -22,8 +24,11 @@ namespace {
 
 /// How many producers the value analyses follow: masks are a handful of ops deep.
 constexpr int kMaxDepth = 16;
-/// Bounds beyond this magnitude are not tracked (no overflow in the sums).
+/// Bounds beyond this magnitude are not tracked (far from int64's range, so sums and products of two checked
+/// bounds cannot wrap).
 constexpr int64_t kMaxBound = int64_t{1} << 40;
+
+bool in_tracked_range(int64_t x) { return x >= -kMaxBound && x <= kMaxBound; }
 
 bool is_view_of_self(const ir::Node& n) {
   return detail::is_op_any(
@@ -37,9 +42,10 @@ std::optional<int64_t> int_number(const ir::Argument* a) {
   return a->as_int();
 }
 
-/// A lower bound of every element of the integer tensor `v`, where the ops that made it give one.
+/// A lower bound of every element of the int64 tensor `v`, where the ops that made it give one (int64 only:
+/// narrower integer types wrap within the tracked range).
 std::optional<int64_t> lower_bound(const ir::Value* v, int depth) {
-  if (v == nullptr || depth > kMaxDepth || !v->is_tensor() || !is_integral(v->meta().dtype))
+  if (v == nullptr || depth > kMaxDepth || !v->is_tensor() || v->meta().dtype != DType::Int64)
     return std::nullopt;
   const ir::Node* n = v->producer();
   if (n == nullptr) return std::nullopt;
@@ -48,7 +54,7 @@ std::optional<int64_t> lower_bound(const ir::Value* v, int depth) {
     const auto start = int_number(n->find_arg("start"));
     const auto step =
         detail::is_op(*n, "aten.arange.start") ? std::optional<int64_t>(1) : int_number(n->find_arg("step"));
-    if (!start || !step || *step <= 0 || std::abs(*start) > kMaxBound) return std::nullopt;
+    if (!start || !step || *step <= 0 || !in_tracked_range(*start)) return std::nullopt;
     return start;
   }
   if (detail::is_op_any(*n, {"aten.add.Tensor", "aten.add.Scalar"})) {
@@ -59,11 +65,15 @@ std::optional<int64_t> lower_bound(const ir::Value* v, int depth) {
       other = lower_bound(other_arg->as_tensor(), depth + 1);
     }
     const auto alpha = n->has_arg("alpha") ? int_number(n->find_arg("alpha")) : std::optional<int64_t>(1);
-    if (!self || !other || !alpha || *alpha < 0 || *alpha > kMaxBound || std::abs(*other) > kMaxBound) {
+    if (!self || !other || !alpha || *alpha < 0 || !in_tracked_range(*alpha) || !in_tracked_range(*other)) {
       return std::nullopt;
     }
-    const int64_t sum = *self + *alpha * *other;
-    return std::abs(sum) > kMaxBound ? std::nullopt : std::optional<int64_t>(sum);
+    int64_t scaled = 0, sum = 0;
+    if (__builtin_mul_overflow(*alpha, *other, &scaled) || __builtin_add_overflow(*self, scaled, &sum) ||
+        !in_tracked_range(sum)) {
+      return std::nullopt;
+    }
+    return sum;
   }
   if (is_view_of_self(*n)) return lower_bound(detail::tensor_arg(*n, "self"), depth + 1);
   return std::nullopt;
@@ -89,19 +99,12 @@ bool all_true(const ir::Value* v, int depth) {
     }
   }
   if (detail::is_op_any(*n, {"aten.ge.Scalar", "aten.gt.Scalar"})) {
+    // An integer `other` only: torch compares an integer tensor with a float in float32, where x > c does not
+    // follow from the integer bound once |c| >= 2^24.
     const auto bound = lower_bound(detail::tensor_arg(*n, "self"), depth + 1);
-    const ir::Argument* other = n->find_arg("other");
-    if (!bound || other == nullptr) return false;
-    double c = 0;
-    if (other->kind() == ir::Argument::Kind::Int) {
-      c = static_cast<double>(other->as_int());
-    } else if (other->kind() == ir::Argument::Kind::Float) {
-      c = other->as_float();
-    } else {
-      return false;
-    }
-    const double b = static_cast<double>(*bound);
-    return detail::is_op(*n, "aten.ge.Scalar") ? b >= c : b > c;
+    const auto c = int_number(n->find_arg("other"));
+    if (!bound || !c) return false;
+    return detail::is_op(*n, "aten.ge.Scalar") ? *bound >= *c : *bound > *c;
   }
   if (is_boolean_and(*n)) {
     return all_true(detail::tensor_arg_if_tensor(*n, "self"), depth + 1) &&
@@ -135,12 +138,30 @@ ir::Value* simplified(ir::Value* mask) {
   return mask;
 }
 
+/// Whether every dim of `mask` (aligned from the end) is 1 or the matching dim of the scores [q's batch
+/// dims..., Lq, Lk]: then the mask widens no dim of the result, and any smaller mask it was broadcast from
+/// means the same.
+bool within_scores(const ir::Value& mask, const ir::Value& q, const ir::Value& k) {
+  const auto& m = mask.meta().sizes;
+  std::vector<ir::SymExpr> scores = q.meta().sizes;
+  if (scores.size() < 2 || k.meta().sizes.size() < 2) return false;
+  scores.back() = k.meta().sizes[k.meta().sizes.size() - 2];
+  if (m.size() > scores.size()) return false;
+  for (size_t i = 1; i <= m.size(); ++i) {
+    const ir::SymExpr& d = m[m.size() - i];
+    if (d.as_int() != std::optional<int64_t>(1) && d != scores[scores.size() - i]) return false;
+  }
+  return true;
+}
+
 bool run_simplify_attention_mask(ir::Graph& graph, const PassContext&) {
   bool changed = false;
   for (ir::Node* node : graph.nodes()) {
     if (!detail::is_op(*node, "aten.scaled_dot_product_attention.default")) continue;
     ir::Value* mask = detail::tensor_arg(*node, "attn_mask");
-    if (mask == nullptr) continue;
+    ir::Value* q = detail::tensor_arg(*node, "query");
+    ir::Value* k = detail::tensor_arg(*node, "key");
+    if (mask == nullptr || q == nullptr || k == nullptr || !within_scores(*mask, *q, *k)) continue;
     ir::Value* smaller = simplified(mask);
     if (smaller == mask) continue;
     node->set_arg("attn_mask", ir::Argument::tensor(smaller));

@@ -64,6 +64,81 @@ TEST(SimplifyAttentionMask, KeepsFactorsThatAreNotProvablyTrue) {
   testing::expect_pass(*pass, from_input, from_input);
 }
 
+// The other forms the analysis accepts: arange.default, an add of two bounded tensors with alpha 2, gt
+// against an integer below the bound, logical_and; and a rank-1 mask that loses its expand.
+TEST(SimplifyAttentionMask, AcceptsTheOtherProvablyTrueForms) {
+  auto pass = make_simplify_attention_mask_pass();
+  const std::string text =
+      R"(graph(%q: f32[2, 2, 5, 8], %k: f32[2, 2, 5, 8], %v: f32[2, 2, 5, 8], %pad: bool[2, 1, 1, 5]) {
+  %a: i64[5] = aten.arange.default(end=5, *, dtype=None, layout=None, device=None, pin_memory=None)
+  %s: i64[5] = aten.add.Tensor(self=%a, other=%a, *, alpha=2)
+  %u: i64[5, 1] = aten.unsqueeze.default(self=%s, dim=1)
+  %gt: bool[5, 1] = aten.gt.Scalar(self=%u, other=-1)
+  %m: bool[2, 1, 5, 5] = aten.logical_and.default(self=%pad, other=%gt)
+  %y: f32[2, 2, 5, 8] = aten.scaled_dot_product_attention.default(query=%q, key=%k, value=%v, attn_mask=%m, dropout_p=0.0, is_causal=False, *, scale=0.125, enable_gqa=False)
+  return (%y)
+})";
+  testing::expect_pass(*pass, text, with_mask(text, "%m", "%pad"));
+
+  const std::string row =
+      R"(graph(%q: f32[2, 2, 5, 8], %k: f32[2, 2, 5, 8], %v: f32[2, 2, 5, 8], %pad: bool[5]) {
+  %e: bool[2, 2, 5, 5] = aten.expand.default(self=%pad, size=[2, 2, 5, 5], *, implicit=False)
+  %y: f32[2, 2, 5, 8] = aten.scaled_dot_product_attention.default(query=%q, key=%k, value=%v, attn_mask=%e, dropout_p=0.0, is_causal=False, *, scale=0.125, enable_gqa=False)
+  return (%y)
+})";
+  testing::expect_pass(*pass, row, with_mask(row, "%e", "%pad"));
+}
+
+// What the analysis must not prove: an int32 arange pushed past int32's range (its elements wrap), a float
+// `other` (torch compares in float32), a product of bounds that overflows; and a mask whose true factor
+// widens the batch beyond the query's (dropping it would change the output's shape; not run numerically).
+TEST(SimplifyAttentionMask, RefusesWhatItCannotProve) {
+  auto pass = make_simplify_attention_mask_pass();
+  const std::string wrap =
+      R"(graph(%q: f32[2, 2, 5, 8], %k: f32[2, 2, 5, 8], %v: f32[2, 2, 5, 8], %pad: bool[2, 1, 1, 5]) {
+  %a: i32[5] = aten.arange.default(end=5, *, dtype=dtype.i32, layout=None, device=None, pin_memory=None)
+  %s: i32[5] = aten.add.Tensor(self=%a, other=2147483645, *, alpha=1)
+  %u: i32[5, 1] = aten.unsqueeze.default(self=%s, dim=1)
+  %ge: bool[5, 1] = aten.ge.Scalar(self=%u, other=0)
+  %m: bool[2, 1, 5, 5] = aten.__and__.Tensor(self=%ge, other=%pad)
+  %y: f32[2, 2, 5, 8] = aten.scaled_dot_product_attention.default(query=%q, key=%k, value=%v, attn_mask=%m, dropout_p=0.0, is_causal=False, *, scale=0.125, enable_gqa=False)
+  return (%y)
+})";
+  testing::expect_pass(*pass, wrap, wrap);
+
+  std::string float_other = wrap;
+  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"i32[5] = aten.arange.default(end=5, *, dtype=dtype.i32",
+            "i64[5] = aten.arange.default(end=5, *, dtype=dtype.i64"},
+           {"%s: i32[5] = aten.add.Tensor(self=%a, other=2147483645",
+            "%s: i64[5] = aten.add.Tensor(self=%a, other=0"},
+           {"%u: i32[5, 1]", "%u: i64[5, 1]"},
+           {"aten.ge.Scalar(self=%u, other=0)", "aten.ge.Scalar(self=%u, other=-0.5)"}}) {
+    float_other.replace(float_other.find(from), from.size(), to);
+  }
+  testing::expect_pass(*pass, float_other, float_other);
+
+  std::string overflow = float_other;
+  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"aten.add.Tensor(self=%a, other=0, *, alpha=1)",
+            "aten.add.Tensor(self=%a, other=1099511627776, *, alpha=1099511627776)"},
+           {"aten.ge.Scalar(self=%u, other=-0.5)", "aten.ge.Scalar(self=%u, other=0)"}}) {
+    overflow.replace(overflow.find(from), from.size(), to);
+  }
+  testing::expect_pass(*pass, overflow, overflow);
+
+  const std::string widens =
+      R"(graph(%q: f32[1, 2, 5, 8], %k: f32[1, 2, 5, 8], %v: f32[1, 2, 5, 8], %pad: bool[1, 1, 1, 5]) {
+  %t: bool[2, 1, 1, 1] = aten.full.default(size=[2, 1, 1, 1], fill_value=1, *, dtype=dtype.bool, layout=None, device=None, pin_memory=None)
+  %m: bool[2, 1, 1, 5] = aten.__and__.Tensor(self=%t, other=%pad)
+  %y: f32[2, 2, 5, 8] = aten.scaled_dot_product_attention.default(query=%q, key=%k, value=%v, attn_mask=%m, dropout_p=0.0, is_causal=False, *, scale=0.125, enable_gqa=False)
+  return (%y)
+})";
+  testing::PassCheck no_numbers;
+  no_numbers.numeric = false;
+  testing::expect_pass(*pass, widens, widens, no_numbers);
+}
+
 // An additive float mask loses its expand only (attention broadcasts it the same way).
 TEST(SimplifyAttentionMask, DropsTheExpandOfAFloatMask) {
   auto pass = make_simplify_attention_mask_pass();

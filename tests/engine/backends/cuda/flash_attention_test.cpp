@@ -344,6 +344,12 @@ TEST(EngineCuda, FlashAttentionMasks) {
           FlashCase("additive [B,1,1,Lk] batch 0 -inf", {2, 2, 70, 64}).with_mask({2, 1, 1, 70}, false, {0}),
           FlashCase("bool [B,1,1,Lk] Lk 600", {1, 2, 40, 64}, {1, 2, 600, 64}, {1, 2, 600, 64})
               .with_mask({1, 1, 1, 600}, true),
+          // The staging boundary (512 keys staged, 513 per tile) and a mask of one value per batch.
+          FlashCase("bool [B,1,1,Lk] Lk 512", {2, 2, 33, 64}, {2, 2, 512, 64}, {2, 2, 512, 64})
+              .with_mask({2, 1, 1, 512}, true, {1}),
+          FlashCase("additive [B,1,1,Lk] Lk 513", {2, 2, 33, 64}, {2, 2, 513, 64}, {2, 2, 513, 64})
+              .with_mask({2, 1, 1, 513}, false),
+          FlashCase("additive [B,1,1,1]", {2, 2, 70, 64}).with_mask({2, 1, 1, 1}, false),
       },
       404);
 }

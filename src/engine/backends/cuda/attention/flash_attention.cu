@@ -33,8 +33,8 @@ constexpr int kMaskRowKeys = 512;
 
 /// Shared-memory layout for padded head dim D (elements of 16 bits) and kWarps warps. Each row is padded by 8
 /// elements, so the 8 row addresses of one ldmatrix (rows 2 (D + 8) bytes apart) fall 16 bytes apart modulo
-/// 128: no bank conflicts. Q tile, then two K tiles, then two V tiles (double buffering), then the mask row
-/// (kMaskRowKeys floats, in log2 units; used when the mask is the same for every query and Lk fits).
+/// 128: no bank conflicts. Q tile, then two K tiles, then two V tiles (double buffering), then, in the kernel
+/// of kind kRowMask only (kRowBytes more), the mask row (kMaskRowKeys floats in log2 units).
 template <int D, int kWarps>
 struct Smem {
   static constexpr int kLd = D + 8;
@@ -42,8 +42,8 @@ struct Smem {
   static constexpr int kK = kRowsOf<kWarps> * kLd;
   static constexpr int kV = kK + 2 * kTile;
   static constexpr int kMaskRow = kV + 2 * kTile;  // 16-byte aligned: every tile is a multiple of 8 elements
-  static constexpr size_t kBytes =
-      static_cast<size_t>(kMaskRow) * sizeof(uint16_t) + kMaskRowKeys * sizeof(float);
+  static constexpr size_t kBytes = static_cast<size_t>(kMaskRow) * sizeof(uint16_t);
+  static constexpr size_t kRowBytes = kMaskRowKeys * sizeof(float);
 };
 
 __device__ __forceinline__ uint32_t shared_addr(const void* p) {
@@ -222,6 +222,10 @@ enum MaskKind : int { kNoMask = 0, kBoolMask = 1, kAdditiveMask = 2 };
 /// memory once instead of each lane loading its keys' values in every tile; its own kernel, so that the
 /// registers of the other kinds' prefetched values are not added to it.
 constexpr int kRowMask = 3;
+
+/// The dynamic shared memory of the kernel of mask kind kMask.
+template <int D, int kWarps, int kMask>
+constexpr size_t kSmemBytes = Smem<D, kWarps>::kBytes + (kMask == kRowMask ? Smem<D, kWarps>::kRowBytes : 0);
 
 /// One CTA: query rows [q0, q0 + 16 kWarps) of (batch, head) bh = blockIdx.x / q_tiles. Warp w owns rows
 /// q0 + 16w .. +15; lane (g, t) holds rows g and g + 8 of them. kMask: p.mask_kind, or kRowMask.
@@ -489,10 +493,10 @@ template <typename T, int D, int kMask, int kWarps>
 void launch_masked(const void* q, const void* k, const void* v, const void* mask, void* out, E4m3Out out8,
                    const AttnParams& p, bool vec, Stream stream) {
   const int64_t q_tiles = (p.lq + kRowsOf<kWarps> - 1) / kRowsOf<kWarps>;
-  flash_attention_kernel<T, D, kMask, kWarps>
-      <<<static_cast<unsigned>(p.batch * q_tiles), kThreadsOf<kWarps>, Smem<D, kWarps>::kBytes, stream>>>(
-          static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v),
-          mask, static_cast<uint16_t*>(out), out8, p, static_cast<int>(q_tiles), vec);
+  flash_attention_kernel<T, D, kMask, kWarps><<<static_cast<unsigned>(p.batch * q_tiles), kThreadsOf<kWarps>,
+                                                kSmemBytes<D, kWarps, kMask>, stream>>>(
+      static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), mask,
+      static_cast<uint16_t*>(out), out8, p, static_cast<int>(q_tiles), vec);
 }
 
 template <typename T, int D, int kWarps>
@@ -519,14 +523,18 @@ void launch_dim(const void* q, const void* k, const void* v, const void* mask, v
   launch_typed<T, 128, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
 }
 
+template <typename T, int D, int kMask, int kWarps>
+cudaError_t allow_smem_of() {
+  return cudaFuncSetAttribute(flash_attention_kernel<T, D, kMask, kWarps>,
+                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(kSmemBytes<D, kWarps, kMask>));
+}
+
 template <typename T, int D, int kWarps>
 cudaError_t allow_smem() {
-  for (auto* kernel :
-       {flash_attention_kernel<T, D, kNoMask, kWarps>, flash_attention_kernel<T, D, kBoolMask, kWarps>,
-        flash_attention_kernel<T, D, kAdditiveMask, kWarps>,
-        flash_attention_kernel<T, D, kRowMask, kWarps>}) {
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(Smem<D, kWarps>::kBytes));
+  for (cudaError_t e :
+       {allow_smem_of<T, D, kNoMask, kWarps>(), allow_smem_of<T, D, kBoolMask, kWarps>(),
+        allow_smem_of<T, D, kAdditiveMask, kWarps>(), allow_smem_of<T, D, kRowMask, kWarps>()}) {
     if (e != cudaSuccess) return e;
   }
   return cudaSuccess;
@@ -547,11 +555,13 @@ cudaError_t allow_smem_at(int64_t head_dim) {
   return allow_smem_both<128, kWarps>();
 }
 
+/// The largest dynamic shared memory of the kernels of kWarps warps at the padded head dim of `head_dim` (the
+/// kRowMask kernel's).
 template <int kWarps>
 size_t smem_bytes(int64_t head_dim) {
-  if (head_dim <= 32) return Smem<32, kWarps>::kBytes;
-  if (head_dim <= 64) return Smem<64, kWarps>::kBytes;
-  return Smem<128, kWarps>::kBytes;
+  if (head_dim <= 32) return kSmemBytes<32, kWarps, kRowMask>;
+  if (head_dim <= 64) return kSmemBytes<64, kWarps, kRowMask>;
+  return kSmemBytes<128, kWarps, kRowMask>;
 }
 
 /// Whether every row of an operand starts 16 bytes after a 16-byte aligned base (16-bit elements).
