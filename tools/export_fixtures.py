@@ -314,6 +314,11 @@ def transformers_model(kind: str) -> Callable[[], nn.Module]:
             config = transformers.GPT2Config()
             config._attn_implementation = "eager"
             model = transformers.GPT2Model(config)
+        elif kind == "llama_small":  # a Llama at GPT-2 small's scale (12 layers, 768 hidden, grouped kv heads)
+            config = transformers.LlamaConfig(vocab_size=32000, hidden_size=768, intermediate_size=2048,
+                                              num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=4,
+                                              max_position_embeddings=1024)
+            model = transformers.LlamaModel(config)
         elif kind == "t5_encoder":
             config = transformers.T5Config(vocab_size=1000, d_model=128, d_kv=32, d_ff=256, num_layers=2,
                                            num_heads=4)

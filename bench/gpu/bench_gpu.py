@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Kiln vs PyTorch eager vs torch.compile on the GPU, timed side by side in one process.
 
-For each model (resnet50 and vit_b_16 from torchvision at 224x224, BERT-base from transformers at sequence 128;
-random weights, fixed seeds) and batch (1 and 32):
+For each model (resnet50 and vit_b_16 from torchvision at 224x224, BERT-base from transformers at sequence 128 by
+default; any torchvision classifier by name, and gpt2_small and llama_small (a Llama at GPT-2 small's scale) from
+transformers at sequence 512, use_cache=False; random weights, fixed seeds) and batch (1 and 32):
   1. exports the fp32 model with torch.export (static shapes) and compiles it with
      `kiln compile --backend cuda --precision fp16` (Kiln lowers precision inside its engines, as Torch-TensorRT
      does with enabled_precisions={fp16}; its inputs stay fp32 as exported);
@@ -36,9 +37,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import export_fixtures  # noqa: E402  (model builders shared with the fixtures)
 
 
+# The transformers models: vocabulary and sequence length (issue 19's table: the decoders at 512, use_cache=False).
+TRANSFORMERS = {"bert_base": (30522, 128), "gpt2_small": (50257, 512), "llama_small": (32000, 512)}
+
+
 def build_model(name: str) -> nn.Module:
-    if name == "bert_base":
-        return export_fixtures.transformers_model("bert_base")()
+    if name in TRANSFORMERS:
+        return export_fixtures.transformers_model(name)()
     model = export_fixtures.torchvision_model(name)()
     # torchvision initializes some classifier heads to zero (vit_b_16's): random values instead, or every output
     # is 0 and the comparison with eager checks nothing.
@@ -50,9 +55,10 @@ def build_model(name: str) -> nn.Module:
 
 
 def make_inputs(name: str, batch: int, gen: torch.Generator):
-    if name == "bert_base":
-        ids = torch.randint(0, 30522, (batch, 128), generator=gen)
-        return (ids, torch.ones(batch, 128, dtype=torch.int64))
+    if name in TRANSFORMERS:
+        vocab, seq = TRANSFORMERS[name]
+        ids = torch.randint(0, vocab, (batch, seq), generator=gen)
+        return (ids, torch.ones(batch, seq, dtype=torch.int64))
     return (torch.randn(batch, 3, 224, 224, generator=gen),)
 
 
