@@ -1,6 +1,7 @@
 // Matrix product and attention converters against libtorch eager: linear with/without bias (frozen and tensor
 // weights), addmm with alpha/beta, mm, bmm, matmul with 1-D and broadcast operands, scaled_dot_product_attention
-// (no mask, boolean mask, additive mask, causal, explicit scale). Dynamic batch where the converter claims it.
+// (no mask, boolean mask, additive mask, causal, explicit scale, transformers' decoder mask). Dynamic batch where
+// the converter claims it.
 // Tolerance: the harness default fp32 allclose(1e-4, 1e-5) (dot products of <= 32 terms of magnitude <= 2).
 
 #include <gtest/gtest.h>
@@ -20,6 +21,22 @@ std::string sdpa(const std::string& mask, const std::string& causal, const std::
   return "  %y: f32[s0, 2, 5, 8] = aten.scaled_dot_product_attention.default(query=%q, key=%k, value=%v, "
          "attn_mask=" + mask + ", dropout_p=0.0, is_causal=" + causal + ", *, scale=" + scale +
          ", enable_gqa=False)\n  return (%y)\n";
+}
+
+/// transformers' decoder mask over 5 queries and keys: %and_1 = ones & (kv_idx <= q_idx), %m = a AND b.
+std::string decoder_mask(const std::string& a, const std::string& b) {
+  const std::string batch = b == "%pad" ? "s0" : "1";
+  return "  %full: bool[] = aten.full.default(size=[], fill_value=1, *, dtype=dtype.bool, layout=None, "
+         "device=None, pin_memory=None)\n"
+         "  %ar: i64[5] = aten.arange.default(end=5, *, dtype=dtype.i64, layout=None, device=None, "
+         "pin_memory=None)\n"
+         "  %q0: i64[1, 5] = aten.unsqueeze.default(self=%ar, dim=0)\n"
+         "  %q1: i64[1, 1, 5] = aten.unsqueeze.default(self=%q0, dim=1)\n"
+         "  %q2: i64[1, 1, 5, 1] = aten.unsqueeze.default(self=%q1, dim=3)\n"
+         "  %k2: i64[1, 1, 1, 5] = aten.unsqueeze.default(self=%q1, dim=2)\n"
+         "  %c: bool[1, 1, 5, 5] = aten.le.Tensor(self=%k2, other=%q2)\n"
+         "  %and_1: bool[1, 1, 5, 5] = aten.__and__.Tensor(self=%full, other=%c)\n"
+         "  %m: bool[" + batch + ", 1, 5, 5] = aten.__and__.Tensor(self=" + a + ", other=" + b + ")\n";
 }
 
 CaseList linalg_cases() {
@@ -70,6 +87,16 @@ CaseList linalg_cases() {
       linalg_case("sdpa_scale", qkv, sdpa("None", "False", "0.2"), qkv_runs),
       linalg_case("sdpa_bool_mask", qkv + ", %m: bool[5, 5]", sdpa("%m", "False", "None"), with_mask({5, 5}),
                   {{3, {-0.5, 2}}}),
+      // transformers' decoder mask (ones & kv_idx <= q_idx & padding), which the converter reads as the
+      // causal flag and the padding row; the padding keeps key 0, so that no row is fully masked. Then the
+      // causal factor alone.
+      linalg_case("sdpa_decoder_mask", qkv + ", %pad: bool[s0, 1, 1, 5]",
+                  decoder_mask("%and_1", "%pad") + sdpa("%m", "False", "None"),
+                  {{{1, 2, 5, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}, {1, 1, 1, 5}},
+                   {{3, 2, 5, 8}, {3, 2, 5, 8}, {3, 2, 5, 8}, {3, 1, 1, 5}}},
+                  {{3, {.values = {1, 1, 1, 1, 0, 1, 1, 0, 1, 1}}}}),
+      linalg_case("sdpa_decoder_mask_no_padding", qkv,
+                  decoder_mask("%full", "%and_1") + sdpa("%m", "False", "0.3"), qkv_runs),
       linalg_case("sdpa_float_mask", qkv + ", %m: f32[s0, 1, 5, 5]", sdpa("%m", "False", "None"),
                   {{{1, 2, 5, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}, {1, 1, 5, 5}},
                    {{3, 2, 5, 8}, {3, 2, 5, 8}, {3, 2, 5, 8}, {3, 1, 5, 5}}}),
