@@ -59,8 +59,9 @@ inline std::vector<double> attention_reference(const std::vector<HostTensor>& in
           s[j] = masked ? -INFINITY : acc * scale;
           mx = std::max(mx, s[j]);
         }
+        // Every key masked: probabilities 0 and the output 0 (torch's safe softmax).
         double sum = 0;
-        for (int64_t j = 0; j < lk; ++j) sum += (s[j] = std::exp(s[j] - mx));
+        for (int64_t j = 0; j < lk; ++j) sum += (s[j] = s[j] == -INFINITY ? 0.0 : std::exp(s[j] - mx));
         for (int64_t c = 0; c < ev; ++c) {
           double acc = 0;
           for (int64_t j = 0; j < lk; ++j) acc += s[j] * view_value(in[2], p.v_view, b, h, j, c);
@@ -69,7 +70,7 @@ inline std::vector<double> attention_reference(const std::vector<HostTensor>& in
             const auto& o = p.out_view;
             pos = o.offset + b * o.strides[0] + h * o.strides[1] + i * o.strides[2] + c * o.strides[3];
           }
-          y[static_cast<size_t>(pos)] = acc / sum;
+          y[static_cast<size_t>(pos)] = sum == 0 ? acc : acc / sum;
         }
       }
   return y;

@@ -95,6 +95,13 @@ CaseList linalg_cases() {
                   {{{1, 2, 5, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}, {1, 1, 1, 5}},
                    {{3, 2, 5, 8}, {3, 2, 5, 8}, {3, 2, 5, 8}, {3, 1, 1, 5}}},
                   {{3, {.values = {1, 1, 1, 1, 0, 1, 1, 0, 1, 1}}}}),
+      // Left padding: batch 0's first key is masked, so its first query sees no key at all (0, as torch 2.x's
+      // safe softmax; the reference on torch 1.13 is Kiln's builtin, which does the same).
+      linalg_case("sdpa_decoder_mask_left_padding", qkv + ", %pad: bool[s0, 1, 1, 5]",
+                  decoder_mask("%and_1", "%pad") + sdpa("%m", "False", "None"),
+                  {{{1, 2, 5, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}, {1, 1, 1, 5}},
+                   {{3, 2, 5, 8}, {3, 2, 5, 8}, {3, 2, 5, 8}, {3, 1, 1, 5}}},
+                  {{3, {.values = {0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}}}}),
       linalg_case("sdpa_decoder_mask_no_padding", qkv,
                   decoder_mask("%full", "%and_1") + sdpa("%m", "False", "0.3"), qkv_runs),
       linalg_case("sdpa_float_mask", qkv + ", %m: f32[s0, 1, 5, 5]", sdpa("%m", "False", "None"),

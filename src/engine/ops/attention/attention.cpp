@@ -116,12 +116,17 @@ void run_kind<LayerKind::Attention>(const Layer& layer, KernelArgs& args) {
         sc[j] = d;
         mx = std::max(mx, d);
       }
+      // A -inf score (masked) has probability 0, also when every score is -inf: then the row attends to
+      // nothing and its output is 0 x v, as torch's safe softmax (exp(-inf - -inf) would be NaN). A NaN score
+      // keeps the row NaN.
+      const double neg_inf = -std::numeric_limits<double>::infinity();
       double sum = 0;
-      for (int64_t j = 0; j < lk; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
+      for (int64_t j = 0; j < lk; ++j) sum += (sc[j] = sc[j] == neg_inf ? 0.0 : std::exp(sc[j] - mx));
+      const bool none = sum == 0;
       for (int64_t c = 0; c < ev; ++c) {
         double acc = 0;
         for (int64_t j = 0; j < lk; ++j) acc += sc[j] * load(v, at(2, b, j, c));
-        store(y, at(3, b, i, c), acc / sum);
+        store(y, at(3, b, i, c), none ? acc : acc / sum);
       }
     }
   });

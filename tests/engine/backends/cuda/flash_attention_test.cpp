@@ -6,12 +6,12 @@
 // unaligned buffers (element loads); and plans, where it is the Attention tactic taken without timing.
 //
 // Tolerance: max |flash - reference| <= 1e-2 * max |reference| over each output, NaN exactly where the
-// reference has NaN (rows whose keys are all masked: 0 / 0, as the reference computes). The reference is
-// computed in double from the very fp16/bf16 values the kernel reads, so only the kernel's own roundings
-// count: the products of Q K^T are exact in fp32 and summed in fp32; the probabilities P are rounded to the
-// input type before P V (relative 2^-11 for fp16, 2^-8 for bf16, errors of random sign that average out over
-// the keys); the output is rounded once (2^-8 of its magnitude for bf16). Together they stay well below
-// 1e-2 of the output's largest magnitude.
+// reference has NaN (none here: rows whose keys are all masked give 0, as torch's safe softmax). The
+// reference is computed in double from the very fp16/bf16 values the kernel reads, so only the kernel's own
+// roundings count: the products of Q K^T are exact in fp32 and summed in fp32; the probabilities P are
+// rounded to the input type before P V (relative 2^-11 for fp16, 2^-8 for bf16, errors of random sign that
+// average out over the keys); the output is rounded once (2^-8 of its magnitude for bf16). Together they stay
+// well below 1e-2 of the output's largest magnitude.
 
 #if KILN_HAVE_CUDA
 
@@ -91,11 +91,11 @@ std::vector<double> reference(const std::vector<HostTensor>& in, bool causal, do
         mx = std::max(mx, d);
       }
       double sum = 0;
-      for (int64_t j = 0; j < lk; ++j) sum += (s[j] = mx == -INFINITY ? 0.0 : std::exp(s[j] - mx));
+      for (int64_t j = 0; j < lk; ++j) sum += (s[j] = s[j] == -INFINITY ? 0.0 : std::exp(s[j] - mx));
       for (int64_t c = 0; c < ev; ++c) {
         double acc = 0;
         for (int64_t j = 0; j < lk; ++j) acc += s[j] * in[2].get_as_double((b * lk + j) * ev + c);
-        y.push_back(sum > 0 ? acc / sum : std::numeric_limits<double>::quiet_NaN());
+        y.push_back(sum == 0 ? acc : acc / sum);  // every key masked: 0 (torch's safe softmax)
       }
     }
   }
@@ -323,7 +323,7 @@ TEST(EngineCuda, FlashAttentionMasks) {
           // BERT's key padding mask [B, 1, 1, Lk]: broadcast over heads and query rows.
           FlashCase("bool [2,1,1,Lk]", {2, 12, 128, 64}).with_mask({2, 1, 1, 128}, true),
           FlashCase("bool [Lq,Lk]", {2, 3, 197, 64}).with_mask({197, 197}, true),
-          // Row 0 keeps only key 0 under the causal mask: where the Bool mask drops it too, the row is NaN.
+          // Row 0 keeps only key 0 under the causal mask: where the Bool mask drops it too, the row is 0.
           FlashCase("bool [H,1,Lk] causal", {2, 3, 90, 64}).with_causal().with_mask({3, 1, 90}, true),
           FlashCase("additive [B,H,Lq,Lk]", {2, 3, 70, 64}, {2, 3, 150, 64}, {2, 3, 150, 64})
               .with_mask({2, 3, 70, 150}, false),
@@ -332,8 +332,8 @@ TEST(EngineCuda, FlashAttentionMasks) {
               .with_mask({1, 3, 65, 65}, false),
           FlashCase("additive [Lk]", {2, 2, 100, 64}, {2, 2, 77, 64}, {2, 2, 77, 64}).with_mask({77}, false),
           FlashCase("additive [B,1,Lq,1]", {2, 2, 50, 64}).with_mask({2, 1, 50, 1}, false),
-          // Rows whose keys are all masked give NaN (0 / 0), as the reference does; the others are
-          // unaffected.
+          // Rows whose keys are all masked give 0 (torch's safe softmax), as the reference does; the others
+          // are unaffected.
           FlashCase("bool fully masked rows", {2, 2, 130, 64}, {2, 2, 100, 64}, {2, 2, 100, 64})
               .with_mask({130, 100}, true, {0, 5, 64, 129}),
           FlashCase("additive -inf rows", {1, 2, 70, 64}).with_mask({70, 70}, false, {3, 69}),

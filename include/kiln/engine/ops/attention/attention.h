@@ -20,7 +20,9 @@ struct AttentionView {
 
 /// softmax(q k^T * scale + mask) v over inputs [q [..,Lq,E], k [..,Lk,E], v [..,Lk,Ev], mask?]; mask is
 /// Bool (true = keep) or additive float, broadcastable to [..,Lq,Lk]. scale <= 0 means 1/sqrt(E).
-/// Causal masks key j > query i (top-left aligned, as torch).
+/// Causal masks key j > query i (top-left aligned, as torch). A row whose keys are all masked attends to
+/// nothing: its probabilities are 0 and its output 0 x v (torch 2.x's "safe" softmax in
+/// scaled_dot_product_attention), where a plain softmax would give NaN.
 /// Views (rank-4 logical operands only): q_view/k_view/v_view read that operand through a strided view of
 /// the layer input (whose dims are then those of the viewed buffer, not [..,L,E]); out_view writes the
 /// output [B, H, Lq, Ev] into an output tensor of dims `out_dims` (a permutation of its elements: every

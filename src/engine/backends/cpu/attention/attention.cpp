@@ -103,6 +103,15 @@ struct Problem {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+/// Whether a score is NaN: row_max skips NaN depending on its position, so a row of -inf and NaN scores can
+/// report a max of -inf.
+bool any_nan(const float* s, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    if (std::isnan(s[j])) return true;
+  }
+  return false;
+}
+
 /// Adds the mask and the causal limit to the scores s[0, lk) of flat score row `row` (query i); returns their
 /// max.
 float mask_scores(const AttentionParams& p, const Problem& pb, int64_t row, int64_t i, float* s) {
@@ -181,9 +190,11 @@ class AttentionKernel : public Kernel {
         for (int64_t j = 0; j < lk; ++j) s[j] = dot(qi, kb + j * rows[1].row, e) * pb.scale;
         const float m = mask_scores(p_, pb, row, i, s.data());
         float* yi = pb.y + rows[3].start(b) + i * rows[3].row;
-        const float fill = m == kNegInf ? std::numeric_limits<float>::quiet_NaN() : 0.0f;  // as torch
-        for (int64_t c = 0; c < ev; ++c) yi[c] = fill;
-        if (m == kNegInf) continue;
+        if (m == kNegInf) {  // every key masked: 0, as torch's safe softmax (NaN where a score is NaN)
+          std::fill(yi, yi + ev, any_nan(s.data(), lk) ? std::nanf("") : 0.0f);
+          continue;
+        }
+        std::fill(yi, yi + ev, 0.0f);
         float sum = 0;
         for (int64_t j = 0; j < lk; ++j) {
           const float pj = s[j] == kNegInf ? 0.0f : vec::exp(s[j] - m);
@@ -208,27 +219,24 @@ class AttentionKernel : public Kernel {
     ops::parallel(pool, pb.nb * blocks, grain, [&](int64_t begin, int64_t end) {
       // The block's scores, then its probabilities (a separate buffer: exp_sum vectorizes only out of place).
       std::vector<float> s(static_cast<size_t>(kQueryBlock * lk)), prob(s.size());
-      std::vector<int64_t> empty;  // rows of the block whose every key is masked
       for (int64_t t = begin; t < end; ++t) {
         const int64_t b = t / blocks, i0 = (t % blocks) * kQueryBlock, n = std::min(kQueryBlock, lq - i0);
         const float* qi = pb.q + rows[0].start(b) + i0 * rows[0].row;
         float* yi = pb.y + rows[3].start(b) + i0 * rows[3].row;
         sgemm('T', n, lk, pb.e, pb.scale, qi, rows[0].row, pb.k + rows[1].start(b), rows[1].row, s.data(),
               lk);
-        empty.clear();
         for (int64_t r = 0; r < n; ++r) {
           float* sr = s.data() + r * lk;
           float* pr = prob.data() + r * lk;
           const float m = mask_scores(p_, pb, b * lq + i0 + r, i0 + r, sr);
-          if (m == kNegInf) {  // every key masked: torch gives NaN rows
-            std::fill(pr, pr + lk, 0.0f);
-            empty.push_back(r);
+          // Every key masked: probabilities 0, as torch's safe softmax (NaN where a score is NaN).
+          if (m == kNegInf) {
+            std::fill(pr, pr + lk, any_nan(sr, lk) ? std::nanf("") : 0.0f);
           } else {
             scale_row(pr, lk, 1.0f / exp_sum(sr, pr, lk, m));
           }
         }
         sgemm('N', n, ev, lk, 1.0f, prob.data(), lk, pb.v + rows[2].start(b), rows[2].row, yi, rows[3].row);
-        for (int64_t r : empty) std::fill(yi + r * rows[3].row, yi + r * rows[3].row + ev, std::nanf(""));
       }
     });
   }

@@ -50,7 +50,7 @@ __global__ void attention_kernel(const void* q, const void* k, const void* v, co
     mx = block_reduce(mx, true, scratch);
     float sum = 0;
     for (int64_t j = threadIdx.x; j < p.lk; j += blockDim.x) {
-      float e = mx == -INFINITY ? 0.0f : expf(scores[j] - mx);
+      float e = scores[j] == -INFINITY ? 0.0f : expf(scores[j] - mx);  // masked: 0, NaN stays NaN
       scores[j] = e;
       sum += e;
     }
@@ -58,7 +58,8 @@ __global__ void attention_kernel(const void* q, const void* k, const void* v, co
     for (int64_t c = threadIdx.x; c < p.ev; c += blockDim.x) {
       float acc = 0;
       for (int64_t j = 0; j < p.lk; ++j) acc += scores[j] * load_as<float>(v, dtype, vo + j * rv.row + c);
-      store_as<float>(out, dtype, oo + c, sum > 0 ? acc / sum : NAN);
+      // Every key masked: probabilities 0 (acc is 0 x v), as torch's safe softmax.
+      store_as<float>(out, dtype, oo + c, sum == 0.0f ? acc : acc / sum);
     }
     __syncthreads();
   }

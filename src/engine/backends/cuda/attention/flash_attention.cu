@@ -432,13 +432,13 @@ __global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
   }
   cp_async_wait<0>();
 
-  // O / l (NaN where every key was masked, as the reference's 0/0), staged in the warp's own Q rows (no other
-  // warp reads them) and written with 16-byte stores.
+  // O / l (O itself, 0 x v, where every key was masked: torch's safe softmax; a NaN l stays NaN), staged in
+  // the warp's own Q rows (no other warp reads them) and written with 16-byte stores.
   float inv[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const float l = quad_sum(row_sum[h]);
-    inv[h] = l > 0.0f ? 1.0f / l : __int_as_float(0x7fc00000);
+    inv[h] = l == 0.0f ? 1.0f : 1.0f / l;
   }
   uint16_t* so = sq + warp * 16 * kLd;
 #pragma unroll

@@ -39,12 +39,12 @@ bool flash_attention_fits_device(int warps, int64_t head_dim, const char** why);
 int prepare_flash_attention(int warps, int64_t head_dim);
 
 /// softmax(q k^T * scale + mask) v, exactly the semantics of launch_attention (rows whose keys are all
-/// masked give NaN), for dtype kF16 or kBF16, e and ev <= kFlashMaxHeadDim, q/k/v/out rows addressed by
-/// p.rows (dense [batch, L, E] or strided views with contiguous rows). Uses 16-byte loads and stores when e
-/// and ev are multiples of 8, the four buffers are 16-byte aligned and every row offset and stride is a
-/// multiple of 8 elements, element loads otherwise. With `out8` set, the output is written there as E4M3
-/// codes (one byte per element, at the same element offsets p.rows[3] gives) instead of into `out`. `warps`:
-/// kFlashWideWarps, or kFlashWarps (any other value).
+/// masked give 0 x v, as torch's safe softmax), for dtype kF16 or kBF16, e and ev <= kFlashMaxHeadDim,
+/// q/k/v/out rows addressed by p.rows (dense [batch, L, E] or strided views with contiguous rows). Uses
+/// 16-byte loads and stores when e and ev are multiples of 8, the four buffers are 16-byte aligned and every
+/// row offset and stride is a multiple of 8 elements, element loads otherwise. With `out8` set, the output is
+/// written there as E4M3 codes (one byte per element, at the same element offsets p.rows[3] gives) instead of
+/// into `out`. `warps`: kFlashWideWarps, or kFlashWarps (any other value).
 void launch_flash_attention(const void* q, const void* k, const void* v, const void* mask, void* out,
                             int dtype, const AttnParams& p, Stream stream, E4m3Out out8 = {},
                             int warps = kFlashWarps);
