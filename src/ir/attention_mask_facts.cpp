@@ -169,19 +169,19 @@ bool all_true(const Value* v, int depth) {
   return false;
 }
 
-void collect_factors(Value* m, int depth, std::vector<Value*>& out) {
+void collect_factors(const Value* m, int depth, std::vector<const Value*>& out) {
   const Node* n = m->producer();
   if (n != nullptr && depth < kMaxDepth && m->meta().dtype == DType::Bool) {
     if (is_any(*n, {"aten.expand.default"})) {
       if (const Value* self = tensor_of(*n, "self"); self != nullptr && self->meta().dtype == DType::Bool) {
-        return collect_factors(const_cast<Value*>(self), depth + 1, out);
+        return collect_factors(self, depth + 1, out);
       }
     } else if (is_boolean_and(*n)) {
       const Value* a = tensor_of(*n, "self");
       const Value* b = tensor_of(*n, "other");
       if (a != nullptr && b != nullptr && a->meta().dtype == DType::Bool && b->meta().dtype == DType::Bool) {
-        collect_factors(const_cast<Value*>(a), depth + 1, out);
-        collect_factors(const_cast<Value*>(b), depth + 1, out);
+        collect_factors(a, depth + 1, out);
+        collect_factors(b, depth + 1, out);
         return;
       }
     }
@@ -208,9 +208,9 @@ bool is_boolean_and(const Node& n) {
   return is_any(n, {"aten.__and__.Tensor", "aten.logical_and.default", "aten.bitwise_and.Tensor"});
 }
 
-std::vector<Value*> and_factors(Value* mask) {
-  std::vector<Value*> out;
-  collect_factors(mask, 0, out);
+std::vector<const Value*> and_factors(const Value& mask) {
+  std::vector<const Value*> out;
+  collect_factors(&mask, 0, out);
   return out;
 }
 

@@ -56,7 +56,7 @@ TEST_F(AttentionMaskFacts, LowerBoundsAndAllTrue) {
 }
 
 TEST_F(AttentionMaskFacts, AndFactorsLookThroughExpands) {
-  const std::vector<Value*> factors = and_factors(&v("e"));
+  const std::vector<const Value*> factors = and_factors(v("e"));
   ASSERT_EQ(factors.size(), 3u);
   EXPECT_EQ(factors[0]->name(), "full");
   EXPECT_EQ(factors[1]->name(), "ge");

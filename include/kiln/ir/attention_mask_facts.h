@@ -36,7 +36,7 @@ bool provably_all_true(const Value& v);
 bool is_boolean_and(const Node& n);
 
 /// The factors of the boolean AND tree that makes `mask` (expands looked through); {mask} when it is no AND.
-std::vector<Value*> and_factors(Value* mask);
+std::vector<const Value*> and_factors(const Value& mask);
 
 /// Whether the boolean `m` is `key <= query` over the scores' last two dims, the top-left causal mask of
 /// scaled_dot_product_attention(is_causal=True): le(kv, q) or ge(q, kv) with kv a ramp of Lk along the last

@@ -32,7 +32,7 @@ CausalMask causal_mask(const ir::Node& node, const ConverterArgs& a) {
       q->kind() != ir::Argument::Kind::Tensor || k->kind() != ir::Argument::Kind::Tensor) {
     return {};
   }
-  ir::Value* mask = m->as_tensor();
+  const ir::Value* mask = m->as_tensor();
   const ir::Value& query = *q->as_tensor();
   const ir::Value& key = *k->as_tensor();
   if (mask->meta().dtype != DType::Bool || query.meta().rank() < 2 || key.meta().rank() < 2 ||
@@ -43,7 +43,7 @@ CausalMask causal_mask(const ir::Node& node, const ConverterArgs& a) {
   const ir::SymExpr& lk = key.meta().sizes[key.meta().sizes.size() - 2];
   int causal = 0;
   std::vector<const ir::Value*> others;
-  for (const ir::Value* f : ir::and_factors(mask)) {
+  for (const ir::Value* f : ir::and_factors(*mask)) {
     if (ir::is_causal_pattern(*f, lq, lk)) {
       ++causal;
     } else if (!ir::provably_all_true(*f)) {
