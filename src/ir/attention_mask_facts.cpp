@@ -63,17 +63,25 @@ bool is_int64_tensor(const Value* v) {
   return v != nullptr && v->is_tensor() && v->meta().dtype == DType::Int64;
 }
 
+/// An arange's start and step where both are integers (arange.default: 0 and 1).
+struct Arange {
+  int64_t start = 0;
+  int64_t step = 1;
+};
+std::optional<Arange> arange_of(const Node& n) {
+  if (is_any(n, {"aten.arange.default"})) return Arange{};
+  if (!is_any(n, {"aten.arange.start", "aten.arange.start_step"})) return std::nullopt;
+  const auto start = int_number(n.find_arg("start"));
+  const auto step =
+      is_any(n, {"aten.arange.start"}) ? std::optional<int64_t>(1) : int_number(n.find_arg("step"));
+  if (!start || !step || !in_tracked_range(*start)) return std::nullopt;
+  return Arange{*start, *step};
+}
+
 std::optional<int64_t> lower_bound(const Value* v, int depth) {
   if (!is_int64_tensor(v) || depth > kMaxDepth || v->producer() == nullptr) return std::nullopt;
   const Node& n = *v->producer();
-  if (is_any(n, {"aten.arange.default"})) return 0;
-  if (is_any(n, {"aten.arange.start", "aten.arange.start_step"})) {
-    const auto start = int_number(n.find_arg("start"));
-    const auto step =
-        is_any(n, {"aten.arange.start"}) ? std::optional<int64_t>(1) : int_number(n.find_arg("step"));
-    if (!start || !step || *step <= 0 || !in_tracked_range(*start)) return std::nullopt;
-    return start;
-  }
+  if (const auto a = arange_of(n)) return a->step > 0 ? std::optional<int64_t>(a->start) : std::nullopt;
   if (is_any(n, {"aten.add.Tensor", "aten.add.Scalar"})) {
     const auto self = lower_bound(tensor_of(n, "self"), depth + 1);
     std::optional<int64_t> other = int_number(n.find_arg("other"));
@@ -95,14 +103,8 @@ std::optional<int64_t> normalized(int64_t dim, int64_t rank) {
 std::optional<IndexRamp> ramp(const Value* v, int depth) {
   if (!is_int64_tensor(v) || depth > kMaxDepth || v->producer() == nullptr) return std::nullopt;
   const Node& n = *v->producer();
-  if (is_any(n, {"aten.arange.default"})) return IndexRamp{-1, 0};
-  if (is_any(n, {"aten.arange.start", "aten.arange.start_step"})) {
-    const auto start = int_number(n.find_arg("start"));
-    const auto step =
-        is_any(n, {"aten.arange.start"}) ? std::optional<int64_t>(1) : int_number(n.find_arg("step"));
-    if (!start || step != std::optional<int64_t>(1) || !in_tracked_range(*start)) return std::nullopt;
-    return IndexRamp{-1, *start};
-  }
+  if (const auto a = arange_of(n))
+    return a->step == 1 ? std::optional<IndexRamp>(IndexRamp{-1, a->start}) : std::nullopt;
   if (is_any(n, {"aten.add.Tensor", "aten.add.Scalar"})) {
     const auto self = ramp(tensor_of(n, "self"), depth + 1);
     const auto other = int_number(n.find_arg("other"));
