@@ -34,6 +34,11 @@ void add_reductions(std::vector<SweepCase>& cases) {
     cases.push_back({"nonfinite_" + name,
                      make_layer(LayerKind::Reduce, ReduceParams{op, {1}, false}),
                      {nf(in({4, 13, 2}), 9)}});
+    if (op != R::ArgMax) {  // and over contiguous rows (cuda's row kernels)
+      cases.push_back({"nonfinite_rows_" + name,
+                       make_layer(LayerKind::Reduce, ReduceParams{op, {2}, false}),
+                       {nf(in({4, 2, 13}), 9)}});
+    }
   }
   cases.push_back(
       {"nonfinite_last", make_layer(LayerKind::Softmax, SoftmaxParams{1, false}), {nf(in({5, 12}), 17)}});

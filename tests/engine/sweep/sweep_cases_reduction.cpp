@@ -28,6 +28,12 @@ void add_reduces(std::vector<SweepCase>& cases) {
   cases.push_back(reduce("sum_f16", R::Sum, {1}, false, in({3, 40}, F::Float16)));
   cases.push_back(reduce("mean_bf16", R::Mean, {0}, false, in({20, 3}, F::BFloat16)));
   cases.push_back(reduce("sum_empty_axis", R::Sum, {1}, false, in({3, 0, 2})));
+  // Contiguous rows (the fast row kernels on cuda): a warp's row in several 16-byte loads, a block's row,
+  // rows of single-element loads (37 is no multiple of a vector), two trailing axes as one row.
+  cases.push_back(reduce("mean_rows_warp", R::Mean, {2}, true, in({3, 5, 768})));
+  cases.push_back(reduce("sum_rows_block_f16", R::Sum, {1}, false, in({3, 3000}, F::Float16)));
+  cases.push_back(reduce("max_rows_unaligned", R::Max, {1}, false, in({7, 37})));
+  cases.push_back(reduce("min_rows_two_axes_bf16", R::Min, {1, 2}, true, in({4, 6, 10}, F::BFloat16)));
 }
 
 void add_softmaxes(std::vector<SweepCase>& cases) {

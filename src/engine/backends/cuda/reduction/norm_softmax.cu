@@ -209,6 +209,75 @@ __global__ void __launch_bounds__(kRowBlockMaxThreads)
   }
 }
 
+/// Combines two partial reductions of op kRowSum / kRowMean (a sum) or kRowMax / kRowMin (NaN wins, as the
+/// generic kernel's combine).
+template <int OP>
+__device__ __forceinline__ float row_combine(float a, float b) {
+  if constexpr (OP == kRowMax || OP == kRowMin) {
+    if (isnan(a) || isnan(b)) return NAN;
+    return OP == kRowMax ? fmaxf(a, b) : fminf(a, b);
+  } else {
+    return a + b;
+  }
+}
+
+template <int OP>
+__device__ __forceinline__ float row_identity() {
+  return OP == kRowMax ? -INFINITY : OP == kRowMin ? INFINITY : 0.0f;
+}
+
+/// group_reduce for the combine of reduce_rows' op OP.
+template <int LANES, int OP>
+__device__ __forceinline__ float group_combine(float v, float* smem) {
+  constexpr int kWidth = LANES ? LANES : 32;
+#pragma unroll
+  for (int o = kWidth / 2; o > 0; o >>= 1) v = row_combine<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
+  if constexpr (LANES == 0) {
+    const int warps = blockDim.x / 32;
+    if ((threadIdx.x & 31) == 0) smem[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = smem[0];
+    for (int k = 1; k < warps; ++k) v = row_combine<OP>(v, smem[k]);
+    __syncthreads();
+  }
+  return v;
+}
+
+/// One output per row: the sum, mean, max or min of the row (fp32 accumulation), stored as T. The shuffles
+/// go over the group's lanes (a group is at most one warp here or the whole block, whose warps meet in smem).
+template <typename T, int V, int ITEMS, int LANES, int OP>
+__global__ void __launch_bounds__(kRowBlockMaxThreads)
+    reduce_rows(const T* in, T* out, int64_t rows, int len) {
+  __shared__ float smem[32];
+  using G = Group<LANES>;
+  const int lane = G::lane(), width = G::width();
+  const int64_t step = static_cast<int64_t>(gridDim.x) * G::per_block();
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * G::per_block(); first < rows; first += step) {
+    const int64_t r = first + G::index();
+    const bool valid = r < rows;
+    const T* src = in + (valid ? r : 0) * len;
+    float x[ITEMS][V];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {  // every load issued before the first combine
+      const int col = (lane + i * width) * V;
+      if (valid && col < len) {
+        load_pack<T, V>(src + col, x[i]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) x[i][k] = row_identity<OP>();
+      }
+    }
+    float acc = row_identity<OP>();
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc = row_combine<OP>(acc, x[i][k]);
+    }
+    acc = group_combine<LANES, OP>(acc, smem);
+    if (valid && lane == 0) out[r] = from_float<T>(OP == kRowMean ? acc / static_cast<float>(len) : acc);
+  }
+}
+
 /// Blocks for `rows` rows at `per_block` rows per block, capped (the kernels loop with a grid stride).
 unsigned row_blocks(int64_t rows, int per_block) {
   int64_t b = (rows + per_block - 1) / per_block;
@@ -256,6 +325,16 @@ void softmax_t(const RowPlan& p, const void* in, void* out, int64_t rows, int le
   });
 }
 
+template <typename T, int V, int OP>
+void reduce_rows_t(const RowPlan& p, const void* in, void* out, int64_t rows, int len, Stream stream) {
+  with_shape<V>(p, [&](auto items, auto lanes, int threads) {
+    constexpr int kItems = decltype(items)::value, kLanes = decltype(lanes)::value;
+    int per_block = kLanes ? threads / kLanes : 1;
+    reduce_rows<T, V, kItems, kLanes, OP><<<row_blocks(rows, per_block), threads, 0, stream>>>(
+        static_cast<const T*>(in), static_cast<T*>(out), rows, len);
+  });
+}
+
 /// Calls f(T{}, Int<V>) for the dtype and the plan's vector width; false for other dtypes.
 template <typename F>
 bool with_type(int dtype, const RowPlan& p, F&& f) {
@@ -272,9 +351,11 @@ int elem_size(int dtype) { return dtype == kF32 ? 4 : 2; }
 }  // namespace
 
 bool launch_layer_norm_fast(const void* in, void* out, int dtype, int64_t rows, int64_t row_len,
-                            const float* scale, const float* bias, float epsilon, Stream stream, E4m3Out copy) {
+                            const float* scale, const float* bias, float epsilon, Stream stream,
+                            E4m3Out copy) {
   if (dtype != kF32 && dtype != kF16 && dtype != kBF16) return false;
-  bool aligned = aligned16(in) && aligned16(out) && aligned16(scale) && aligned16(bias) && aligned16(copy.data);
+  bool aligned =
+      aligned16(in) && aligned16(out) && aligned16(scale) && aligned16(bias) && aligned16(copy.data);
   RowPlan p = plan_rows(row_len, elem_size(dtype), aligned);
   if (p.path == RowPath::Generic) return false;
   if (rows == 0) return true;
@@ -293,6 +374,26 @@ bool launch_softmax_fast(const void* in, void* out, int dtype, int64_t rows, int
   int len = static_cast<int>(row_len);
   return with_type(dtype, p, [&](auto t, auto v) {
     softmax_t<decltype(t), decltype(v)::value>(p, in, out, rows, len, log, stream);
+  });
+}
+
+bool launch_reduce_rows_fast(const void* in, void* out, int dtype, int64_t rows, int64_t row_len, int op,
+                             Stream stream) {
+  if (dtype != kF32 && dtype != kF16 && dtype != kBF16) return false;
+  if (op != kRowSum && op != kRowMean && op != kRowMax && op != kRowMin) return false;
+  RowPlan p = plan_rows(row_len, elem_size(dtype), aligned16(in));
+  if (p.path == RowPath::Generic) return false;
+  if (rows == 0) return true;
+  const int len = static_cast<int>(row_len);
+  return with_type(dtype, p, [&](auto t, auto v) {
+    using T = decltype(t);
+    constexpr int kV = decltype(v)::value;
+    switch (op) {
+      case kRowSum: return reduce_rows_t<T, kV, kRowSum>(p, in, out, rows, len, stream);
+      case kRowMean: return reduce_rows_t<T, kV, kRowMean>(p, in, out, rows, len, stream);
+      case kRowMax: return reduce_rows_t<T, kV, kRowMax>(p, in, out, rows, len, stream);
+      default: return reduce_rows_t<T, kV, kRowMin>(p, in, out, rows, len, stream);
+    }
   });
 }
 

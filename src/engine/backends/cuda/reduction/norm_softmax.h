@@ -1,6 +1,7 @@
 #pragma once
-// Fast paths of layer norm and softmax / log-softmax over contiguous rows (norm_softmax.cu), taken by
-// launch_norm (groups == 0) and launch_softmax (inner == 1) in reduction.cu before their generic kernels.
+// Fast paths of layer norm, softmax / log-softmax and reduce (sum, mean, max, min) over contiguous rows
+// (norm_softmax.cu), taken by launch_norm (groups == 0), launch_softmax (inner == 1) and launch_reduce_rows
+// in reduction.cu before their generic kernels.
 //
 // The element type is a template parameter (fp32, fp16, bf16), math is fp32 and each row stays in registers
 // between its passes (mean, then the variance of x - mean, then the output; max, then the sum of exp, then
@@ -60,10 +61,9 @@ inline RowPlan plan_rows(int64_t row_len, int elem_size, bool aligned) {
 }
 
 /// Layer norm of `rows` rows of `row_len` elements (dtype kF32, kF16 or kBF16), scale/bias fp32 device arrays
-/// of row_len or null: y = (x - mean) * rsqrt(var + epsilon) * scale + bias, and its E4M3 `copy` (rows x row_len
-/// bytes) when asked (a format copy, Layer::format_copies).
-/// Returns false, launching nothing, when the rows need the generic kernel (another dtype, rows longer than
-/// kBlockRowMax).
+/// of row_len or null: y = (x - mean) * rsqrt(var + epsilon) * scale + bias, and its E4M3 `copy` (rows x
+/// row_len bytes) when asked (a format copy, Layer::format_copies). Returns false, launching nothing, when
+/// the rows need the generic kernel (another dtype, rows longer than kBlockRowMax).
 bool launch_layer_norm_fast(const void* in, void* out, int dtype, int64_t rows, int64_t row_len,
                             const float* scale, const float* bias, float epsilon, Stream stream,
                             E4m3Out copy = {});
@@ -72,5 +72,14 @@ bool launch_layer_norm_fast(const void* in, void* out, int dtype, int64_t rows, 
 /// false, launching nothing, where launch_layer_norm_fast would.
 bool launch_softmax_fast(const void* in, void* out, int dtype, int64_t rows, int64_t row_len, bool log,
                          Stream stream);
+
+/// The reductions of launch_reduce_rows_fast (the values of ReduceOp's first four).
+enum RowReduce : int { kRowSum = 0, kRowMean = 1, kRowMax = 2, kRowMin = 3 };
+
+/// One value per row of `rows` contiguous rows of `row_len` elements: their sum, mean, max or min (op, a
+/// RowReduce; max and min give NaN for a row with a NaN), accumulated in fp32 and stored in the input's
+/// dtype. Returns false, launching nothing, for another op, or where launch_layer_norm_fast would.
+bool launch_reduce_rows_fast(const void* in, void* out, int dtype, int64_t rows, int64_t row_len, int op,
+                             Stream stream);
 
 }  // namespace kiln::engine::cuda

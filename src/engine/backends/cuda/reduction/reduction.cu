@@ -109,9 +109,9 @@ __global__ void reduce_kernel(const void* in, int in_dtype, Shape kept, Strides 
 }
 
 /// Reduce over the middle of [outer, mid, inner] (inner > 1): a block of kMidCols x kMidRows threads per
-/// kMidCols inner elements of one outer index; each thread combines every kMidRows-th middle element, so a warp
-/// reads kMidCols consecutive elements (a channels-last [N, H*W, C] spatial mean reads coalesced), then the
-/// rows are combined in shared memory.
+/// kMidCols inner elements of one outer index; each thread combines every kMidRows-th middle element, so a
+/// warp reads kMidCols consecutive elements (a channels-last [N, H*W, C] spatial mean reads coalesced), then
+/// the rows are combined in shared memory.
 constexpr int kMidCols = 32, kMidRows = 16;
 __global__ void reduce_middle_kernel(const void* in, int in_dtype, int64_t outer, int64_t mid, int64_t inner,
                                      void* out, int out_dtype, int op) {
@@ -194,6 +194,16 @@ void launch_reduce(const void* in, int in_dtype, const Shape& kept, const int64_
   for (int k = 0; k < red.rank; ++k) b.v[k] = red_st[k];
   reduce_kernel<<<blocks_for(n_out), kThreads, 0, stream>>>(in, in_dtype, kept, a, red, b, out, out_dtype, op,
                                                             n_out, n_red);
+}
+
+void launch_reduce_rows(const void* in, int in_dtype, int64_t rows, int64_t n, void* out, int out_dtype,
+                        int op, Stream stream) {
+  static_assert(
+      int{rSum} == kRowSum && int{rMean} == kRowMean && int{rMax} == kRowMax && int{rMin} == kRowMin,
+      "one numbering");
+  if (in_dtype == out_dtype && launch_reduce_rows_fast(in, out, in_dtype, rows, n, op, stream)) return;
+  const int64_t kept_st = n, red_st = 1;
+  launch_reduce(in, in_dtype, Shape{1, {rows}}, &kept_st, Shape{1, {n}}, &red_st, out, out_dtype, op, stream);
 }
 
 void launch_reduce_middle(const void* in, int in_dtype, int64_t outer, int64_t mid, int64_t inner, void* out,

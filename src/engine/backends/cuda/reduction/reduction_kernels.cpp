@@ -15,12 +15,13 @@ namespace kiln::engine::cuda {
 namespace {
 
 /// A reduction over the middle of [outer, mid, inner] in memory: the reduced dims (of more than one element)
-/// one run in the input's storage order, the kept ones in their logical order around it, inner > 1.
-struct MiddleRun {
+/// one run in the input's storage order, the kept ones in their logical order around it; inner == 1 where the
+/// run is the innermost (contiguous rows of mid elements).
+struct ReducedRun {
   int64_t outer = 1, mid = 1, inner = 1;
 };
 
-bool middle_run(const TensorView& x, const std::vector<int64_t>& axes, MiddleRun& m) {
+bool reduced_run(const TensorView& x, const std::vector<int64_t>& axes, ReducedRun& m) {
   int phase = 0;  // 0: outer kept dims, 1: reduced run, 2: inner kept dims
   int64_t last_kept = -1;
   for (size_t k : format_order(x.format, x.dims.size())) {
@@ -39,7 +40,7 @@ bool middle_run(const TensorView& x, const std::vector<int64_t>& axes, MiddleRun
       if (phase == 1) phase = 2;
     }
   }
-  return phase == 2 && m.inner > 1;
+  return phase >= 1;
 }
 
 /// Reduce. Follows a ChannelsLast input (a squeeze-excite or classifier spatial mean after a channels-last
@@ -61,10 +62,15 @@ class ReduceKernel : public Kernel {
   void execute(KernelArgs& args) const override {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];
     const bool arg = p_.op == ReduceOp::ArgMax || p_.op == ReduceOp::ArgMin;
-    MiddleRun m;
-    if (!arg && middle_run(x, p_.axes, m)) {
-      launch_reduce_middle(x.data, dcode(x.dtype), m.outer, m.mid, m.inner, y.data, dcode(y.dtype),
+    ReducedRun m;
+    if (!arg && reduced_run(x, p_.axes, m)) {
+      if (m.inner > 1) {
+        launch_reduce_middle(x.data, dcode(x.dtype), m.outer, m.mid, m.inner, y.data, dcode(y.dtype),
+                             static_cast<int>(p_.op), stream_of(args));
+      } else {
+        launch_reduce_rows(x.data, dcode(x.dtype), m.outer, m.mid, y.data, dcode(y.dtype),
                            static_cast<int>(p_.op), stream_of(args));
+      }
       check_launch("reduce");
       return;
     }
@@ -153,7 +159,8 @@ class NormKernel : public Kernel {
     if (w.size() > 0 && w[0].defined()) scale_ = upload(w[0].value, DType::Float32);
     if (w.size() > 1 && w[1].defined()) bias_ = upload(w[1].value, DType::Float32);
     // (create_kernel checked that a copy is one norm_copies accepts)
-    if (info.layer->format_copies > 0) copy_inverse_scale_ = 1.0f / usable_fp8_scale(info.outputs.back().range);
+    if (info.layer->format_copies > 0)
+      copy_inverse_scale_ = 1.0f / usable_fp8_scale(info.outputs.back().range);
   }
   void execute(KernelArgs& args) const override {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];

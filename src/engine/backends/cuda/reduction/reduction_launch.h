@@ -15,6 +15,13 @@ namespace kiln::engine::cuda {
 void launch_reduce(const void* in, int in_dtype, const Shape& kept, const int64_t* kept_st, const Shape& red,
                    const int64_t* red_st, void* out, int out_dtype, int op, Stream stream);
 
+/// Reduce (op = ReduceOp, not the arg ops) over each of `rows` contiguous rows of n elements; out is [rows].
+/// Sum, mean, max and min of fp32 / fp16 / bf16 rows of up to 16384 elements, with the output in the input's
+/// dtype, take the fast path of norm_softmax.h (a row per warp or per block, fp32 accumulation); the rest is
+/// launch_reduce's.
+void launch_reduce_rows(const void* in, int in_dtype, int64_t rows, int64_t n, void* out, int out_dtype,
+                        int op, Stream stream);
+
 /// Reduce (op = ReduceOp, not the arg ops) over the middle dim of `in` viewed as [outer, mid, inner], inner
 /// > 1; out is [outer, inner]. Accumulates in double, as launch_reduce.
 void launch_reduce_middle(const void* in, int in_dtype, int64_t outer, int64_t mid, int64_t inner, void* out,
