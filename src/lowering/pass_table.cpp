@@ -30,6 +30,7 @@ const std::vector<PassRegistration>& default_pass_table() {
       {S::PostLowering, make_fold_batch_norm_into_conv_pass},
       {S::PostLowering, make_fuse_pad_into_convolution_pass},
       {S::PostLowering, make_constant_fold_pass},
+      {S::PostLowering, make_fuse_rms_norm_pass},
       {S::PostLowering, make_normalize_dims_and_slices_pass},
       {S::PostLowering, make_canonicalize_views_pass},
       {S::PostLowering, make_remove_noop_ops_pass},

@@ -22,6 +22,12 @@ bool is_op_any(const Node& node, std::initializer_list<std::string_view> targets
   return std::any_of(targets.begin(), targets.end(), [&](std::string_view t) { return name == t; });
 }
 
+Node* producer_of(Value* v, std::string_view target) {
+  if (v == nullptr) return nullptr;
+  Node* n = v->producer();
+  return n != nullptr && is_op(*n, target) ? n : nullptr;
+}
+
 NamedArgument named(std::string name, Argument value, bool kwarg_only) {
   return NamedArgument{std::move(name), std::move(value), kwarg_only};
 }
@@ -269,6 +275,21 @@ void erase_if_dead_constant(Graph& graph, Value* value) {
   if (value == nullptr || value->role() != ir::ValueRole::Constant) return;
   if (graph.is_output(value) || !graph.users(value).empty()) return;
   graph.erase_value(value);
+}
+
+void erase_dead_producers(Graph& graph, std::vector<Value*> worklist,
+                          std::initializer_list<std::string_view> targets) {
+  while (!worklist.empty()) {
+    Value* v = worklist.back();
+    worklist.pop_back();
+    Node* n = v->producer();
+    if (n == nullptr || n->outputs().size() != 1 || graph.is_output(v) || !graph.users(v).empty() ||
+        !is_op_any(*n, targets)) {
+      continue;
+    }
+    for (Value* in : n->inputs()) worklist.push_back(in);
+    graph.erase_node(n);
+  }
 }
 
 bool is_random(const Node& node) {

@@ -16,6 +16,10 @@ namespace kiln::lowering::detail {
 bool is_op(const ir::Node& node, std::string_view target);
 bool is_op_any(const ir::Node& node, std::initializer_list<std::string_view> targets);
 
+/// The node producing `v` when it is `target`; nullptr otherwise (also for a null `v`, a graph input or a
+/// constant).
+ir::Node* producer_of(ir::Value* v, std::string_view target);
+
 /// Shorthand for a named argument.
 ir::NamedArgument named(std::string name, ir::Argument value, bool kwarg_only = false);
 
@@ -76,6 +80,10 @@ std::vector<ir::NamedArgument> to_copy_args(ir::Value* self, std::optional<DType
 ir::Value* scalar_constant(ir::Graph& graph, DType dtype, double value, const std::string& base);
 /// A new constant holding `data` (kind Tensor), named after `base`.
 ir::Value* tensor_constant(ir::Graph& graph, HostTensor data, const std::string& base);
+/// Erases the producers of `worklist`'s values that nothing reads any more (not graph outputs, one output, op
+/// one of `targets`), then theirs, and so on: what a rewrite left of the formula it replaced.
+void erase_dead_producers(ir::Graph& graph, std::vector<ir::Value*> worklist,
+                          std::initializer_list<std::string_view> targets);
 /// Erases `value` when it is an unused constant that is not a graph output.
 void erase_if_dead_constant(ir::Graph& graph, ir::Value* value);
 

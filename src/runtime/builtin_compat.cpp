@@ -7,8 +7,10 @@
 
 #include <ATen/ATen.h>
 
+#include "kiln/support/dtype.h"
 #include "kiln/support/error.h"
 #include "runtime/builtin_ops.h"
+#include "runtime/torch_convert.h"
 
 namespace kiln::runtime {
 namespace {
@@ -30,15 +32,6 @@ std::vector<int64_t> dims_descending(const std::vector<int64_t>& dims, int64_t r
   std::sort(out.begin(), out.end(), std::greater<>());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
-}
-
-double dtype_epsilon(c10::ScalarType type) {
-  switch (type) {
-    case c10::ScalarType::Double: return std::numeric_limits<double>::epsilon();
-    case c10::ScalarType::Half: return 0.0009765625;
-    case c10::ScalarType::BFloat16: return 0.0078125;
-    default: return std::numeric_limits<float>::epsilon();
-  }
 }
 
 // `t` with its dimensions laid out in memory in the same order as `like`'s (same values).
@@ -164,7 +157,7 @@ Values rms_norm(const NodeArgs& args) {
              shape.size(), " for an input of rank ", input.dim());
   std::vector<int64_t> dims;
   for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) dims.push_back(input.dim() - 1 - i);
-  double eps = args.optional_float("eps").value_or(dtype_epsilon(input.scalar_type()));
+  double eps = args.optional_float("eps").value_or(dtype_epsilon(from_scalar_type(input.scalar_type())));
   bool low_precision = input.scalar_type() == at::kHalf || input.scalar_type() == at::kBFloat16;
   at::Tensor x = low_precision ? input.to(at::kFloat) : input;
   at::Tensor out = x.mul(at::rsqrt(x.pow(2).mean(dims, true).add(eps)));

@@ -38,6 +38,9 @@ std::shared_ptr<Pass> make_simplify_attention_mask_pass();
 /// Rewrites 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) written out in aten arithmetic into
 /// aten.gelu(x, approximate='tanh').
 std::shared_ptr<Pass> make_fuse_gelu_tanh_pass();
+/// Rewrites x * rsqrt(mean(x^2, trailing dims, keepdim) + eps) written out in aten arithmetic (LlamaRMSNorm)
+/// into aten.rms_norm, taking a following multiply by a constant weight of the normalized shape with it.
+std::shared_ptr<Pass> make_fuse_rms_norm_pass();
 /// Removes no-op clone/contiguous/_to_copy/reshape/expand nodes.
 std::shared_ptr<Pass> make_remove_noop_ops_pass();
 /// Quantize/dequantize programs: dequantized constant weights folded, quantize -> dequantize pairs as

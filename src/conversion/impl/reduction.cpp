@@ -48,6 +48,16 @@ engine::Tensor* layer_norm(ConversionContext& ctx, engine::Tensor* x, int64_t no
                                    named(bias, bias_name, ctx));
 }
 
+engine::Tensor* rms_norm(ConversionContext& ctx, engine::Tensor* x, int64_t normalized_rank,
+                         const HostTensor& weight, const std::string& weight_name, double eps) {
+  engine::NormalizationParams p;
+  p.kind = engine::NormalizationParams::Rms;
+  p.axis = x->rank() - normalized_rank;
+  p.epsilon = eps;
+  return ctx.net.add_normalization(ctx.name("rms_norm"), x, p, named(weight, weight_name, ctx),
+                                   engine::Weights());
+}
+
 engine::Tensor* group_norm(ConversionContext& ctx, engine::Tensor* x, int64_t groups, const HostTensor& weight,
                            const std::string& weight_name, const HostTensor& bias, const std::string& bias_name,
                            double eps) {

@@ -34,7 +34,8 @@ template <> constexpr int64_t kEnumCount<ActivationKind> = static_cast<int64_t>(
 template <> constexpr int64_t kEnumCount<UnaryOp> = static_cast<int64_t>(UnaryOp::IsInf) + 1;
 template <> constexpr int64_t kEnumCount<ReduceOp> = static_cast<int64_t>(ReduceOp::ArgMin) + 1;
 template <> constexpr int64_t kEnumCount<PostOp::Kind> = 2;
-template <> constexpr int64_t kEnumCount<NormalizationParams::Kind> = 3;
+template <>
+constexpr int64_t kEnumCount<NormalizationParams::Kind> = 4;
 template <> constexpr int64_t kEnumCount<GatherParams::Mode> = 2;
 template <> constexpr int64_t kEnumCount<ScatterParams::Reduction> = 2;
 template <> constexpr int64_t kEnumCount<PoolingParams::Kind> = 2;

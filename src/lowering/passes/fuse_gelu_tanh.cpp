@@ -14,13 +14,6 @@
 namespace kiln::lowering {
 namespace {
 
-// The node producing `v` when it is `target`; else nullptr.
-ir::Node* producer_of(ir::Value* v, std::string_view target) {
-  if (v == nullptr) return nullptr;
-  ir::Node* n = v->producer();
-  return n != nullptr && detail::is_op(*n, target) ? n : nullptr;
-}
-
 // Whether `node`'s argument `name` is a number within 1e-6 (relative) of `value`.
 bool number_near(const ir::Node& node, const std::string& name, double value) {
   const ir::Argument* a = node.find_arg(name);
@@ -52,12 +45,12 @@ bool tensor_operands(const ir::Node& node, ir::Value** a, ir::Value** b) {
 
 // x when `v` is x + 0.044715 * x^3 (pow(x, 3) scaled, added to x in either order); else nullptr.
 ir::Value* cubic_argument(ir::Value* v) {
-  ir::Node* add = producer_of(v, "aten.add.Tensor");
+  ir::Node* add = detail::producer_of(v, "aten.add.Tensor");
   ir::Value *a = nullptr, *b = nullptr;
   if (add == nullptr || !tensor_operands(*add, &a, &b)) return nullptr;
   for (int order = 0; order < 2; ++order, std::swap(a, b)) {
-    ir::Value* cube = operand_times_or_plus(producer_of(b, "aten.mul.Tensor"), 0.044715);
-    ir::Node* pow = producer_of(cube, "aten.pow.Tensor_Scalar");
+    ir::Value* cube = operand_times_or_plus(detail::producer_of(b, "aten.mul.Tensor"), 0.044715);
+    ir::Node* pow = detail::producer_of(cube, "aten.pow.Tensor_Scalar");
     if (pow != nullptr && number_near(*pow, "exponent", 3.0) &&
         detail::tensor_arg_if_tensor(*pow, "self") == a)
       return a;
@@ -67,12 +60,12 @@ ir::Value* cubic_argument(ir::Value* v) {
 
 // x when `v` is 1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)); else nullptr.
 ir::Value* tanh_term_argument(ir::Value* v) {
-  ir::Node* tanh =
-      producer_of(operand_times_or_plus(producer_of(v, "aten.add.Tensor"), 1.0), "aten.tanh.default");
+  ir::Node* tanh = detail::producer_of(operand_times_or_plus(detail::producer_of(v, "aten.add.Tensor"), 1.0),
+                                       "aten.tanh.default");
   if (tanh == nullptr) return nullptr;
-  return cubic_argument(
-      operand_times_or_plus(producer_of(detail::tensor_arg_if_tensor(*tanh, "self"), "aten.mul.Tensor"),
-                            std::sqrt(2.0 / std::numbers::pi)));
+  return cubic_argument(operand_times_or_plus(
+      detail::producer_of(detail::tensor_arg_if_tensor(*tanh, "self"), "aten.mul.Tensor"),
+      std::sqrt(2.0 / std::numbers::pi)));
 }
 
 // x when `node` computes gelu(x, 'tanh') as written out above; else nullptr.
@@ -80,27 +73,10 @@ ir::Value* gelu_tanh_argument(const ir::Node& node) {
   ir::Value *a = nullptr, *b = nullptr;
   if (!detail::is_op(node, "aten.mul.Tensor") || !tensor_operands(node, &a, &b)) return nullptr;
   for (int order = 0; order < 2; ++order, std::swap(a, b)) {
-    ir::Value* x = operand_times_or_plus(producer_of(a, "aten.mul.Tensor"), 0.5);
+    ir::Value* x = operand_times_or_plus(detail::producer_of(a, "aten.mul.Tensor"), 0.5);
     if (x != nullptr && tanh_term_argument(b) == x) return x;
   }
   return nullptr;
-}
-
-// Erases the formula's nodes that nothing reads any more, from the operands of the replaced node down (x and
-// what computes it stay: the gelu reads x).
-void erase_dead_formula(ir::Graph& graph, std::vector<ir::Value*> worklist) {
-  while (!worklist.empty()) {
-    ir::Value* v = worklist.back();
-    worklist.pop_back();
-    ir::Node* n = v->producer();
-    if (n == nullptr || n->outputs().size() != 1 || graph.is_output(v) || !graph.users(v).empty() ||
-        !detail::is_op_any(
-            *n, {"aten.mul.Tensor", "aten.add.Tensor", "aten.pow.Tensor_Scalar", "aten.tanh.default"})) {
-      continue;
-    }
-    for (ir::Value* in : n->inputs()) worklist.push_back(in);
-    graph.erase_node(n);
-  }
 }
 
 bool run_fuse_gelu_tanh(ir::Graph& graph, const PassContext&) {
@@ -117,7 +93,9 @@ bool run_fuse_gelu_tanh(ir::Graph& graph, const PassContext&) {
                                      node->output(0)->meta(), "gelu");
       std::vector<ir::Value*> operands = node->inputs();
       detail::replace_node(graph, node, {gelu});
-      erase_dead_formula(graph, std::move(operands));
+      detail::erase_dead_producers(
+          graph, std::move(operands),
+          {"aten.mul.Tensor", "aten.add.Tensor", "aten.pow.Tensor_Scalar", "aten.tanh.default"});
       changed = again = true;
       break;
     }

@@ -1,5 +1,7 @@
-// Normalization converters against libtorch eager: layer norm (affine frozen / tensor / none), batch norm in both
-// export forms, group norm; dynamic batch. Tolerance: the harness default fp32 allclose(1e-4, 1e-5).
+// Normalization converters against libtorch eager: layer norm (affine frozen / tensor / none), RMS norm
+// (weight frozen / tensor / none, eps given / None), batch norm in both export forms, group norm; dynamic
+// batch. (libtorch 1.13 has no rms_norm: there Kiln's builtin, runtime/builtin_compat.cpp, is the reference.)
+// Tolerance: the harness default fp32 allclose(1e-4, 1e-5).
 
 #include <gtest/gtest.h>
 
@@ -41,6 +43,22 @@ CaseList normalization_cases() {
           "  %y: f32[s0, 8], %m: f32[s0, 1], %r: f32[s0, 1] = aten.native_layer_norm.default(input=%x, "
           "normalized_shape=[8], weight=%w, bias=%b, eps=1e-05)\n  return (%y)\n",
           {{{3, 8}}, {{7, 8}}}),
+      normalization_case("rms_norm", "%x: f32[s0, 5, 8]",
+                         "  %w: f32[8] = parameter(\"norm.weight\")\n"
+                         "  %y: f32[s0, 5, 8] = aten.rms_norm.default(input=%x, normalized_shape=[8], "
+                         "weight=%w, eps=1e-06)\n"
+                         "  return (%y)\n",
+                         {{{2, 5, 8}}, {{6, 5, 8}}}),
+      normalization_case("rms_norm_two_dims_default_eps", "%x: f32[s0, 5, 8]",
+                         "  %y: f32[s0, 5, 8] = aten.rms_norm.default(input=%x, normalized_shape=[5, 8], "
+                         "weight=None, eps=None)\n"
+                         "  return (%y)\n",
+                         {{{2, 5, 8}}, {{3, 5, 8}}}),
+      normalization_case("rms_norm_tensor_weight", "%x: f32[s0, 5, 8], %w: f32[8]",
+                         "  %y: f32[s0, 5, 8] = aten.rms_norm.default(input=%x, normalized_shape=[8], "
+                         "weight=%w, eps=1e-05)\n"
+                         "  return (%y)\n",
+                         {{{2, 5, 8}, {8}}, {{4, 5, 8}, {8}}}),
       normalization_case(
           "batch_norm", "%x: f32[s0, 4, 5, 6]",
           "  %w: f32[4] = parameter(\"bn.weight\")\n  %b: f32[4] = parameter(\"bn.bias\")\n"

@@ -51,6 +51,11 @@ void add_reductions(std::vector<SweepCase>& cases) {
                   {random_weights({16}, 1), random_weights({16}, 2)}),
        {nf(in({4, 16}), 23)}});
   cases.push_back(
+      {"nonfinite_rms",
+       make_layer(LayerKind::Normalization, NormalizationParams{NormalizationParams::Rms, 1, 1, 1e-6},
+                  {random_weights({16}, 1), Weights()}),
+       {nf(in({4, 16}), 23)}});
+  cases.push_back(
       {"nonfinite_group",
        make_layer(LayerKind::Normalization, NormalizationParams{NormalizationParams::Group, 1, 2, 1e-5},
                   {random_weights({4}, 3), random_weights({4}, 4)}),

@@ -69,6 +69,16 @@ void add_normalizations(std::vector<SweepCase>& cases) {
                        in({3, 8}, F::Float16)));
   cases.push_back(norm("group_bf16", N{N::Group, 1, 2, 1e-5},
                        {random_weights({4}, 10), random_weights({4}, 11)}, in({1, 4, 6}, F::BFloat16)));
+  // RMS norm (Llama's): a warp's rows with a scale, two dims without weights, a block's fp16 rows (cuda's row
+  // kernels: the warp path to 1024 elements, the block path beyond), a bias too.
+  cases.push_back(
+      norm("rms_last_scale", N{N::Rms, 2, 1, 1e-6}, {random_weights({64}, 12), Weights()}, in({2, 3, 64})));
+  cases.push_back(
+      norm("rms_two_dims_no_affine", N{N::Rms, 1, 1, 1e-5}, {Weights(), Weights()}, in({4, 3, 5})));
+  cases.push_back(norm("rms_block_row_f16", N{N::Rms, 1, 1, 1e-6}, {random_weights({2048}, 13), Weights()},
+                       in({3, 2048}, F::Float16)));
+  cases.push_back(norm("rms_scale_bias_bf16", N{N::Rms, 1, 1, 1e-5},
+                       {random_weights({24}, 14), random_weights({24}, 15)}, in({5, 24}, F::BFloat16)));
 }
 
 void add_cumulatives(std::vector<SweepCase>& cases) {

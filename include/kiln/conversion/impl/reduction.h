@@ -17,6 +17,10 @@ engine::Tensor* softmax(ConversionContext& ctx, engine::Tensor* x, int64_t dim, 
 engine::Tensor* layer_norm(ConversionContext& ctx, engine::Tensor* x, int64_t normalized_rank, const HostTensor& weight,
                            const std::string& weight_name, const HostTensor& bias, const std::string& bias_name,
                            double eps);
+/// RMS norm over the trailing `normalized_rank` dims, x / sqrt(mean(x^2) + eps) * weight (weight optional,
+/// named for refit).
+engine::Tensor* rms_norm(ConversionContext& ctx, engine::Tensor* x, int64_t normalized_rank,
+                         const HostTensor& weight, const std::string& weight_name, double eps);
 /// Group norm of [N, C, ...] with per-channel affine weights.
 engine::Tensor* group_norm(ConversionContext& ctx, engine::Tensor* x, int64_t groups, const HostTensor& weight,
                            const std::string& weight_name, const HostTensor& bias, const std::string& bias_name,

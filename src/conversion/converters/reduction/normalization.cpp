@@ -1,11 +1,12 @@
-// Normalizations: layer_norm / native_layer_norm, batch_norm / _native_batch_norm_legit_no_training,
-// group_norm / native_group_norm.
+// Normalizations: layer_norm / native_layer_norm, rms_norm, batch_norm /
+// _native_batch_norm_legit_no_training, group_norm / native_group_norm.
 
 #include "conversion/converters/converter_util.h"
 #include "kiln/conversion/impl/common.h"
 #include "kiln/conversion/impl/movement.h"
 #include "kiln/conversion/impl/pointwise.h"
 #include "kiln/conversion/impl/reduction.h"
+#include "kiln/support/dtype.h"
 #include "kiln/support/error.h"
 
 namespace kiln::conversion {
@@ -66,6 +67,18 @@ Outputs layer_norm(ConversionContext& ctx, const ir::Node& n, const ConverterArg
   return {apply_affine(ctx, y, f, -1)};
 }
 
+// rms_norm(input, normalized_shape, weight=None, eps=None): eps None is torch.finfo(input.dtype).eps, as
+// Kiln's builtin for libtorch without the op (runtime/builtin_compat.cpp) reads it.
+Outputs rms_norm(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a) {
+  const DType dtype = detail::out_dtype(n);
+  engine::Tensor* x = impl::cast(ctx, a.tensor(ctx, "input"), dtype);
+  const int64_t r = static_cast<int64_t>(a.ints("normalized_shape").size());
+  const double eps = a.float_("eps", dtype_epsilon(dtype));
+  Affine f = affine(ctx, a);
+  engine::Tensor* y = impl::rms_norm(ctx, x, r, f.weight, f.weight_name, eps);
+  return {apply_affine(ctx, y, f, -1)};
+}
+
 Outputs batch_norm(ConversionContext& ctx, const ir::Node&, const ConverterArgs& a) {
   ArgValue w = a.get("weight"), b = a.get("bias"), mean = a.get("running_mean"), var = a.get("running_var");
   const double eps = a.float_("eps", 1e-5);
@@ -109,6 +122,7 @@ void register_normalization_converters(ConverterRegistry& r) {
   using detail::add;
   add(r, {"aten.layer_norm.default"}, layer_norm, true);
   add(r, {"aten.native_layer_norm.default"}, layer_norm, true, only_first_output_used);
+  add(r, {"aten.rms_norm.default"}, rms_norm, true);
   add(r, {"aten.batch_norm.default", "aten._native_batch_norm_legit_no_training.default"}, batch_norm, true,
       frozen_batch_norm);
   add(r, {"aten.group_norm.default"}, group_norm, true);

@@ -20,8 +20,8 @@ std::vector<ShapeOut> infer_kind<LayerKind::Normalization>(const Layer& layer,
   int64_t rank = static_cast<int64_t>(x.size());
   KILN_CHECK(p.epsilon >= 0, InvalidInput, "epsilon must be >= 0");
   Dims wshape;
-  if (p.kind == NormalizationParams::Layer) {
-    KILN_CHECK(p.axis >= 0 && p.axis < rank, InvalidInput, "layer norm axis ", p.axis, " out of range");
+  if (p.over_trailing_dims()) {
+    KILN_CHECK(p.axis >= 0 && p.axis < rank, InvalidInput, "layer / RMS norm axis ", p.axis, " out of range");
     wshape.assign(x.begin() + p.axis, x.end());
   } else {
     KILN_CHECK(rank >= 3, InvalidInput, "group/instance norm needs rank >= 3");
@@ -54,7 +54,7 @@ void run_kind<LayerKind::Normalization>(const Layer& layer, KernelArgs& args) {
     for (float f : host_floats(layer.weights[1].value)) bias.push_back(f);
   }
   int64_t groups, group_size, channel_size = 0, channels = 0;
-  if (p.kind == NormalizationParams::Layer) {
+  if (p.over_trailing_dims()) {
     group_size = 1;
     for (size_t i = static_cast<size_t>(p.axis); i < x.dims.size(); ++i) group_size *= x.dims[i];
     groups = group_size ? x.numel() / group_size : 0;
@@ -69,15 +69,16 @@ void run_kind<LayerKind::Normalization>(const Layer& layer, KernelArgs& args) {
   parallel(args.pool, groups, 1, [&](int64_t b, int64_t e) {
     for (int64_t gi = b; gi < e; ++gi) {
       const double* src = &xv[gi * group_size];
-      double mean = 0, var = 0;
-      for (int64_t j = 0; j < group_size; ++j) mean += src[j];
-      mean /= static_cast<double>(group_size);
+      double mean = 0, var = 0;  // (RMS: var is the mean of squares)
+      if (p.kind != NormalizationParams::Rms) {
+        for (int64_t j = 0; j < group_size; ++j) mean += src[j];
+        mean /= static_cast<double>(group_size);
+      }
       for (int64_t j = 0; j < group_size; ++j) var += (src[j] - mean) * (src[j] - mean);
       var /= static_cast<double>(group_size);
       double inv = 1.0 / std::sqrt(var + p.epsilon);
       for (int64_t j = 0; j < group_size; ++j) {
-        int64_t w =
-            p.kind == NormalizationParams::Layer ? j : ((gi * group_size + j) / channel_size) % channels;
+        int64_t w = p.over_trailing_dims() ? j : ((gi * group_size + j) / channel_size) % channels;
         double v = (src[j] - mean) * inv;
         if (!scale.empty()) v *= scale[w];
         if (!bias.empty()) v += bias[w];

@@ -1,5 +1,6 @@
-// Vectorized layer / group / instance normalization (fp32): one normalization group per task, groups
-// spread over the pool. Mean and variance use two passes over the group in float with 16 partial sums.
+// Vectorized layer / RMS / group / instance normalization (fp32): one normalization group per task, groups
+// spread over the pool. Mean and variance use two passes over the group in float with 16 partial sums (RMS:
+// one pass, the mean of squares).
 
 #include <cmath>
 
@@ -32,6 +33,19 @@ void mean_inv_std(const float* x, int64_t n, float eps, float* mean_out, float* 
   for (; i < n; ++i) v += (x[i] - mean) * (x[i] - mean);
   *mean_out = mean;
   *inv_out = 1.0f / std::sqrt(v / static_cast<float>(n) + eps);
+}
+
+/// 1 / sqrt(mean(x^2) + eps): RMS norm's factor.
+KILN_SIMD_CLONES
+float rms_inv(const float* x, int64_t n, float eps) {
+  float acc[vec::kLanes] = {};
+  int64_t i = 0;
+  for (; i + vec::kLanes <= n; i += vec::kLanes)
+    for (int j = 0; j < vec::kLanes; ++j) acc[j] += x[i + j] * x[i + j];
+  float s = 0;
+  for (int j = 0; j < vec::kLanes; ++j) s += acc[j];
+  for (; i < n; ++i) s += x[i] * x[i];
+  return 1.0f / std::sqrt(s / static_cast<float>(n) + eps);
 }
 
 /// y = (x - mean) * inv * scale[j] + bias[j] (scale/bias may be null).
@@ -70,14 +84,19 @@ class NormalizationKernel : public Kernel {
     const float* scale = scale_.empty() ? nullptr : scale_.data();
     const float* bias = bias_.empty() ? nullptr : bias_.data();
     float eps = static_cast<float>(p_.epsilon);
-    if (p_.kind == NormalizationParams::Layer) {
+    if (p_.over_trailing_dims()) {
+      const bool rms = p_.kind == NormalizationParams::Rms;
       int64_t n = 1;
       for (size_t i = static_cast<size_t>(p_.axis); i < x.dims.size(); ++i) n *= x.dims[i];
       int64_t rows = n ? x.numel() / n : 0;
       ops::parallel(args.pool, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
-          float mean, inv;
-          mean_inv_std(xs + r * n, n, eps, &mean, &inv);
+          float mean = 0, inv;
+          if (rms) {
+            inv = rms_inv(xs + r * n, n, eps);
+          } else {
+            mean_inv_std(xs + r * n, n, eps, &mean, &inv);
+          }
           normalize_vector(xs + r * n, ys + r * n, n, mean, inv, scale, bias);
         }
       });
@@ -110,7 +129,7 @@ class NormalizationKernel : public Kernel {
 bool applies(const LayerInfo& info, std::string* why) {
   if (!vec_dtype_ok(info.inputs[0].dtype, why) || !vec_dtype_ok(info.outputs[0].dtype, why)) return false;
   const auto& p = info.params<NormalizationParams>();
-  if (p.kind == NormalizationParams::Layer) return p.axis >= 0 || refuse(why, "layer norm without an axis");
+  if (p.over_trailing_dims()) return p.axis >= 0 || refuse(why, "layer / RMS norm without an axis");
   return info.inputs[0].opt.size() >= 2 || refuse(why, "group / instance norm of rank < 2");
 }
 

@@ -91,7 +91,7 @@ __device__ __forceinline__ void store_e4m3(uint8_t* p, const float* y, float inv
 template <typename T, int V, int ITEMS, int LANES>
 __global__ void __launch_bounds__(kRowBlockMaxThreads)
     layer_norm_rows(const T* in, T* out, int64_t rows, int len, const float* scale, const float* bias,
-                    float eps, E4m3Out copy) {
+                    float eps, bool rms, E4m3Out copy) {
   __shared__ float smem[32];
   using G = Group<LANES>;
   const int lane = G::lane(), width = G::width();
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(kRowBlockMaxThreads)
 #pragma unroll
       for (int k = 0; k < V; ++k) sum += x[i][k];
     }
-    const float mean = group_reduce<LANES, false>(sum, smem) / static_cast<float>(len);
+    const float mean = rms ? 0.0f : group_reduce<LANES, false>(sum, smem) / static_cast<float>(len);
     float sq = 0;
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
@@ -306,12 +306,12 @@ void with_shape(const RowPlan& p, F&& f) {
 
 template <typename T, int V>
 void layer_norm_t(const RowPlan& p, const void* in, void* out, int64_t rows, int len, const float* scale,
-                  const float* bias, float eps, E4m3Out copy, Stream stream) {
+                  const float* bias, float eps, bool rms, E4m3Out copy, Stream stream) {
   with_shape<V>(p, [&](auto items, auto lanes, int threads) {
     constexpr int kItems = decltype(items)::value, kLanes = decltype(lanes)::value;
     int per_block = kLanes ? threads / kLanes : 1;
     layer_norm_rows<T, V, kItems, kLanes><<<row_blocks(rows, per_block), threads, 0, stream>>>(
-        static_cast<const T*>(in), static_cast<T*>(out), rows, len, scale, bias, eps, copy);
+        static_cast<const T*>(in), static_cast<T*>(out), rows, len, scale, bias, eps, rms, copy);
   });
 }
 
@@ -351,7 +351,7 @@ int elem_size(int dtype) { return dtype == kF32 ? 4 : 2; }
 }  // namespace
 
 bool launch_layer_norm_fast(const void* in, void* out, int dtype, int64_t rows, int64_t row_len,
-                            const float* scale, const float* bias, float epsilon, Stream stream,
+                            const float* scale, const float* bias, float epsilon, bool rms, Stream stream,
                             E4m3Out copy) {
   if (dtype != kF32 && dtype != kF16 && dtype != kBF16) return false;
   bool aligned =
@@ -361,7 +361,8 @@ bool launch_layer_norm_fast(const void* in, void* out, int dtype, int64_t rows, 
   if (rows == 0) return true;
   int len = static_cast<int>(row_len);
   return with_type(dtype, p, [&](auto t, auto v) {
-    layer_norm_t<decltype(t), decltype(v)::value>(p, in, out, rows, len, scale, bias, epsilon, copy, stream);
+    layer_norm_t<decltype(t), decltype(v)::value>(p, in, out, rows, len, scale, bias, epsilon, rms, copy,
+                                                  stream);
   });
 }
 

@@ -61,11 +61,12 @@ inline RowPlan plan_rows(int64_t row_len, int elem_size, bool aligned) {
 }
 
 /// Layer norm of `rows` rows of `row_len` elements (dtype kF32, kF16 or kBF16), scale/bias fp32 device arrays
-/// of row_len or null: y = (x - mean) * rsqrt(var + epsilon) * scale + bias, and its E4M3 `copy` (rows x
-/// row_len bytes) when asked (a format copy, Layer::format_copies). Returns false, launching nothing, when
-/// the rows need the generic kernel (another dtype, rows longer than kBlockRowMax).
+/// of row_len or null: y = (x - mean) * rsqrt(var + epsilon) * scale + bias (`rms`: RMS norm, the mean taken
+/// as 0, so var is the mean of squares), and its E4M3 `copy` (rows x row_len bytes) when asked (a format
+/// copy, Layer::format_copies). Returns false, launching nothing, when the rows need the generic kernel
+/// (another dtype, rows longer than kBlockRowMax).
 bool launch_layer_norm_fast(const void* in, void* out, int dtype, int64_t rows, int64_t row_len,
-                            const float* scale, const float* bias, float epsilon, Stream stream,
+                            const float* scale, const float* bias, float epsilon, bool rms, Stream stream,
                             E4m3Out copy = {});
 
 /// Softmax (or log-softmax when `log`) over each of `rows` contiguous rows of `row_len` elements. Returns

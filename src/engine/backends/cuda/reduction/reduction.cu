@@ -158,13 +158,16 @@ __global__ void softmax_kernel(const void* in, void* out, int dtype, int64_t out
 
 __global__ void norm_kernel(const void* in, void* out, int dtype, int64_t rows, int64_t row_len,
                             int64_t groups, int64_t group_channels, int64_t spatial, const float* scale,
-                            const float* bias, float epsilon) {
+                            const float* bias, float epsilon, bool rms) {
   __shared__ float scratch[kThreads];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     int64_t base = r * row_len;
-    float sum = 0;
-    for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) sum += load_as<float>(in, dtype, base + j);
-    float mean = block_reduce(sum, false, scratch) / static_cast<float>(row_len);
+    float mean = 0;
+    if (!rms) {
+      float sum = 0;
+      for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) sum += load_as<float>(in, dtype, base + j);
+      mean = block_reduce(sum, false, scratch) / static_cast<float>(row_len);
+    }
     float sq = 0;
     for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) {
       float d = load_as<float>(in, dtype, base + j) - mean;
@@ -224,12 +227,12 @@ void launch_softmax(const void* in, void* out, int dtype, int64_t outer, int64_t
 
 void launch_norm(const void* in, void* out, int dtype, int64_t rows, int64_t row_len, int64_t groups,
                  int64_t group_channels, int64_t spatial, const float* scale, const float* bias,
-                 float epsilon, Stream stream) {
+                 float epsilon, bool rms, Stream stream) {
   if (rows == 0 || row_len == 0) return;
-  if (groups == 0 && launch_layer_norm_fast(in, out, dtype, rows, row_len, scale, bias, epsilon, stream))
+  if (groups == 0 && launch_layer_norm_fast(in, out, dtype, rows, row_len, scale, bias, epsilon, rms, stream))
     return;
   norm_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(in, out, dtype, rows, row_len, groups,
-                                                         group_channels, spatial, scale, bias, epsilon);
+                                                         group_channels, spatial, scale, bias, epsilon, rms);
 }
 
 }  // namespace kiln::engine::cuda

@@ -138,12 +138,11 @@ int64_t layer_norm_row(const LayerInfo& layer) {
   return len;
 }
 
-/// Whether a layer norm writes a copy of its output in `format` (KernelRow::copies): E4M3, one copy at most,
-/// in the fast kernel's pass (rows of at most kBlockRowMax elements), with a usable dynamic range on the copy
-/// (the last output: output 0 when the builder asks, the copy when the kernel is made).
+/// Whether a layer (or RMS) norm writes a copy of its output in `format` (KernelRow::copies): E4M3, one copy
+/// at most, in the fast kernel's pass (rows of at most kBlockRowMax elements), with a usable dynamic range on
+/// the copy (the last output: output 0 when the builder asks, the copy when the kernel is made).
 bool norm_copies(const LayerInfo& layer, TensorFormat format) {
-  if (format != TensorFormat::E4M3 ||
-      layer.params<NormalizationParams>().kind != NormalizationParams::Layer ||
+  if (format != TensorFormat::E4M3 || !layer.params<NormalizationParams>().over_trailing_dims() ||
       layer.layer->format_copies > 1)
     return false;
   const DType dt = layer.inputs[0].dtype;
@@ -166,7 +165,7 @@ class NormKernel : public Kernel {
     const TensorView &x = args.inputs[0], &y = args.outputs[0];
     int64_t r = static_cast<int64_t>(x.dims.size());
     int64_t rows = 1, len = 1, groups = 0, group_channels = 0, spatial = 1;
-    if (p_.kind == NormalizationParams::Layer) {
+    if (p_.over_trailing_dims()) {
       int64_t axis = p_.axis < 0 ? p_.axis + r : p_.axis;
       for (int64_t k = 0; k < axis; ++k) rows *= x.dims[k];
       for (int64_t k = axis; k < r; ++k) len *= x.dims[k];
@@ -180,21 +179,22 @@ class NormKernel : public Kernel {
     }
     const Stream s = stream_of(args);
     const float eps = static_cast<float>(p_.epsilon);
+    const bool rms = p_.kind == NormalizationParams::Rms;
     if (args.outputs.size() > 1) {  // the E4M3 copy, in the same pass where the fast kernel takes the rows
       uint8_t* copy = static_cast<uint8_t*>(args.outputs[1].data);
       if (launch_layer_norm_fast(x.data, y.data, dcode(x.dtype), rows, len, scale_.as<float>(),
-                                 bias_.as<float>(), eps, s, {copy, copy_inverse_scale_})) {
+                                 bias_.as<float>(), eps, rms, s, {copy, copy_inverse_scale_})) {
         check_launch("layer norm with an e4m3 copy");
         return;
       }
       launch_norm(x.data, y.data, dcode(x.dtype), rows, len, groups, group_channels, spatial,
-                  scale_.as<float>(), bias_.as<float>(), eps, s);
+                  scale_.as<float>(), bias_.as<float>(), eps, rms, s);
       launch_quantize_e4m3(y.data, dcode(y.dtype), y.numel(), copy_inverse_scale_, copy, s);
       check_launch("normalization with an e4m3 copy");
       return;
     }
     launch_norm(x.data, y.data, dcode(x.dtype), rows, len, groups, group_channels, spatial,
-                scale_.as<float>(), bias_.as<float>(), eps, s);
+                scale_.as<float>(), bias_.as<float>(), eps, rms, s);
     check_launch("normalization");
   }
 

@@ -33,10 +33,10 @@ void launch_softmax(const void* in, void* out, int dtype, int64_t outer, int64_t
 
 /// Normalization over rows of `row_len` contiguous elements; `rows` rows. The affine parameter index of
 /// element j of row r: layer norm (groups == 0): j; group norm: (r % groups) * group_channels + j / spatial.
-/// scale/bias are fp32 device arrays or null.
+/// scale/bias are fp32 device arrays or null. `rms` (groups == 0 only): RMS norm, no centring.
 void launch_norm(const void* in, void* out, int dtype, int64_t rows, int64_t row_len, int64_t groups,
                  int64_t group_channels, int64_t spatial, const float* scale, const float* bias,
-                 float epsilon, Stream stream);
+                 float epsilon, bool rms, Stream stream);
 
 // ---- TopK (topk.cu) ----
 
