@@ -67,8 +67,6 @@ engine::Tensor* flatten(ConversionContext& ctx, engine::Tensor* x, int64_t start
 engine::Tensor* expand(ConversionContext& ctx, engine::Tensor* x, const std::vector<SymIntValue>& shape) {
   const int64_t r = static_cast<int64_t>(shape.size());
   KILN_CHECK(r >= x->rank(), InvalidInput, ctx.current_node, ": expand to fewer dims than the input has");
-  // Bring x to rank r, then multiply-broadcast against a zero tensor of the target shape (the builder folds the
-  // fill; an elementwise Add keeps integer and float types alike).
   std::vector<SymIntValue> in = dims_of(ctx, x), target;
   std::vector<SymIntValue> lifted(static_cast<size_t>(r - x->rank()), SymIntValue{1, nullptr});
   lifted.insert(lifted.end(), in.begin(), in.end());
@@ -77,6 +75,22 @@ engine::Tensor* expand(ConversionContext& ctx, engine::Tensor* x, const std::vec
     const bool keep = shape[i].is_static() && *shape[i].value == -1;
     target.push_back(keep ? lifted[i] : shape[i]);
   }
+  // Static shapes: a slice that steps 0 along the broadcast dims (size-1 dims of x), as TensorRT expands: one
+  // copy, and no constant of the output's size in the plan.
+  const std::optional<std::vector<int64_t>> in_static = static_dims(lifted), out_static = static_dims(target);
+  if (in_static && out_static) {
+    engine::SliceParams p{std::vector<int64_t>(static_cast<size_t>(r), 0), *out_static,
+                          std::vector<int64_t>(static_cast<size_t>(r), 1)};
+    for (size_t i = 0; i < p.size.size(); ++i) {
+      const int64_t from = (*in_static)[i], to = p.size[i];
+      KILN_CHECK(from == to || from == 1, InvalidInput, ctx.current_node, ": expand of dim ", i, " from ",
+                 from, " to ", to);
+      if (from == 1) p.stride[i] = 0;
+    }
+    return ctx.net.add_slice(ctx.name("expand"), x, p);
+  }
+  // Otherwise x broadcast against a zero tensor of the target shape in an elementwise Add (integer and float
+  // types alike), which also broadcasts a dynamic dim that is 1 at run time.
   engine::FillParams f;
   f.op = engine::FillParams::Constant;
   f.dtype = x->dtype() == DType::Bool ? DType::Int32 : x->dtype();

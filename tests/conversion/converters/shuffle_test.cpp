@@ -106,6 +106,10 @@ CaseList shuffle_cases() {
                    {2, 1, 6}, {3, 1, 6}, "f32[s0, 1, 6]"),
       stat("expand_new_dims", "f32[3, 1]", "aten.expand.default(self=%x, size=[2, 3, 4], *, implicit=False)",
            "f32[2, 3, 4]"),
+      stat("expand_gqa_heads", "f16[2, 2, 1, 5, 4]",
+           "aten.expand.default(self=%x, size=[2, 2, 3, 5, 4], *, implicit=False)", "f16[2, 2, 3, 5, 4]"),
+      stat("expand_bool", "bool[1, 4]", "aten.expand.default(self=%x, size=[3, 4], *, implicit=False)",
+           "bool[3, 4]"),
       shuffle_case("contiguous",
                    "  %y: f32[s0, 4, 6] = aten.contiguous.default(self=%x, *, "
                    "memory_format=memory_format.contiguous)\n"

@@ -52,6 +52,16 @@ void add_data_movement(std::vector<SweepCase>& cases) {
   cases.push_back(
       {"negative_stride", make_layer(LayerKind::Slice, SliceParams{{5, 3}, {3, 2}, {-2, -1}}), {in({7, 4})}});
   cases.push_back({"bf16", make_layer(LayerKind::Slice, SliceParams{{1}, {3}, {2}}), {in({8}, F::BFloat16)}});
+  // Stride 0 repeats an element (aten.expand's broadcast): the inner dim, an outer and the inner at once,
+  // fp16 and int64 (GQA's repeat of key / value heads; an expanded index).
+  cases.push_back(
+      {"broadcast_inner", make_layer(LayerKind::Slice, SliceParams{{0, 0}, {3, 5}, {1, 0}}), {in({3, 1})}});
+  cases.push_back({"broadcast_outer_and_inner_f16",
+                   make_layer(LayerKind::Slice, SliceParams{{0, 0, 0}, {2, 4, 6}, {1, 0, 0}}),
+                   {in({2, 1, 1}, F::Float16)}});
+  cases.push_back({"broadcast_middle_i64",
+                   make_layer(LayerKind::Slice, SliceParams{{0, 0, 0}, {2, 3, 8}, {1, 0, 1}}),
+                   {ints({2, 1, 8}, F::Int64, -9, 9)}});
 
   using G = GatherParams;
   cases.push_back({"default_axis1",

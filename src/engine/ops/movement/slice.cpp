@@ -43,7 +43,6 @@ std::vector<ShapeOut> infer_kind<LayerKind::Slice>(const Layer& layer, const std
     out.push_back(s);
     if (dyn || in[0].dims[d] < 0 || s <= 0) continue;
     int64_t last = checked_add(p.start[d], checked_mul(s - 1, p.stride[d], "a slice's end"), "a slice's end");
-    KILN_CHECK(p.stride[d] != 0, InvalidInput, "slice stride 0 in dim ", d);
     KILN_CHECK(p.start[d] >= 0 && p.start[d] < in[0].dims[d] && last >= 0 && last < in[0].dims[d],
                InvalidInput, "slice start ", p.start[d], " size ", s, " stride ", p.stride[d],
                " out of range for dim ", d, " of size ", in[0].dims[d]);
