@@ -151,19 +151,20 @@ Values safe_softmax(const NodeArgs& args) {
 }
 
 Values rms_norm(const NodeArgs& args) {
+  // As ATen's rms_norm_composite (torch >= 2.4): in the opmath type (fp16 / bf16 upcast to fp32), the weight
+  // applied there, the result cast back to the input's dtype.
   at::Tensor input = args.tensor("input");
   std::vector<int64_t> shape = args.ints("normalized_shape");
   KILN_CHECK(static_cast<int64_t>(shape.size()) <= input.dim(), InvalidInput, "rms_norm normalized_shape of rank ",
              shape.size(), " for an input of rank ", input.dim());
   std::vector<int64_t> dims;
   for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) dims.push_back(input.dim() - 1 - i);
-  double eps = args.optional_float("eps").value_or(dtype_epsilon(from_scalar_type(input.scalar_type())));
+  double eps = args.optional_float("eps").value_or(opmath_epsilon(from_scalar_type(input.scalar_type())));
   bool low_precision = input.scalar_type() == at::kHalf || input.scalar_type() == at::kBFloat16;
   at::Tensor x = low_precision ? input.to(at::kFloat) : input;
   at::Tensor out = x.mul(at::rsqrt(x.pow(2).mean(dims, true).add(eps)));
-  if (low_precision) out = out.to(input.scalar_type());
   if (auto weight = args.optional_tensor("weight")) out = out.mul(*weight);
-  return {c10::IValue(out)};
+  return {c10::IValue(out.to(input.scalar_type()))};
 }
 
 Values unsafe_index(const NodeArgs& args) {

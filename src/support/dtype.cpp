@@ -49,13 +49,8 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 bool is_floating(DType d) {
   return d == DType::Float32 || d == DType::Float16 || d == DType::BFloat16 || d == DType::Float64;
 }
-double dtype_epsilon(DType d) {
-  switch (d) {
-    case DType::Float64: return std::numeric_limits<double>::epsilon();
-    case DType::Float16: return 0x1p-10;
-    case DType::BFloat16: return 0x1p-7;
-    default: return std::numeric_limits<float>::epsilon();
-  }
+double opmath_epsilon(DType d) {
+  return d == DType::Float64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
 }
 bool is_integral(DType d) {
   return d == DType::Int64 || d == DType::Int32 || d == DType::Int16 || d == DType::Int8 || d == DType::UInt8;

@@ -24,8 +24,9 @@ const char* dtype_name(DType dtype);
 std::optional<DType> dtype_from_name(std::string_view name);
 bool is_floating(DType dtype);
 bool is_integral(DType dtype);  // excludes Bool
-/// torch.finfo(dtype).eps of a floating dtype (the gap between 1 and the next value); fp32's for the others.
-double dtype_epsilon(DType dtype);
+/// The machine epsilon of the type PyTorch computes `dtype` in (its opmath type: fp32 for fp16, bf16 and
+/// fp32; fp64 for fp64): aten.rms_norm's default eps.
+double opmath_epsilon(DType dtype);
 
 /// torch.export serialization codes (torch/_export/serde/schema.py ScalarType): FLOAT=7, HALF=6, ...
 /// Throws kiln::Error(InvalidInput) naming the code when Kiln has no such type.

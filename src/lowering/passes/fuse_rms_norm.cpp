@@ -1,14 +1,13 @@
 // Rewrites RMS normalization written out in arithmetic into aten.rms_norm:
-//   mul(x, rsqrt(add(mean(pow(x, 2), dims, keepdim=True), eps)))  ->  rms_norm(x, normalized_shape, None,
-//   eps)
+//   mul(x, rsqrt(add(mean(pow(x, 2), dims, keepdim=True), eps)))  ->  rms_norm(x, shape, None, eps)
 // (transformers' LlamaRMSNorm and its copies: Mistral, Qwen, T5's layer norm, ...; pow(x, 2) or mul(x, x),
-// either operand order of the outer mul, `dims` the trailing dims of x with static sizes). A following
-// multiply by a constant of the normalized shape (the norm's weight, `weight * x` in either order) becomes
-// the rms_norm's weight when nothing else reads the normalized value. The engine runs it as one Normalization
-// layer: one pass over each row instead of a square, a mean, a reciprocal root and two products with the
-// [tokens, hidden] activation written out between them. Other forms (another exponent, keepdim=False, a
-// scaled add, a mean that also covers a leading dim) stay as they are; the formula's nodes left without users
-// go with it.
+// either operand order of the outer mul, `dims` the trailing dims of x with static sizes, x of fp32 or fp64).
+// A following multiply by a constant of the normalized shape (the norm's weight, `weight * x` in either
+// order) becomes the rms_norm's weight when nothing else reads the normalized value. The engine runs it as
+// one Normalization layer: one pass over each row instead of a square, a mean, a reciprocal root and two
+// products with the [tokens, hidden] activation written out between them. Other forms (another exponent,
+// keepdim=False, a scaled add, a mean that also covers a leading dim, a formula in fp16) stay as they are;
+// the formula's nodes left without users go with it.
 
 #include "../rewrite.h"
 #include "kiln/lowering/passes.h"
@@ -64,7 +63,7 @@ struct RmsMatch {
 };
 
 bool match_rms(const ir::Node& mul, RmsMatch& m) {
-  if (!detail::is_op(mul, "aten.mul.Tensor")) return false;
+  if (!detail::is_op(mul, "aten.mul.Tensor") || mul.outputs().size() != 1) return false;
   ir::Value* a = detail::tensor_arg_if_tensor(mul, "self");
   ir::Value* b = detail::tensor_arg_if_tensor(mul, "other");
   if (a == nullptr || b == nullptr) return false;
@@ -79,7 +78,10 @@ bool match_rms(const ir::Node& mul, RmsMatch& m) {
       continue;
     ir::Node* mean = detail::producer_of(detail::tensor_arg(*add, "self"), "aten.mean.dim");
     const int64_t k = mean ? trailing_mean_of_square(*mean, a) : 0;
-    if (k == 0 || eps->as_float() < 0 || !is_floating(a->meta().dtype) ||
+    // fp32 / fp64 only: the layer computes in fp32 at least, where a written-out fp16 formula squares in fp16
+    // (a row with |x| >= 256 overflows to inf there and gives 0); transformers upcast to fp32 first.
+    const DType dt = a->meta().dtype;
+    if (k == 0 || eps->as_float() < 0 || (dt != DType::Float32 && dt != DType::Float64) ||
         mul.output(0)->meta().dtype != a->meta().dtype || mul.output(0)->meta().sizes != a->meta().sizes)
       continue;
     m = {a, k, eps->as_float()};
@@ -113,8 +115,9 @@ bool run_fuse_rms_norm(ir::Graph& graph, const PassContext&) {
     again = false;
     for (ir::Node* node : graph.nodes()) {
       RmsMatch m;
+      if (!match_rms(*node, m)) continue;
       ir::Value* y = node->output(0);
-      if ((graph.users(y).empty() && !graph.is_output(y)) || !match_rms(*node, m)) continue;
+      if (graph.users(y).empty() && !graph.is_output(y)) continue;
       ir::Value* weight = nullptr;
       ir::Node* last = weight_multiply(graph, y, m.normalized_rank, &weight);
       if (last == nullptr) last = node;

@@ -82,6 +82,33 @@ TEST(FuseRmsNorm, KeepsOtherFormulas) {
   }
 }
 
+// A node without outputs beside the formula (an assert), and the same formula in fp16, which squares in fp16
+// (|x| >= 256 overflows) where the layer would not: only the fp32 one is rewritten.
+TEST(FuseRmsNorm, NodesWithoutOutputsAndFp16FormulasAreLeftAlone) {
+  auto pass = make_fuse_rms_norm_pass();
+  testing::PassCheck check;
+  check.numeric = false;  // (the assert is not executable by every libtorch; values: the tests above)
+  const auto formula = [](const std::string& t, const std::string& prefix) {
+    return "  %" + prefix + "sq: " + t + "[2, 8] = aten.mul.Tensor(self=%" + prefix + "x, other=%" + prefix +
+           "x)\n  %" + prefix + "mean: " + t + "[2, 1] = aten.mean.dim(self=%" + prefix +
+           "sq, dim=[1], keepdim=True, *, dtype=None)\n  %" + prefix + "add: " + t +
+           "[2, 1] = aten.add.Tensor(self=%" + prefix + "mean, other=1e-06, *, alpha=1)\n  %" + prefix +
+           "rsqrt: " + t + "[2, 1] = aten.rsqrt.default(self=%" + prefix + "add)\n  %" + prefix + "y: " + t +
+           "[2, 8] = aten.mul.Tensor(self=%" + prefix + "x, other=%" + prefix + "rsqrt)\n";
+  };
+  const std::string assert_node =
+      "  node a0: = aten._assert_tensor_metadata.default(a=%x, size=None, stride=None, dtype=dtype.f32, "
+      "device=None, layout=None)\n";
+  testing::expect_pass(*pass,
+                       "graph(%x: f32[2, 8], %hx: f16[2, 8]) {\n" + assert_node + formula("f32", "") +
+                           formula("f16", "h") + "  return (%y, %hy)\n}\n",
+                       "graph(%x: f32[2, 8], %hx: f16[2, 8]) {\n" + assert_node +
+                           "  %rms_norm: f32[2, 8] = aten.rms_norm.default(input=%x, normalized_shape=[8], "
+                           "weight=None, eps=1e-06)\n" +
+                           formula("f16", "h") + "  return (%rms_norm, %hy)\n}\n",
+                       check);
+}
+
 // A multiply by a weight of another shape stays a multiply after the rms_norm.
 TEST(FuseRmsNorm, AWeightOfAnotherShapeStaysAMultiply) {
   auto pass = make_fuse_rms_norm_pass();

@@ -67,13 +67,22 @@ Outputs layer_norm(ConversionContext& ctx, const ir::Node& n, const ConverterArg
   return {apply_affine(ctx, y, f, -1)};
 }
 
-// rms_norm(input, normalized_shape, weight=None, eps=None): eps None is torch.finfo(input.dtype).eps, as
-// Kiln's builtin for libtorch without the op (runtime/builtin_compat.cpp) reads it.
+// rms_norm(input, normalized_shape, weight=None, eps=None): eps None is the epsilon of the input's opmath
+// type (fp32 for fp16 / bf16 / fp32), as ATen's rms_norm_composite and Kiln's builtin for libtorch without
+// the op (runtime/builtin_compat.cpp) read it. normalized_shape must be x's trailing dims, as torch checks.
 Outputs rms_norm(ConversionContext& ctx, const ir::Node& n, const ConverterArgs& a) {
-  const DType dtype = detail::out_dtype(n);
-  engine::Tensor* x = impl::cast(ctx, a.tensor(ctx, "input"), dtype);
-  const int64_t r = static_cast<int64_t>(a.ints("normalized_shape").size());
-  const double eps = a.float_("eps", dtype_epsilon(dtype));
+  engine::Tensor* input = a.tensor(ctx, "input");
+  const std::vector<int64_t> shape = a.ints("normalized_shape");
+  const int64_t r = static_cast<int64_t>(shape.size());
+  KILN_CHECK(r >= 1 && r <= input->rank(), InvalidInput, ctx.current_node,
+             ": rms_norm normalized_shape of rank ", r, " for an input of rank ", input->rank());
+  for (int64_t i = 0; i < r; ++i) {
+    const int64_t d = input->dims()[input->rank() - r + i];
+    KILN_CHECK(d < 0 || d == shape[i], InvalidInput, ctx.current_node, ": rms_norm normalized_shape entry ",
+               i, " is ", shape[i], ", the input's dim is ", d);
+  }
+  const double eps = a.float_("eps", opmath_epsilon(input->dtype()));
+  engine::Tensor* x = impl::cast(ctx, input, detail::out_dtype(n));
   Affine f = affine(ctx, a);
   engine::Tensor* y = impl::rms_norm(ctx, x, r, f.weight, f.weight_name, eps);
   return {apply_affine(ctx, y, f, -1)};
