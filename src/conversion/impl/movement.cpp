@@ -68,11 +68,14 @@ engine::Tensor* expand(ConversionContext& ctx, engine::Tensor* x, const std::vec
   const int64_t r = static_cast<int64_t>(shape.size());
   KILN_CHECK(r >= x->rank(), InvalidInput, ctx.current_node, ": expand to fewer dims than the input has");
   std::vector<SymIntValue> in = dims_of(ctx, x), target;
-  std::vector<SymIntValue> lifted(static_cast<size_t>(r - x->rank()), SymIntValue{1, nullptr});
+  const int64_t new_dims = r - x->rank();
+  std::vector<SymIntValue> lifted(static_cast<size_t>(new_dims), SymIntValue{1, nullptr});
   lifted.insert(lifted.end(), in.begin(), in.end());
   if (r != x->rank()) x = reshape(ctx, x, lifted);
   for (int64_t i = 0; i < r; ++i) {
     const bool keep = shape[i].is_static() && *shape[i].value == -1;
+    KILN_CHECK(!keep || i >= new_dims, InvalidInput, ctx.current_node,
+               ": expand size -1 for the new leading dim ", i, " (torch allows -1 only for existing dims)");
     target.push_back(keep ? lifted[i] : shape[i]);
   }
   // Static shapes: a slice that steps 0 along the broadcast dims (size-1 dims of x), as TensorRT expands: one

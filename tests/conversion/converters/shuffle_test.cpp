@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "conversion/converter_harness.h"
+#include "kiln/ir/text.h"
+#include "kiln/support/error.h"
 
 namespace kiln::conversion::testing {
 namespace {
@@ -139,6 +141,21 @@ CaseList shuffle_cases() {
 }
 
 KILN_CONVERTER_CASES(Shuffle, shuffle_cases);
+
+// torch refuses -1 for a dim expand adds in front: so does the converter, naming the node.
+TEST(ShuffleConverters, ExpandRefusesMinusOneForANewDim) {
+  auto g = ir::parse_graph(
+      "graph(%x: f32[3, 4]) {\n  %y: f32[2, 3, 4] = aten.expand.default(self=%x, size=[-1, 3, 4], *, "
+      "implicit=False)\n"
+      "  return (%y)\n}\n");
+  settings::CompilationSettings s;
+  try {
+    Interpreter(*g, s).run();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("new leading dim 0"), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace
 }  // namespace kiln::conversion::testing
