@@ -112,23 +112,29 @@ bool any_nan(const float* s, int64_t n) {
   return false;
 }
 
-/// Adds the mask and the causal limit to the scores s[0, lk) of flat score row `row` (query i); returns their
-/// max.
-float mask_scores(const AttentionParams& p, const Problem& pb, int64_t row, int64_t i, float* s) {
+/// Keys [0, n) of the query rows [first, last]: every key, or with a causal limit (top-left, key j <= query
+/// i) those up to the last row's; the keys past it are -inf for every row, so no row needs their scores.
+int64_t keys_needed(const AttentionParams& p, int64_t lk, int64_t last) {
+  return p.causal ? std::min(lk, last + 1) : lk;
+}
+
+/// Adds the mask and the causal limit to the scores s[0, n) of flat score row `row` (query i; n from
+/// keys_needed, the keys past it are not computed); returns their max.
+float mask_scores(const AttentionParams& p, const Problem& pb, int64_t row, int64_t i, int64_t n, float* s) {
   if (pb.mask != nullptr) {
     const int64_t base = pb.mrows.start(row), step = pb.mrows.key_stride;
     if (pb.bool_mask != nullptr) {
-      for (int64_t j = 0; j < pb.lk; ++j) s[j] = pb.bool_mask[base + j * step] == 0 ? kNegInf : s[j];
+      for (int64_t j = 0; j < n; ++j) s[j] = pb.bool_mask[base + j * step] == 0 ? kNegInf : s[j];
     } else if (pb.float_mask != nullptr) {
-      for (int64_t j = 0; j < pb.lk; ++j) s[j] += pb.float_mask[base + j * step];
+      for (int64_t j = 0; j < n; ++j) s[j] += pb.float_mask[base + j * step];
     } else {
-      for (int64_t j = 0; j < pb.lk; ++j) s[j] += static_cast<float>(ops::load(*pb.mask, base + j * step));
+      for (int64_t j = 0; j < n; ++j) s[j] += static_cast<float>(ops::load(*pb.mask, base + j * step));
     }
   }
   if (p.causal) {
-    for (int64_t j = i + 1; j < pb.lk; ++j) s[j] = kNegInf;
+    for (int64_t j = i + 1; j < n; ++j) s[j] = kNegInf;
   }
-  return row_max(s, pb.lk);
+  return row_max(s, n);
 }
 
 class AttentionKernel : public Kernel {
@@ -187,16 +193,17 @@ class AttentionKernel : public Kernel {
         const float* qi = pb.q + rows[0].start(b) + i * rows[0].row;
         const float* kb = pb.k + rows[1].start(b);
         const float* vb = pb.v + rows[2].start(b);
-        for (int64_t j = 0; j < lk; ++j) s[j] = dot(qi, kb + j * rows[1].row, e) * pb.scale;
-        const float m = mask_scores(p_, pb, row, i, s.data());
+        const int64_t nk = keys_needed(p_, lk, i);
+        for (int64_t j = 0; j < nk; ++j) s[j] = dot(qi, kb + j * rows[1].row, e) * pb.scale;
+        const float m = mask_scores(p_, pb, row, i, nk, s.data());
         float* yi = pb.y + rows[3].start(b) + i * rows[3].row;
         if (m == kNegInf) {  // every key masked: 0, as torch's safe softmax (NaN where a score is NaN)
-          std::fill(yi, yi + ev, any_nan(s.data(), lk) ? std::nanf("") : 0.0f);
+          std::fill(yi, yi + ev, any_nan(s.data(), nk) ? std::nanf("") : 0.0f);
           continue;
         }
         std::fill(yi, yi + ev, 0.0f);
         float sum = 0;
-        for (int64_t j = 0; j < lk; ++j) {
+        for (int64_t j = 0; j < nk; ++j) {
           const float pj = s[j] == kNegInf ? 0.0f : vec::exp(s[j] - m);
           sum += pj;
           if (pj != 0.0f) axpy(pj, vb + j * rows[2].row, yi, ev);
@@ -223,20 +230,23 @@ class AttentionKernel : public Kernel {
         const int64_t b = t / blocks, i0 = (t % blocks) * kQueryBlock, n = std::min(kQueryBlock, lq - i0);
         const float* qi = pb.q + rows[0].start(b) + i0 * rows[0].row;
         float* yi = pb.y + rows[3].start(b) + i0 * rows[3].row;
-        sgemm('T', n, lk, pb.e, pb.scale, qi, rows[0].row, pb.k + rows[1].start(b), rows[1].row, s.data(),
-              lk);
+        // Causal: only the keys up to the block's last query (a decoder's blocks need half the keys on
+        // average).
+        const int64_t nk = keys_needed(p_, lk, i0 + n - 1);
+        sgemm('T', n, nk, pb.e, pb.scale, qi, rows[0].row, pb.k + rows[1].start(b), rows[1].row, s.data(),
+              nk);
         for (int64_t r = 0; r < n; ++r) {
-          float* sr = s.data() + r * lk;
-          float* pr = prob.data() + r * lk;
-          const float m = mask_scores(p_, pb, b * lq + i0 + r, i0 + r, sr);
+          float* sr = s.data() + r * nk;
+          float* pr = prob.data() + r * nk;
+          const float m = mask_scores(p_, pb, b * lq + i0 + r, i0 + r, nk, sr);
           // Every key masked: probabilities 0, as torch's safe softmax (NaN where a score is NaN).
           if (m == kNegInf) {
-            std::fill(pr, pr + lk, any_nan(sr, lk) ? std::nanf("") : 0.0f);
+            std::fill(pr, pr + nk, any_nan(sr, nk) ? std::nanf("") : 0.0f);
           } else {
-            scale_row(pr, lk, 1.0f / exp_sum(sr, pr, lk, m));
+            scale_row(pr, nk, 1.0f / exp_sum(sr, pr, nk, m));
           }
         }
-        sgemm('N', n, ev, lk, 1.0f, prob.data(), lk, pb.v + rows[2].start(b), rows[2].row, yi, rows[3].row);
+        sgemm('N', n, ev, nk, 1.0f, prob.data(), nk, pb.v + rows[2].start(b), rows[2].row, yi, rows[3].row);
       }
     });
   }
