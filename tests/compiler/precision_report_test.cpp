@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "kiln/compiler/compile.h"
 #include "kiln/frontend/program.h"
@@ -22,29 +23,23 @@
 namespace kiln::compiler {
 namespace {
 
-constexpr const char* kL2Norm = R"(graph(%x: f32[s0, 64]) {
+/// x * rsqrt(REDUCE(x^2, -1, keepdim) + 1e-6) * w over [s0, 64], REDUCE "sum.dim_IntList" (an L2
+/// normalization) or "mean.dim" (an RMS norm).
+std::string norm_graph(const std::string& reduce) {
+  return R"(graph(%x: f32[s0, 64]) {
   symbol s0 in [1, 8] hint 4
   %w: f32[64] = parameter("norm.weight")
   %sq: f32[s0, 64] = aten.pow.Tensor_Scalar(self=%x, exponent=2)
-  %var: f32[s0, 1] = aten.sum.dim_IntList(self=%sq, dim=[-1], keepdim=True, *, dtype=None)
+  %var: f32[s0, 1] = aten.)" +
+         reduce + R"((self=%sq, dim=[-1], keepdim=True, *, dtype=None)
   %eps: f32[s0, 1] = aten.add.Tensor(self=%var, other=1e-06, *, alpha=1)
   %inv: f32[s0, 1] = aten.rsqrt.default(self=%eps)
   %normed: f32[s0, 64] = aten.mul.Tensor(self=%x, other=%inv)
   %y: f32[s0, 64] = aten.mul.Tensor(self=%w, other=%normed)
   return (%y)
 })";
-
-constexpr const char* kRmsNorm = R"(graph(%x: f32[s0, 64]) {
-  symbol s0 in [1, 8] hint 4
-  %w: f32[64] = parameter("norm.weight")
-  %sq: f32[s0, 64] = aten.pow.Tensor_Scalar(self=%x, exponent=2)
-  %var: f32[s0, 1] = aten.mean.dim(self=%sq, dim=[-1], keepdim=True, *, dtype=None)
-  %eps: f32[s0, 1] = aten.add.Tensor(self=%var, other=1e-06, *, alpha=1)
-  %inv: f32[s0, 1] = aten.rsqrt.default(self=%eps)
-  %normed: f32[s0, 64] = aten.mul.Tensor(self=%x, other=%inv)
-  %y: f32[s0, 64] = aten.mul.Tensor(self=%w, other=%normed)
-  return (%y)
-})";
+}
+const std::string kL2Norm = norm_graph("sum.dim_IntList"), kRmsNorm = norm_graph("mean.dim");
 
 struct Compiled {
   frontend::Program program;
@@ -52,7 +47,7 @@ struct Compiled {
   CompileReport report;
 };
 
-Compiled compile_norm(const char* graph, const std::set<settings::Precision>& precisions) {
+Compiled compile_norm(const std::string& graph, const std::set<settings::Precision>& precisions) {
   Compiled c;
   c.program.graph = ir::parse_graph(graph);
   HostTensor w(DType::Float32, {64});

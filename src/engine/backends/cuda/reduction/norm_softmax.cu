@@ -54,25 +54,29 @@ struct Group {
   __device__ static int per_block() { return LANES ? blockDim.x / LANES : 1; }
 };
 
-/// Sum (or max) over the group; every thread of the group gets it. The block variant reads the per-warp
-/// values in a fixed order (deterministic) and ends with a barrier so `smem` (32 floats) can be reused.
-template <int LANES, bool MAX>
-__device__ __forceinline__ float group_reduce(float v, float* smem) {
+/// `combine` folded over the group (every thread of the group gets the result). The block variant reads the
+/// per-warp values in a fixed order (deterministic) and ends with a barrier so `smem` (32 floats) can be
+/// reused.
+template <int LANES, typename F>
+__device__ __forceinline__ float group_fold(float v, float* smem, F combine) {
   constexpr int kWidth = LANES ? LANES : 32;
 #pragma unroll
-  for (int o = kWidth / 2; o > 0; o >>= 1) {
-    float u = __shfl_xor_sync(0xffffffffu, v, o);
-    v = MAX ? fmaxf(v, u) : v + u;
-  }
+  for (int o = kWidth / 2; o > 0; o >>= 1) v = combine(v, __shfl_xor_sync(0xffffffffu, v, o));
   if constexpr (LANES == 0) {
-    int warps = blockDim.x / 32;
+    const int warps = blockDim.x / 32;
     if ((threadIdx.x & 31) == 0) smem[threadIdx.x / 32] = v;
     __syncthreads();
     v = smem[0];
-    for (int k = 1; k < warps; ++k) v = MAX ? fmaxf(v, smem[k]) : v + smem[k];
+    for (int k = 1; k < warps; ++k) v = combine(v, smem[k]);
     __syncthreads();
   }
   return v;
+}
+
+/// Sum (or max) over the group.
+template <int LANES, bool MAX>
+__device__ __forceinline__ float group_reduce(float v, float* smem) {
+  return group_fold<LANES>(v, smem, [](float a, float b) { return MAX ? fmaxf(a, b) : a + b; });
 }
 
 // Both kernels: thread `lane` of a group holds vectors lane, lane + width, ... (ITEMS of them, V elements
@@ -226,23 +230,6 @@ __device__ __forceinline__ float row_identity() {
   return OP == kRowMax ? -INFINITY : OP == kRowMin ? INFINITY : 0.0f;
 }
 
-/// group_reduce for the combine of reduce_rows' op OP.
-template <int LANES, int OP>
-__device__ __forceinline__ float group_combine(float v, float* smem) {
-  constexpr int kWidth = LANES ? LANES : 32;
-#pragma unroll
-  for (int o = kWidth / 2; o > 0; o >>= 1) v = row_combine<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
-  if constexpr (LANES == 0) {
-    const int warps = blockDim.x / 32;
-    if ((threadIdx.x & 31) == 0) smem[threadIdx.x / 32] = v;
-    __syncthreads();
-    v = smem[0];
-    for (int k = 1; k < warps; ++k) v = row_combine<OP>(v, smem[k]);
-    __syncthreads();
-  }
-  return v;
-}
-
 /// One output per row: the sum, mean, max or min of the row (fp32 accumulation), stored as T. The shuffles
 /// go over the group's lanes (a group is at most one warp here or the whole block, whose warps meet in smem).
 template <typename T, int V, int ITEMS, int LANES, int OP>
@@ -273,7 +260,7 @@ __global__ void __launch_bounds__(kRowBlockMaxThreads)
 #pragma unroll
       for (int k = 0; k < V; ++k) acc = row_combine<OP>(acc, x[i][k]);
     }
-    acc = group_combine<LANES, OP>(acc, smem);
+    acc = group_fold<LANES>(acc, smem, [](float a, float b) { return row_combine<OP>(a, b); });
     if (valid && lane == 0) out[r] = from_float<T>(OP == kRowMean ? acc / static_cast<float>(len) : acc);
   }
 }
