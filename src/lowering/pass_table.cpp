@@ -34,6 +34,8 @@ const std::vector<PassRegistration>& default_pass_table() {
       {S::PostLowering, make_normalize_dims_and_slices_pass},
       {S::PostLowering, make_canonicalize_views_pass},
       {S::PostLowering, make_remove_noop_ops_pass},
+      {S::PostLowering, make_fuse_grouped_query_attention_pass},
+      {S::PostLowering, make_fuse_rotate_half_pass},
       {S::PostLowering, make_cse_pass},
       {S::PostLowering, make_remove_num_users_is_0_nodes_pass},
       {S::PostLowering, make_repair_input_as_output_pass},

@@ -160,31 +160,36 @@ std::pair<std::shared_ptr<Plan>, std::shared_ptr<Plan>> build_both(
 
 /// BERT (transformers, sdpa): linear -> reshape [B,S,H,D] -> transpose(0,2,1,3) -> attention for q, k, v;
 /// attention -> transpose(0,2,1,3) -> reshape [B,S,E] -> linear. `q_also_output`: the transposed q is a
-/// network output too. `bias`: each q/k/v linear adds a bias (torch's nn.Linear: W stored [N, K], transposed).
-NetFn bert_chain(bool q_also_output = false, bool bias = false) {
+/// network output too. `bias`: each q/k/v linear adds a bias (torch's nn.Linear: W stored [N, K],
+/// transposed). `kv_group` > 1: Llama's grouped-query attention, q projected to kH * kv_group heads over k
+/// and v's kH.
+NetFn bert_chain(bool q_also_output = false, bool bias = false, int64_t kv_group = 1) {
   return [=](Network& net, bool dynamic) {
     std::mt19937 rng(821);
     Tensor* x = net.add_input("x", DType::Float32, {dynamic ? -1 : kB, kS, kE});
     Tensor* heads[3];
     for (int i = 0; i < 3; ++i) {
       std::string n = std::string(1, "qkv"[i]);
-      Tensor* w = net.add_constant(n + "_w", random_tensor(DType::Float32, {kE, kE}, rng, -0.4, 0.4));
+      const int64_t h = i == 0 ? kH * kv_group : kH;
+      Tensor* w = net.add_constant(n + "_w", random_tensor(DType::Float32, {kE, h * kD}, rng, -0.4, 0.4));
       Tensor* y = net.add_matrix_multiply(n + "_proj", x, false, w, bias);
       if (bias) {
-        Tensor* b = net.add_constant(n + "_b", random_tensor(DType::Float32, {kE}, rng));
+        Tensor* b = net.add_constant(n + "_b", random_tensor(DType::Float32, {h * kD}, rng));
         y = net.add_elementwise(n + "_bias", y, b, ElementwiseOp::Add);
       }
-      Tensor* r = net.add_shuffle(n + "_view", y, ShuffleParams{{}, true, {0, kS, kH, kD}, {}});
+      Tensor* r = net.add_shuffle(n + "_view", y, ShuffleParams{{}, true, {0, kS, h, kD}, {}});
       heads[i] = net.add_shuffle(n + "_transpose", r, ShuffleParams{{0, 2, 1, 3}, false, {}, {}});
     }
     if (q_also_output) {
       heads[0]->set_name("q_heads");
       net.mark_output(heads[0]);
     }
-    Tensor* a = net.add_attention("attention", heads[0], heads[1], heads[2], nullptr, AttentionParams{});
+    AttentionParams params;
+    params.kv_group = kv_group;
+    Tensor* a = net.add_attention("attention", heads[0], heads[1], heads[2], nullptr, params);
     Tensor* t = net.add_shuffle("out_transpose", a, ShuffleParams{{0, 2, 1, 3}, false, {}, {}});
-    Tensor* r = net.add_shuffle("out_view", t, ShuffleParams{{}, true, {0, kS, kE}, {}});
-    Tensor* w = net.add_constant("o_w", random_tensor(DType::Float32, {kE, kE}, rng, -0.4, 0.4));
+    Tensor* r = net.add_shuffle("out_view", t, ShuffleParams{{}, true, {0, kS, kE * kv_group}, {}});
+    Tensor* w = net.add_constant("o_w", random_tensor(DType::Float32, {kE * kv_group, kE}, rng, -0.4, 0.4));
     Tensor* y = net.add_matrix_multiply("o_proj", r, false, w, false);
     y->set_name("y");
     net.mark_output(y);
@@ -217,6 +222,28 @@ TEST(EngineAttentionViews, BertChainFolds) {
     }
     EXPECT_EQ(p.out_view.strides, (std::vector<int64_t>{kS * kE, kD, kE, 1}));
     EXPECT_EQ(p.out_dims, (std::vector<int64_t>{kB, kS, kH, kD}));
+  }
+}
+
+// Grouped-query attention (Llama: 6 query heads over 3 key / value heads): the views read the kv heads in
+// place, the three projections of widths 2E, E and E are one matmul [B, S, 4E].
+TEST(EngineAttentionViews, GroupedQueryChainFolds) {
+  for (TestPrecision precision : kAllPrecisions) {
+    SCOPED_TRACE(precision == TestPrecision::FP32   ? "fp32"
+                 : precision == TestPrecision::FP16 ? "fp16"
+                                                    : "bf16");
+    auto [off, on] = build_both(bert_chain(false, false, 2), bert_inputs(), precision);
+    if (!on) GTEST_SKIP() << "backend " << test_backend() << " unavailable";
+    EXPECT_EQ(count_permutes(*on), 0) << "the q/k/v and output transposes are bypassed";
+    EXPECT_EQ(count_in_plan(*on, LayerKind::MatrixMultiply), 2) << "q/k/v fused, then the output projection";
+    const AttentionParams& p = attention_params(*on);
+    EXPECT_EQ(p.kv_group, 2);
+    const int64_t w = 4 * kE;
+    EXPECT_EQ(p.q_view.dims, (std::vector<int64_t>{kB, 2 * kH, kS, kD}));
+    EXPECT_EQ(p.k_view.dims, (std::vector<int64_t>{kB, kH, kS, kD}));
+    EXPECT_EQ(p.k_view.strides, (std::vector<int64_t>{kS * w, kD, w, 1}));
+    EXPECT_EQ(p.k_view.offset, 2 * kE);
+    EXPECT_EQ(p.v_view.offset, 3 * kE);
   }
 }
 

@@ -8,10 +8,11 @@
 // their sizes, tactic, the kernel's plan data), refit map. Every length and index is validated on load; a
 // truncated, corrupted or foreign file gives kiln::Error, never a crash. (Version 2 added tensor formats,
 // version 3 the SHA-256, which replaced a CRC-32, version 4 the kernels' plan data, version 5 the attention
-// views in AttentionParams, version 6 the tensors' dynamic ranges, version 7 the weights' INT8 scales, version 8
-// the e4m3 tensor format, version 9 no new field: cuda FP8 matmuls that write e4m3 from cuBLASLt itself, which an
-// older reader would take for an error, version 10 each layer's format copies, Layer::format_copies.) A
-// plan is immutable while contexts run (Refitter excepted).
+// views in AttentionParams, version 6 the tensors' dynamic ranges, version 7 the weights' INT8 scales,
+// version 8 the e4m3 tensor format, version 9 no new field: cuda FP8 matmuls that write e4m3 from cuBLASLt
+// itself, which an older reader would take for an error, version 10 each layer's format copies,
+// Layer::format_copies, version 11 AttentionParams::kv_group: grouped-query attention.) A plan is immutable
+// while contexts run (Refitter excepted).
 
 #include <cstdint>
 #include <memory>
@@ -25,7 +26,7 @@
 
 namespace kiln::engine {
 
-inline constexpr uint32_t kPlanFormatVersion = 10;
+inline constexpr uint32_t kPlanFormatVersion = 11;
 /// The oldest plan format this build reads: a version-5 plan (before dynamic ranges) loads with no ranges, so .kiln
 /// archives written before INT8 keep loading.
 inline constexpr uint32_t kOldestPlanFormatVersion = 5;

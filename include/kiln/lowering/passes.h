@@ -41,6 +41,11 @@ std::shared_ptr<Pass> make_fuse_gelu_tanh_pass();
 /// Rewrites x * rsqrt(mean(x^2, trailing dims, keepdim) + eps) written out in aten arithmetic (LlamaRMSNorm)
 /// into aten.rms_norm, taking a following multiply by a constant weight of the normalized shape with it.
 std::shared_ptr<Pass> make_fuse_rms_norm_pass();
+/// transformers' repeat_kv (reshape(expand(unsqueeze(x, 2)))) of an attention's key and value read as
+/// enable_gqa=True on the un-repeated tensors.
+std::shared_ptr<Pass> make_fuse_grouped_query_attention_pass();
+/// Rotary embeddings' rotate_half, cat([-x[..., h:], x[..., :h]], -1), as index_select(x) times a sign.
+std::shared_ptr<Pass> make_fuse_rotate_half_pass();
 /// Removes no-op clone/contiguous/_to_copy/reshape/expand nodes.
 std::shared_ptr<Pass> make_remove_noop_ops_pass();
 /// Quantize/dequantize programs: dequantized constant weights folded, quantize -> dequantize pairs as

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <set>
+#include <string_view>
 #include <type_traits>
 
 #include "engine/core/plan_impl.h"
@@ -157,10 +158,20 @@ struct WriteVisitor {
   void put(const S& s) { const_cast<S&>(s).visit(*this); }
 };
 
+/// The plan format version that added a params field, for fields added after the oldest version read: an
+/// older plan lacks them and they keep their defaults.
+uint32_t field_added_in(std::string_view name) {
+  if (name == "kv_group") return 11;  // AttentionParams
+  return 0;
+}
+
 struct ReadVisitor {
   Reader& r;
+  uint32_t version = kPlanFormatVersion;
   template <typename T>
-  void operator()(const char* name, T& v) { get(name, v); }
+  void operator()(const char* name, T& v) {
+    if (version >= field_added_in(name)) get(name, v);
+  }
   void get(const char* n, int64_t& v) { v = r.i64(n); }
   void get(const char* n, double& v) { v = r.f64(n); }
   void get(const char* n, bool& v) { v = r.flag(n); }
@@ -466,7 +477,7 @@ std::shared_ptr<Plan> Plan::deserialize(const std::vector<uint8_t>& bytes, const
       defined[id] = true;
     }
     l.params = make_params(kind);
-    ReadVisitor v{r};
+    ReadVisitor v{r, version};
     std::visit([&](auto& p) { p.visit(v); }, l.params);
     size_t nw = r.count("weights");
     KILN_CHECK(nw <= 8, InvalidInput, "plan file: too many weight slots");

@@ -14,12 +14,17 @@ AttentionOperand attention_operand(const AttentionParams& p, int i, const Dims& 
     op.dims = v.dims;
     op.strides = v.strides;
     op.offset = v.offset;
-    return op;
+  } else {
+    op.dims = tensor_dims;
+    op.strides.assign(tensor_dims.size(), 1);
+    for (size_t d = tensor_dims.size(); d-- > 1;)
+      op.strides[d - 1] = op.strides[d] * std::max<int64_t>(tensor_dims[d], 1);
   }
-  op.dims = tensor_dims;
-  op.strides.assign(tensor_dims.size(), 1);
-  for (size_t d = tensor_dims.size(); d-- > 1;)
-    op.strides[d - 1] = op.strides[d] * std::max<int64_t>(tensor_dims[d], 1);
+  if ((i == 1 || i == 2) && p.kv_group > 1) {
+    KILN_CHECK(op.dims.size() >= 3, Internal, "grouped attention operand of rank ", op.dims.size());
+    op.group = p.kv_group;
+    op.dims[op.dims.size() - 3] *= p.kv_group;
+  }
   return op;
 }
 
@@ -31,6 +36,7 @@ AttentionRows attention_rows(const AttentionOperand& op) {
   rows.row = op.strides[r - 2];
   if (r >= 3) {
     rows.heads = std::max<int64_t>(op.dims[r - 3], 1);
+    rows.group = op.group;
     rows.inner = op.strides[r - 3];
   }
   if (r >= 4) {
@@ -40,7 +46,7 @@ AttentionRows attention_rows(const AttentionOperand& op) {
                  "attention operand: batch dims that do not collapse");
     }
   } else {
-    rows.outer = rows.heads * rows.inner;  // one outer batch
+    rows.outer = rows.heads / rows.group * rows.inner;  // one outer batch
   }
   return rows;
 }

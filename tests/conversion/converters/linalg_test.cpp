@@ -1,8 +1,8 @@
 // Matrix product and attention converters against libtorch eager: linear with/without bias (frozen and tensor
-// weights), addmm with alpha/beta, mm, bmm, matmul with 1-D and broadcast operands, scaled_dot_product_attention
-// (no mask, boolean mask, additive mask, causal, explicit scale, transformers' decoder mask). Dynamic batch where
-// the converter claims it.
-// Tolerance: the harness default fp32 allclose(1e-4, 1e-5) (dot products of <= 32 terms of magnitude <= 2).
+// weights), addmm with alpha/beta, mm, bmm, matmul with 1-D and broadcast operands,
+// scaled_dot_product_attention (no mask, boolean mask, additive mask, causal, explicit scale, transformers'
+// decoder mask, grouped-query attention). Dynamic batch where the converter claims it. Tolerance: the harness
+// default fp32 allclose(1e-4, 1e-5) (dot products of <= 32 terms of magnitude <= 2).
 
 #include <gtest/gtest.h>
 
@@ -21,6 +21,14 @@ std::string sdpa(const std::string& mask, const std::string& causal, const std::
   return "  %y: f32[s0, 2, 5, 8] = aten.scaled_dot_product_attention.default(query=%q, key=%k, value=%v, "
          "attn_mask=" + mask + ", dropout_p=0.0, is_causal=" + causal + ", *, scale=" + scale +
          ", enable_gqa=False)\n  return (%y)\n";
+}
+
+/// Grouped-query attention: %q with 6 heads over %k / %v with 2 (enable_gqa).
+std::string gqa_sdpa(const std::string& mask, const std::string& causal, const std::string& scale) {
+  return "  %y: f32[s0, 6, 5, 8] = aten.scaled_dot_product_attention.default(query=%q, key=%k, value=%v, "
+         "attn_mask=" +
+         mask + ", dropout_p=0.0, is_causal=" + causal + ", *, scale=" + scale +
+         ", enable_gqa=True)\n  return (%y)\n";
 }
 
 /// transformers' decoder mask over 5 queries and keys: %and_1 = ones & (kv_idx <= q_idx), %m = a AND b.
@@ -43,6 +51,15 @@ CaseList linalg_cases() {
   const std::string qkv = "%q: f32[s0, 2, 5, 8], %k: f32[s0, 2, 5, 8], %v: f32[s0, 2, 5, 8]";
   const std::vector<std::vector<std::vector<int64_t>>> qkv_runs = {{{1, 2, 5, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}},
                                                                     {{3, 2, 5, 8}, {3, 2, 5, 8}, {3, 2, 5, 8}}};
+  const std::string gqa_qkv = "%q: f32[s0, 6, 5, 8], %k: f32[s0, 2, 7, 8], %v: f32[s0, 2, 7, 8]";
+  auto gqa_runs = [](std::vector<int64_t> mask) {
+    std::vector<std::vector<std::vector<int64_t>>> runs;
+    for (int64_t b : {1, 3}) {
+      runs.push_back({{b, 6, 5, 8}, {b, 2, 7, 8}, {b, 2, 7, 8}});
+      if (!mask.empty()) runs.back().push_back({b, mask[0], mask[1], mask[2]});
+    }
+    return runs;
+  };
   auto with_mask = [&](std::vector<int64_t> m) {
     auto r = qkv_runs;
     for (auto& run : r) run.push_back(m);
@@ -104,6 +121,11 @@ CaseList linalg_cases() {
                   {{3, {.values = {0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}}}}),
       linalg_case("sdpa_decoder_mask_no_padding", qkv,
                   decoder_mask("%full", "%and_1") + sdpa("%m", "False", "0.3"), qkv_runs),
+      // Grouped-query attention: 6 query heads over 2 key / value heads (each read by 3 consecutive query
+      // heads), 5 queries over 7 keys; causal, then an additive mask and a scale.
+      linalg_case("sdpa_gqa_causal", gqa_qkv, gqa_sdpa("None", "True", "None"), gqa_runs({})),
+      linalg_case("sdpa_gqa_float_mask", gqa_qkv + ", %m: f32[s0, 1, 5, 7]", gqa_sdpa("%m", "False", "0.3"),
+                  gqa_runs({1, 5, 7})),
       linalg_case("sdpa_float_mask", qkv + ", %m: f32[s0, 1, 5, 5]", sdpa("%m", "False", "None"),
                   {{{1, 2, 5, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}, {1, 1, 5, 5}},
                    {{3, 2, 5, 8}, {3, 2, 5, 8}, {3, 2, 5, 8}, {3, 1, 5, 5}}}),

@@ -59,6 +59,16 @@ void add_larger_cases(std::vector<SweepCase>& cases) {
                    make_layer(LayerKind::Attention, causal_masked),
                    {in({1, 2, 70, 16}), in({1, 2, 70, 16}), in({1, 2, 70, 8}), in({2, 70, 70})}});
 
+  // Grouped-query attention over key tiles and query blocks: 6 query heads on 2 kv heads, 70 keys, fp16 (the
+  // cuda flash tactic's K/V tiles come from the shared head).
+  AttentionParams gqa;
+  gqa.causal = true;
+  gqa.kv_group = 3;
+  cases.push_back({"larger_gqa_causal_s70_f16",
+                   make_layer(LayerKind::Attention, gqa),
+                   {in({2, 6, 70, 64}, DType::Float16), in({2, 2, 70, 64}, DType::Float16),
+                    in({2, 2, 70, 64}, DType::Float16)}});
+
   cases.push_back({"larger_1000",
                    make_layer(LayerKind::Softmax, SoftmaxParams{1, false}),
                    {in({4, 1000}, DType::Float32, -8, 8)}});

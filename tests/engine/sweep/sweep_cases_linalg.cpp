@@ -299,6 +299,19 @@ void add_attentions(std::vector<SweepCase>& cases) {
   AttentionParams q_only;
   q_only.q_view = view(4, 24);
   cases.push_back(attention("view_q_only", {2, 5, 24}, {2, 2, 7, 4}, {2, 2, 7, 4}, q_only));
+  // Grouped-query attention (kv_group): 6 query heads over 2 key / value heads, dense and rank 3; then
+  // Llama's layout, q [B, S, 6 * 8] and k, v [B, S, 2 * 8] read through views, causal.
+  AttentionParams gqa;
+  gqa.kv_group = 3;
+  cases.push_back(attention("gqa", {2, 6, 5, 8}, {2, 2, 7, 8}, {2, 2, 7, 4}, gqa));
+  cases.push_back(attention("gqa_rank3_f16", {6, 5, 8}, {2, 5, 8}, {2, 5, 8}, gqa, F::Float16));
+  AttentionParams gqa_views = gqa;
+  gqa_views.causal = true;
+  gqa_views.q_view = AttentionView{{2, 6, 5, 8}, {5 * 48, 8, 48, 1}, 0};
+  gqa_views.k_view = AttentionView{{2, 2, 5, 8}, {5 * 16, 8, 16, 1}, 0};
+  gqa_views.v_view = gqa_views.k_view;
+  cases.push_back(
+      attention("gqa_views_causal_f16", {2, 5, 48}, {2, 5, 16}, {2, 5, 16}, gqa_views, F::Float16));
 }
 
 }  // namespace

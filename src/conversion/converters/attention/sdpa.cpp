@@ -1,6 +1,8 @@
-// Attention: scaled_dot_product_attention as the engine's fused Attention layer (no dropout, no GQA); a
-// boolean mask holding transformers' causal factor becomes the layer's causal flag (causal_mask below).
+// Attention: scaled_dot_product_attention as the engine's fused Attention layer (no dropout); a boolean mask
+// holding transformers' causal factor becomes the layer's causal flag (causal_mask below); enable_gqa (key
+// and value with fewer heads than the query, static head counts) becomes the layer's kv_group.
 
+#include <optional>
 #include <vector>
 
 #include "conversion/converters/converter_util.h"
@@ -59,6 +61,24 @@ CausalMask causal_mask(const ir::Node& node, const ConverterArgs& a) {
   return out;
 }
 
+/// The layer's kv_group: 1 without enable_gqa (or with as many key as query heads), query heads / key heads
+/// with it; nullopt where torch's enable_gqa would refuse the shapes or a head count is not static.
+std::optional<int64_t> kv_group_of(const ir::Node& node) {
+  const ir::Argument* gqa = node.find_arg("enable_gqa");
+  if (gqa == nullptr || gqa->is_none() || !gqa->as_bool()) return 1;
+  const ir::Argument* args[] = {node.find_arg("query"), node.find_arg("key"), node.find_arg("value")};
+  std::optional<int64_t> heads[3];
+  for (int i = 0; i < 3; ++i) {
+    if (args[i] == nullptr || args[i]->kind() != ir::Argument::Kind::Tensor) return std::nullopt;
+    const auto& sizes = args[i]->as_tensor()->meta().sizes;
+    if (sizes.size() < 3) return std::nullopt;
+    heads[i] = sizes[sizes.size() - 3].as_int();
+    if (!heads[i] || *heads[i] <= 0) return std::nullopt;
+  }
+  if (*heads[1] != *heads[2] || *heads[0] % *heads[1] != 0) return std::nullopt;
+  return *heads[0] / *heads[1];
+}
+
 Outputs sdpa(ConversionContext& ctx, const ir::Node& node, const ConverterArgs& a) {
   bool causal = a.bool_("is_causal", false);
   engine::Tensor* mask = nullptr;
@@ -69,15 +89,17 @@ Outputs sdpa(ConversionContext& ctx, const ir::Node& node, const ConverterArgs& 
   }
   const double scale = a.has("scale") ? a.float_("scale") : 0.0;
   KILN_CHECK(!a.has("scale") || scale > 0, Unsupported, ctx.current_node, ": attention scale ", scale);
+  const std::optional<int64_t> kv_group = kv_group_of(node);
+  KILN_CHECK(kv_group.has_value(), Unsupported, ctx.current_node,
+             ": enable_gqa needs static head counts, the key's dividing the query's");
   return {impl::attention(ctx, a.tensor(ctx, "query"), a.tensor(ctx, "key"), a.tensor(ctx, "value"), mask,
-                          causal, scale)};
+                          causal, scale, *kv_group)};
 }
 
 bool sdpa_supported(const ir::Node& n, const settings::CompilationSettings&) {
   const ir::Argument* p = n.find_arg("dropout_p");
   if (p && !p->is_none() && p->as_float() != 0.0) return false;
-  const ir::Argument* gqa = n.find_arg("enable_gqa");
-  if (gqa && !gqa->is_none() && gqa->as_bool()) return false;
+  if (!kv_group_of(n)) return false;
   const ir::Argument* scale = n.find_arg("scale");
   if (scale && !scale->is_none() && scale->kind() == ir::Argument::Kind::Float && scale->as_float() <= 0)
     return false;

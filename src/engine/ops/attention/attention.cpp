@@ -26,6 +26,15 @@ std::vector<ShapeOut> infer_kind<LayerKind::Attention>(const Layer& layer, const
     if (!view.empty()) check_attention_view(view, in[i].dims, kOperandNames[i]);
     logical[i] = view.empty() ? in[i].dims : view.dims;
   }
+  KILN_CHECK(p.kv_group >= 1, InvalidInput, "attention kv_group ", p.kv_group);
+  if (p.kv_group > 1) {  // k and v heads (dim -3) each serve kv_group query heads
+    for (int i = 1; i < 3; ++i) {
+      KILN_CHECK(logical[i].size() >= 3, InvalidInput, "grouped attention needs rank >= 3 ",
+                 kOperandNames[i]);
+      int64_t& heads = logical[i][logical[i].size() - 3];
+      if (heads >= 0) heads = checked_mul(heads, p.kv_group, "attention kv heads");
+    }
+  }
   const Dims &q = logical[0], &k = logical[1], &v = logical[2];
   KILN_CHECK(in[1].dtype == in[0].dtype && in[2].dtype == in[0].dtype, InvalidInput, "q/k/v dtypes differ");
   KILN_CHECK(q.size() >= 2 && k.size() == q.size() && v.size() == q.size(), InvalidInput,

@@ -27,15 +27,19 @@ struct AttentionView {
 /// the layer input (whose dims are then those of the viewed buffer, not [..,L,E]); out_view writes the
 /// output [B, H, Lq, Ev] into an output tensor of dims `out_dims` (a permutation of its elements: every
 /// element is written once). The mask stays dense over the logical scores [B, H, Lq, Lk].
+/// Grouped-query attention (kv_group > 1, rank >= 3): k and v carry H / kv_group heads (dim -3; a view's dims
+/// are those of the kv heads) and query head h reads kv head h / kv_group, as torch's enable_gqa: a key and
+/// value shared by kv_group consecutive query heads without being copied to each.
 struct AttentionParams {
   bool causal = false;
   double scale = 0.0;
   bool has_mask = false;
   AttentionView q_view, k_view, v_view, out_view;
   std::vector<int64_t> out_dims;
+  int64_t kv_group = 1;  // (plan format 11)
   KILN_VISIT_FIELDS(v("causal", causal); v("scale", scale); v("has_mask", has_mask); v("q_view", q_view);
                     v("k_view", k_view); v("v_view", v_view); v("out_view", out_view);
-                    v("out_dims", out_dims))
+                    v("out_dims", out_dims); v("kv_group", kv_group))
   /// The view of operand i (0 q, 1 k, 2 v, 3 the output).
   const AttentionView& view(int i) const {
     return i == 0 ? q_view : i == 1 ? k_view : i == 2 ? v_view : out_view;

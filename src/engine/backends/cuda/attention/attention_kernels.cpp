@@ -49,7 +49,7 @@ AttnParams attention_params(const AttentionParams& layer, const KernelArgs& args
   for (int i = 0; i < 4; ++i) {
     ops[i] = attention_operand(layer, i, i < 3 ? args.inputs[i].dims : args.outputs[0].dims);
     AttentionRows r = attention_rows(ops[i]);
-    a.rows[i] = AttnRows{r.heads, r.outer, r.inner, r.row, r.offset};
+    a.rows[i] = AttnRows{r.heads, r.group, r.outer, r.inner, r.row, r.offset};
   }
   const Dims &q = ops[0].dims, &k = ops[1].dims, &v = ops[2].dims;
   size_t r = q.size();

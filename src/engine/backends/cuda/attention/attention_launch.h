@@ -11,16 +11,17 @@ namespace kiln::engine::cuda {
 // ---- Generic attention (attention.cu) ----
 
 /// Where the rows of one attention operand lie: row r of flat batch index b starts at element
-/// offset + (b / heads) * outer + (b % heads) * inner + r * row; the row's columns are contiguous. Dense
-/// [batch, L, E]: heads 1, outer L * E, row E; strided views (AttentionView) give any of them.
+/// offset + (b / heads) * outer + ((b % heads) / group) * inner + r * row; the row's columns are contiguous.
+/// Dense [batch, L, E]: heads 1, outer L * E, row E; strided views (AttentionView) give any of them; group >
+/// 1 for the k and v of grouped-query attention (AttentionParams::kv_group).
 struct AttnRows {
-  int64_t heads = 1, outer = 0, inner = 0, row = 0, offset = 0;
+  int64_t heads = 1, group = 1, outer = 0, inner = 0, row = 0, offset = 0;
 #ifdef __CUDACC__
   __host__ __device__
 #endif
       int64_t
       start(int64_t b) const {
-    return offset + (b / heads) * outer + (b % heads) * inner;
+    return offset + (b / heads) * outer + ((b % heads) / group) * inner;
   }
 };
 struct AttnParams {
