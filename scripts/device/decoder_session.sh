@@ -6,7 +6,8 @@
 # eager fp32, and last, detached (it outlasts a call), bench/gpu/bench_gpu.py of llama_small and gpt2_small at
 # batch 1 and 32 followed by `kiln bench --profile` of llama_small at batch 32: collect
 # /tmp/kiln-decoder-bench/{bench.log,profile_llama_b32.txt,done} in a later call.
-# DECODER_MODELS: the zoo models (default: llama mistral qwen2 gemma phi).
+# DECODER_MODELS: the zoo models (default: llama mistral qwen2 gemma phi); DECODER_BENCH: bench_gpu.py's
+# arguments (default: --models llama_small gpt2_small --batches 1 32; the profile needs llama_small at 32).
 set -uo pipefail
 out=${OUT:-/tmp/kiln-decoder-session}
 mkdir -p "$out"
@@ -35,8 +36,8 @@ echo "zoo exit code: $?"
 # Detached: the bench and the profile (collected by a later call).
 bench=/tmp/kiln-decoder-bench
 rm -rf "$bench" && mkdir -p "$bench"
-setsid nohup bash -c "KILN_SKIP_BUILD=1 OUT=$bench bash scripts/device/bench_gpu.sh --models llama_small gpt2_small \
-  --batches 1 32 --work $bench > $bench/bench.log 2>&1; build-device/tools/kiln/kiln bench $bench/llama_small_b32/model.kiln \
+setsid nohup bash -c "KILN_SKIP_BUILD=1 OUT=$bench bash scripts/device/bench_gpu.sh \
+  ${DECODER_BENCH:---models llama_small gpt2_small --batches 1 32} --work $bench > $bench/bench.log 2>&1; build-device/tools/kiln/kiln bench $bench/llama_small_b32/model.kiln \
   --iters 50 --warmup 5 --profile > $bench/profile_llama_b32.txt 2>&1; touch $bench/done" >/dev/null 2>&1 &
 head -4 "$out/gpu_summary.txt"
 grep -c '^\[       OK' "$out/gpu_tests.log" | sed 's/^/cuda suite tests ok: /'

@@ -76,6 +76,13 @@ void add_data_movement(std::vector<SweepCase>& cases) {
   cases.push_back({"default_f16",
                    make_layer(LayerKind::Gather, G{G::Default, 0}),
                    {in({5, 2}, F::Float16), ints({3}, F::Int64, 0, 5)}});
+  // Along the last dim with 16-byte output rows (cuda: a vector of outputs per thread), negative indices too.
+  cases.push_back({"last_dim_f16",
+                   make_layer(LayerKind::Gather, G{G::Default, 2}),
+                   {in({3, 4, 16}, F::Float16), ints({16}, F::Int64, -16, 16)}});
+  cases.push_back({"last_dim_f32_int32_index",
+                   make_layer(LayerKind::Gather, G{G::Default, 1}),
+                   {in({5, 6}), ints({8}, F::Int32, -6, 6)}});
 
   using S = ScatterParams;
   // Reduction None with one index per output row along the axis, so no two updates land on one element.

@@ -88,6 +88,36 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// Gather along the innermost dim (rows of axis_len elements in, n_idx out): each thread gathers V
+/// consecutive outputs of one row (n_idx a multiple of V) and stores them as one 16-byte vector; the loads
+/// are single elements of a row that the warp's other threads read too (rotary embeddings' rotate_half: 64 of
+/// 64).
+template <typename E, bool N>
+__global__ void __launch_bounds__(kThreads)
+    gather_last_kernel(const E* data, const void* idx, int idx_dtype, uint4* out, DivOf<N> vectors_per_row,
+                       int64_t axis_len, LinearOf<N> count) {
+  using Offset = OffsetOf<N>;
+  constexpr int V = sizeof(uint4) / sizeof(E);
+  LinearOf<N> step = static_cast<LinearOf<N>>(gridDim.x) * blockDim.x;
+  for (LinearOf<N> i = static_cast<LinearOf<N>>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += step) {
+    LinearOf<N> row = vectors_per_row.div(i);
+    int64_t first = static_cast<int64_t>(i - row * vectors_per_row.d) * V;
+    const E* in = data + static_cast<Offset>(row) * static_cast<Offset>(axis_len);
+    union {
+      uint4 v;
+      E e[V];
+    } u;
+#pragma unroll
+    for (int t = 0; t < V; ++t) {
+      int64_t k = load_index(idx, idx_dtype, first + t);
+      if (k < 0) k += axis_len;
+      u.e[t] = k >= 0 && k < axis_len ? in[k] : E{};
+    }
+    out[i] = u.v;
+  }
+}
+
 /// Elements gather: the index tensor's dims innermost first, data strides, and the axis (innermost first).
 template <bool N>
 struct GatherElementsDims {
@@ -164,6 +194,21 @@ void launch_gather(const void* data, const void* idx, int idx_dtype, void* out, 
                    int64_t axis_len, int64_t inner, int64_t n_idx, int elem_size, Stream stream) {
   int64_t n = outer * n_idx * inner;
   if (n == 0) return;
+  // Along the innermost dim: 16-byte stores of consecutive outputs where every output row is 16-byte aligned.
+  if (inner == 1 && elem_size < 16 &&
+      widest_access(reinterpret_cast<uintptr_t>(out) | static_cast<uint64_t>(n_idx * elem_size)) == 16) {
+    const int64_t per_row = n_idx * elem_size / 16, vectors = outer * per_row;
+    with_index_kind(narrow_for(vectors, outer * axis_len), [&](auto narrow) {
+      constexpr bool N = decltype(narrow)::value;
+      by_size(elem_size, [&](auto* tag) {
+        using E = ElementOf<decltype(tag)>;
+        gather_last_kernel<E, N><<<grid_for(vectors, kThreads), kThreads, 0, stream>>>(
+            static_cast<const E*>(data), idx, idx_dtype, static_cast<uint4*>(out), DivOf<N>(per_row),
+            axis_len, static_cast<LinearOf<N>>(vectors));
+      });
+    });
+    return;
+  }
   // Rows of `inner` elements move whole: as vectors of up to 16 bytes where the addresses and the row allow.
   int width = widest_access(reinterpret_cast<uintptr_t>(data) | reinterpret_cast<uintptr_t>(out) |
                             static_cast<uint64_t>(inner * elem_size));
