@@ -282,6 +282,9 @@ void erase_dead_producers(Graph& graph, std::vector<Value*> worklist,
   while (!worklist.empty()) {
     Value* v = worklist.back();
     worklist.pop_back();
+    // A value listed twice (an operand read twice) is erased once: drop the other entries before its producer
+    // (and the value with it) goes.
+    std::erase(worklist, v);
     Node* n = v->producer();
     if (n == nullptr || n->outputs().size() != 1 || graph.is_output(v) || !graph.users(v).empty() ||
         !is_op_any(*n, targets)) {

@@ -244,6 +244,10 @@ TEST(EngineAttentionViews, GroupedQueryChainFolds) {
     EXPECT_EQ(p.k_view.strides, (std::vector<int64_t>{kS * w, kD, w, 1}));
     EXPECT_EQ(p.k_view.offset, 2 * kE);
     EXPECT_EQ(p.v_view.offset, 3 * kE);
+    // The optimized kernel takes the grouped heads (fp32: the cpu one computes in fp32 only).
+    for (const PlanLayerInfo& l : on->layers()) {
+      if (l.kind == LayerKind::Attention && precision == TestPrecision::FP32) EXPECT_NE(l.tactic, "ref");
+    }
   }
 }
 

@@ -59,10 +59,14 @@ bool run_fuse_grouped_query_attention(ir::Graph& graph, const PassContext&) {
         detail::bool_arg(*node, "enable_gqa", false)) {
       continue;
     }
-    ir::Value *key = detail::tensor_arg(*node, "key"), *value = detail::tensor_arg(*node, "value");
-    if (key == nullptr || value == nullptr) continue;
+    ir::Value *query = detail::tensor_arg(*node, "query"), *key = detail::tensor_arg(*node, "key"),
+              *value = detail::tensor_arg(*node, "value");
+    if (query == nullptr || key == nullptr || value == nullptr) continue;
     const std::optional<Repeat> k = repeated_kv(key), v = repeated_kv(value);
     if (!k || !v || k->group != v->group || k->group < 2) continue;
+    // The query must have the repeated heads itself (sdpa without enable_gqa would broadcast fewer).
+    const auto& qs = query->meta().sizes;
+    if (qs.size() != 4 || !(qs[1] == key->meta().sizes[1])) continue;
     std::vector<ir::NamedArgument> args = node->args();
     bool has_gqa = false;
     for (ir::NamedArgument& a : args) {

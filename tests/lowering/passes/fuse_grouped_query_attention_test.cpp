@@ -64,6 +64,32 @@ TEST(FuseGroupedQueryAttention, KeepsARepeatReadElsewhere) {
           "  return (%scaled_dot_product_attention, %k_r)\n}");
 }
 
+// Key and value one repeated tensor (read twice): rewritten, the repeat erased once.
+TEST(FuseGroupedQueryAttention, KeyAndValueOneTensor) {
+  auto pass = make_fuse_grouped_query_attention_pass();
+  testing::expect_pass(
+      *pass, kHeader + repeat_kv("k", 3) + sdpa("k_r", "k_r", "False") + "  return (%y)\n}",
+      std::string(kHeader) +
+          "  %scaled_dot_product_attention: f32[s0, 6, s1, 8] = "
+          "aten.scaled_dot_product_attention.default(query=%q, key=%k, value=%k, attn_mask=None, "
+          "dropout_p=0.0, is_causal=True, *, scale=None, enable_gqa=True)\n"
+          "  return (%scaled_dot_product_attention)\n}");
+}
+
+// A query with one head over the 6 repeated ones (sdpa broadcasts it; enable_gqa would refuse): unchanged.
+TEST(FuseGroupedQueryAttention, KeepsAQueryOfOtherHeads) {
+  auto pass = make_fuse_grouped_query_attention_pass();
+  const std::string g =
+      "graph(%q: f32[s0, 1, s1, 8], %k: f32[s0, 2, s1, 8], %v: f32[s0, 2, s1, 8]) {\n"
+      "  symbol s0 in [1, 8] hint 2\n  symbol s1 in [1, 64] hint 5\n"
+      "  %b: sym_int(s0) = aten.sym_size.int(self=%k, dim=0)\n  %l: sym_int(s1) = aten.sym_size.int(self=%k, "
+      "dim=2)\n" +
+      repeat_kv("k", 3) + repeat_kv("v", 3) +
+      "  %y: f32[s0, 6, s1, 8] = aten.scaled_dot_product_attention.default(query=%q, key=%k_r, value=%v_r, "
+      "attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False)\n  return (%y)\n}";
+  testing::expect_pass(*pass, g, g);
+}
+
 // Only the key repeated; a repeat over the wrong dim (an expand of a
 // size-1 dim inserted at 1: heads in the other order); all unchanged.
 TEST(FuseGroupedQueryAttention, KeepsOtherForms) {

@@ -263,6 +263,8 @@ bool applies(const LayerInfo& info, std::string* why) {
   const auto& p = info.params<AttentionParams>();
   const auto batch = [&](int i, const Dims& d) {
     Dims l = p.view(i).empty() ? d : p.view(i).dims;
+    if (i > 0 && p.kv_group > 1 && l.size() >= 3 && l[l.size() - 3] >= 0)
+      l[l.size() - 3] *= p.kv_group;  // GQA
     return Dims(l.begin(), l.end() - 2);
   };
   for (int i = 1; i < 3; ++i) {
