@@ -7,7 +7,8 @@
 # batch 1 and 32 followed by `kiln bench --profile` of llama_small at batch 32: collect
 # /tmp/kiln-decoder-bench/{bench.log,profile_llama_b32.txt,done} in a later call.
 # DECODER_MODELS: the zoo models (default: llama mistral qwen2 gemma phi); DECODER_BENCH: bench_gpu.py's
-# arguments (default: --models llama_small gpt2_small --batches 1 32; the profile needs llama_small at 32).
+# arguments (default: --models llama_small gpt2_small --batches 1 32; the profile needs llama_small at 32);
+# DECODER_TESTS: the gtest filter of the cuda suite (default: attention, norms, reductions, the layer suite).
 set -uo pipefail
 out=${OUT:-/tmp/kiln-decoder-session}
 mkdir -p "$out"
@@ -24,7 +25,7 @@ KILN_TARGETS="kiln kiln_torch kiln_engine_tests kiln_conversion_tests" scripts/d
 echo "build: $(($(date +%s) - start)) s"
 export LD_LIBRARY_PATH="/tmp/kiln-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 OUT="$out" KILN_SKIP_BUILD=1 GPU_TESTS_BUILD=build-device GPU_TESTS_CPU=0 \
-  GPU_TESTS_FILTER='EngineLayers.*:EngineCuda.*Attention*:EngineCuda.*Flash*:EngineCuda.*Norm*:EngineCuda.*Softmax*:EngineCuda.Reduce*:EngineAttentionViews.*' \
+  GPU_TESTS_FILTER="${DECODER_TESTS:-EngineLayers.*:EngineCuda.*Attention*:EngineCuda.*Flash*:EngineCuda.*Norm*:EngineCuda.*Softmax*:EngineCuda.Reduce*:EngineAttentionViews.*}" \
   bash scripts/device/gpu_tests.sh >"$out/gpu_summary.txt" 2>&1
 KILN_TEST_BACKENDS=cuda timeout 300 build-device/tests/kiln_conversion_tests \
   --gtest_filter='*Linalg*:*Shuffle*:*Indexing*:*Normalization*:*Reorder*:CausalMask.*:AttentionMask*' \

@@ -72,6 +72,29 @@ TEST(EngineCuda, FusedLinearBiasActivationResidual) {
   }
 }
 
+// SwiGLU (Llama's MLP): cuBLASLt has no SiLU epilogue, so silu(gate) would be a pass of its own over the gate
+// projection; it stays a layer and joins the product with the up projection in one fused pointwise pass.
+TEST(EngineCuda, SwigluActivationJoinsTheProductNotTheMatmul) {
+  KILN_REQUIRE_GPU();
+  std::mt19937 rng(62);
+  HostTensor wg = random_tensor(DType::Float32, {8, 16}, rng),
+             wu = random_tensor(DType::Float32, {8, 16}, rng);
+  HostTensor wd = random_tensor(DType::Float32, {16, 8}, rng);
+  compare_with_cpu(
+      [&](Network& net) {
+        Tensor* x = net.add_input("x", DType::Float32, {2, 5, 8});
+        Tensor* g = net.add_matrix_multiply("gate", x, false, net.add_constant("wg", wg), false);
+        g = net.add_activation("silu", g, ActivationKind::Silu);
+        Tensor* u = net.add_matrix_multiply("up", x, false, net.add_constant("wu", wu), false);
+        Tensor* h = net.add_elementwise("mul", g, u, ElementwiseOp::Mul);
+        h = net.add_matrix_multiply("down", h, false, net.add_constant("wd", wd), false);
+        net.mark_output(h);
+      },
+      {{"x", random_tensor(DType::Float32, {2, 5, 8}, rng)}}, "swiglu",
+      {LayerKind::MatrixMultiply, LayerKind::MatrixMultiply, LayerKind::FusedPointwise,
+       LayerKind::MatrixMultiply});
+}
+
 TEST(EngineCuda, FusedConvolutionBiasReluResidual) {
   KILN_REQUIRE_GPU();
   std::mt19937 rng(62);

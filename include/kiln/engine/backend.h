@@ -240,6 +240,14 @@ class Backend {
     (void)layer;
     return true;
   }
+  /// Whether the kernels of `layer` (a convolution or matrix multiply with its post-ops as set) would apply
+  /// some post-op in a pass of their own over the output after the library call, rather than inside it. The
+  /// builder then leaves an activation that a following pointwise layer can take to that layer's fused
+  /// program (one pass for both) instead of adding a pass here.
+  virtual bool post_ops_need_a_pass(const Layer& layer) const {
+    (void)layer;
+    return false;
+  }
   /// Candidate kernels for `layer`, best guess first (never empty when supports() is true).
   virtual std::vector<Tactic> tactics(const LayerInfo& layer) const = 0;
   /// Why none of the backend's kernels other than `reference` runs `layer` ("<tactic>: <why>; ..."), for the

@@ -334,7 +334,20 @@ int fuse_linear(Plan::Impl& g, bool refittable) {
       const Dims& od = g.tensors[out].dims;
       bool b_weight = l.weights[0].defined();
       if (n.kind == LayerKind::Activation) {
+        // An activation that would cost a pass of its own here but can join the pointwise layer that reads it
+        // (SwiGLU's silu(gate) * up on cuda) stays a layer: fuse_pointwise makes one pass of both.
+        const bool pass_before = g.backend->post_ops_need_a_pass(l);
         post.push_back(PostOp{PostOp::Activation, n.get<ActivationParams>(), 1.0});
+        const int64_t next = n.outputs.size() == 1 ? sole_consumer(g, n.outputs[0]) : -1;
+        if (!pass_before && g.backend->post_ops_need_a_pass(l) && next >= 0 &&
+            pointwise_family(g, static_cast<size_t>(c)) &&
+            pointwise_family(g, static_cast<size_t>(next)) == pointwise_family(g, static_cast<size_t>(c))) {
+          post.pop_back();
+          KILN_INFO("engine: activation '", n.name, "' stays a layer to fuse with '",
+                    g.layers[next].layer.name, "' (", g.backend_name, " would apply it to '", l.name,
+                    "' in a pass of its own)");
+          break;
+        }
         if (!g.backend->fuses_post_ops(l)) {
           post.pop_back();
           KILN_INFO("engine: activation '", n.name, "' stays a layer: ", g.backend_name,

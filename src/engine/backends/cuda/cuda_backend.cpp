@@ -131,6 +131,10 @@ class CudaBackend : public TableBackend, public GraphRecorder {
     bool bias = conv && layer.weights.size() > 1 && layer.weights[1].defined();
     return PostOpPass::fits(post.size(), bias, residuals, nullptr);
   }
+  bool post_ops_need_a_pass(const Layer& layer) const override {
+    return layer.kind == LayerKind::MatrixMultiply &&
+           matmul_post_ops_need_a_pass(layer.get<MatrixMultiplyParams>().post_ops);
+  }
   bool int8_unsigned() const override { return false; }  // (cuDNN's INT8 convolutions read s8)
   ThreadPool* thread_pool() const override { return nullptr; }
   const GraphRecorder* graph_recorder() const override { return this; }

@@ -767,6 +767,10 @@ TacticFormats fp8_formats(const LayerInfo& layer) {
 
 }  // namespace
 
+bool matmul_post_ops_need_a_pass(const std::vector<PostOp>& post_ops) {
+  return post_ops.size() > (gelu_epilogue(post_ops) || residual_as_c(post_ops) ? 1u : 0u);
+}
+
 MatmulTuningStats matmul_tuning_stats() {
   return {g_tuned.load(), g_stored.load(), g_rejected.load(), g_used.load()};
 }

@@ -62,4 +62,8 @@ class PostOpPass {
   bool channels_last_ = false;
 };
 
+/// Whether the cuBLASLt matrix multiply (matmul.cpp) runs a post-op pass for `post_ops` (fp16 / bf16 / fp32
+/// tactics): anything beyond a leading tanh-GELU epilogue or a leading residual added as cuBLASLt's C.
+bool matmul_post_ops_need_a_pass(const std::vector<PostOp>& post_ops);
+
 }  // namespace kiln::engine::cuda
