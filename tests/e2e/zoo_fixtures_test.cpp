@@ -13,6 +13,7 @@
 #include "kiln/compiler/compile.h"
 #include "kiln/frontend/program.h"
 #include "kiln/ir/segment.h"
+#include "kiln/lowering/pass_manager.h"
 #include "kiln/runtime/module_archive.h"
 
 namespace kiln {
@@ -72,6 +73,38 @@ TEST_P(ZooFixture, CompilesForTheCpuAndMatchesEagerFp32) {
   fs::remove(path);
   for (const std::string& io : testing_util::io_files(c.folder))
     expect_zoo_matches(*loaded, io, c.label + " (reloaded)");
+}
+
+// The tiny Llama (4 query heads over 2 key / value heads, rotary embeddings, RMS norms) lowers to what the
+// engine runs fused: each attention reads the kv heads in place (repeat_kv read as enable_gqa), each
+// rotate_half is one gather (its concatenation gone), each RMS norm one node. (Its values: the case above.)
+TEST(ZooLlama, LowersToGroupedAttentionRotaryGathersAndRmsNorms) {
+  frontend::Program program =
+      frontend::load_program(std::string(KILN_TEST_DATA_DIR) + "/zoo/llama/model.pt2");
+  ASSERT_TRUE(lowering::apply_lowering_passes(*program.graph));
+  int gqa = 0, attention = 0, rotate = 0, norms = 0, cats = 0, expands = 0;
+  for (const ir::Node* node : program.graph->nodes()) {
+    const std::string op = node->target().to_string();
+    if (op == "aten.scaled_dot_product_attention.default") {
+      ++attention;
+      const ir::Argument* g = node->find_arg("enable_gqa");
+      gqa += g != nullptr && !g->is_none() && g->as_bool();
+    }
+    rotate += op == "aten.index_select.default";
+    norms += op == "aten.rms_norm.default";
+    if (op == "aten.cat.default") {  // rotate_half's: the negated half first (the cos / sin tables' stay)
+      const ir::Value* first = node->arg("tensors").as_tensors().front();
+      cats += first != nullptr && first->producer() != nullptr &&
+              first->producer()->target().to_string() == "aten.neg.default";
+    }
+    expands += op == "aten.expand.default" && node->output(0)->meta().rank() == 5;  // repeat_kv's
+  }
+  EXPECT_EQ(attention, 2);
+  EXPECT_EQ(gqa, 2);
+  EXPECT_EQ(rotate, 4) << "q and k of two layers";
+  EXPECT_EQ(norms, 5) << "two per layer and the final one";
+  EXPECT_EQ(cats, 0) << "no rotate_half concatenation left";
+  EXPECT_EQ(expands, 0) << "no key / value repeat left";
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooFixture, ::testing::ValuesIn(zoo_cases()),
