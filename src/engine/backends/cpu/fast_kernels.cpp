@@ -21,6 +21,7 @@ void register_fast_kernels(KernelTable& registry) {
   fast::register_attention(registry);
   fast::register_movement(registry);
   fast::register_slice(registry);
+  fast::register_gather(registry);
 }
 
 }  // namespace kiln::engine::cpu

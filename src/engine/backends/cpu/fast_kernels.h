@@ -33,5 +33,7 @@ void register_pointwise(KernelTable& registry);
 void register_movement(KernelTable& registry);
 /// Row "vec" for Slice (constant start and stride; any dtype of 1, 2, 4 or 8 bytes).
 void register_slice(KernelTable& registry);
+/// Row "vec" for Gather (default mode; any dtype; int32 or int64 indices).
+void register_gather(KernelTable& registry);
 
 }  // namespace kiln::engine::cpu::fast
