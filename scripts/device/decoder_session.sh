@@ -8,7 +8,9 @@
 # /tmp/kiln-decoder-bench/{bench.log,profile_llama_b32.txt,done} in a later call.
 # DECODER_MODELS: the zoo models (default: llama mistral qwen2 gemma phi); DECODER_BENCH: bench_gpu.py's
 # arguments (default: --models llama_small gpt2_small --batches 1 32; the profile needs llama_small at 32);
-# DECODER_TESTS: the gtest filter of the cuda suite (default: attention, norms, reductions, the layer suite).
+# DECODER_TESTS: the gtest filter of the cuda suite (default: attention, norms, reductions, the layer suite);
+# DECODER_WAIT=1: the bench and the profile run in this call (their logs copied to $OUT) instead of detached,
+# for a short DECODER_BENCH (a warm machine goes back 30 s after a call, taking a detached bench with it).
 set -uo pipefail
 out=${OUT:-/tmp/kiln-decoder-session}
 mkdir -p "$out"
@@ -37,9 +39,15 @@ echo "zoo exit code: $?"
 # Detached: the bench and the profile (collected by a later call).
 bench=/tmp/kiln-decoder-bench
 rm -rf "$bench" && mkdir -p "$bench"
-setsid nohup bash -c "KILN_SKIP_BUILD=1 OUT=$bench bash scripts/device/bench_gpu.sh \
+bench_job="KILN_SKIP_BUILD=1 OUT=$bench bash scripts/device/bench_gpu.sh \
   ${DECODER_BENCH:---models llama_small gpt2_small --batches 1 32} --work $bench > $bench/bench.log 2>&1; build-device/tools/kiln/kiln bench $bench/llama_small_b32/model.kiln \
-  --iters 50 --warmup 5 --profile > $bench/profile_llama_b32.txt 2>&1; touch $bench/done" >/dev/null 2>&1 &
+  --iters 50 --warmup 5 --profile > $bench/profile_llama_b32.txt 2>&1; touch $bench/done"
+if [ "${DECODER_WAIT:-0}" = 1 ]; then
+  bash -c "$bench_job"
+  cp "$bench/bench.log" "$bench/profile_llama_b32.txt" "$out/" 2>/dev/null
+else
+  setsid nohup bash -c "$bench_job" >/dev/null 2>&1 &
+fi
 head -4 "$out/gpu_summary.txt"
 grep -c '^\[       OK' "$out/gpu_tests.log" | sed 's/^/cuda suite tests ok: /'
 grep -hE '^\[  FAILED' "$out/gpu_tests.log" "$out/conversion_cuda.log" | sort -u | head -20

@@ -37,6 +37,8 @@ std::vector<std::pair<RowId, std::string>> hardware_dependent_rows(const std::st
     std::vector<std::pair<RowId, std::string>> out = {
         {{LayerKind::Attention, "flash"}, "flash attention needs a GPU of compute capability 8.0 or newer"},
         {{LayerKind::Attention, "flash_wide"},
+         "flash attention needs a GPU of compute capability 8.0 or newer"},
+        {{LayerKind::Attention, "flash_tall"},
          "flash attention needs a GPU of compute capability 8.0 or newer"}};
     for (LayerKind k : {LayerKind::Elementwise, LayerKind::Activation, LayerKind::Unary, LayerKind::Cast,
                         LayerKind::Select, LayerKind::FusedPointwise}) {

@@ -1,8 +1,8 @@
-// The cuda Attention tactics ("flash", "flash_wide", "generic") with strided operand and output views
-// (AttentionView): which views "flash" takes (rows 16-byte aligned; no GPU needed for the refusals), and on a
-// GPU (EngineCuda.*) each tactic, selected by name, against a double reference over the logical values:
-// ViT-like q/k/v read from one [L, B, 3E] buffer at offsets 0, E, 2E and the output written [L, B, H, D];
-// BERT-like q/k/v over [B, S, E]; views mixed with dense operands, causal, a Bool mask; unaligned views
+// The cuda Attention tactics ("flash", "flash_wide", "flash_tall", "generic") with strided operand and output
+// views (AttentionView): which views "flash" takes (rows 16-byte aligned; no GPU needed for the refusals),
+// and on a GPU (EngineCuda.*) each tactic, selected by name, against a double reference over the logical
+// values: ViT-like q/k/v read from one [L, B, 3E] buffer at offsets 0, E, 2E and the output written [L, B, H,
+// D]; BERT-like q/k/v over [B, S, E]; views mixed with dense operands, causal, a Bool mask; unaligned views
 // (generic only).
 //
 // Tolerance: max |got - reference| <= 1e-2 * max |reference| (as flash_attention_test.cpp: the reference is
@@ -172,7 +172,7 @@ TEST(EngineCudaAttentionViews, FlashRefusesUnalignedViews) {
 
 TEST(EngineCuda, AttentionViewsFlash) {
   KILN_REQUIRE_GPU();
-  for (const char* flash : {"flash", "flash_wide"}) {
+  for (const char* flash : {"flash", "flash_wide", "flash_tall"}) {
     check_tactic(flash, {DType::Float16, DType::BFloat16}, 5, 8);
     check_tactic(flash, {DType::Float16, DType::BFloat16}, 130, 64);  // several query / key tiles
   }

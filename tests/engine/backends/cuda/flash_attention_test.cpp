@@ -1,4 +1,5 @@
-// The cuda tactic "flash" (fused FlashAttention-2 style attention on tensor cores, flash_attention.cu). Where
+// The cuda tactics "flash", "flash_wide" and "flash_tall" (fused FlashAttention-2 style attention on tensor
+// cores, flash_attention.cu, in three CTA shapes; "flash_tall" up to head dim 64). Where
 // the toolkit is built: which layers it applies to (no GPU needed). With a GPU (EngineCuda.*, label gpu
 // through kiln_engine_gpu_tests): the kernel, selected by name through Backend::create_kernel, against a
 // double-precision reference over shapes that are not multiples of the tiles (197, 77, 131 ...), Lq != Lk,
@@ -210,6 +211,13 @@ std::vector<HostTensor> make_inputs(const FlashCase& c, DType dt, std::mt19937& 
   return in;
 }
 
+const KernelRow& attention_row(const char* name) {
+  const KernelRow* row = cuda::cuda_kernels().find(LayerKind::Attention, name);
+  if (row == nullptr) throw std::runtime_error(std::string("no cuda Attention tactic ") + name);
+  return *row;
+}
+const KernelRow& flash_row() { return attention_row("flash"); }
+
 void check_cases(const std::vector<FlashCase>& cases, uint32_t seed) {
   std::mt19937 rng(seed);
   for (const FlashCase& c : cases) {
@@ -220,18 +228,20 @@ void check_cases(const std::vector<FlashCase>& cases, uint32_t seed) {
       p.causal = c.causal;
       p.scale = c.scale;
       const std::vector<double> want = reference(in, c.causal, c.scale);
-      for (const char* tactic : {"flash", "flash_wide"}) {
+      for (const char* tactic : {"flash", "flash_wide", "flash_tall"}) {
+        AttentionLayer t(in, p);
+        std::string why;
+        if (!attention_row(tactic).applies(t.info, &why)) {
+          // only the tall shape refuses, and only head dims above 64
+          EXPECT_EQ(std::string(tactic), "flash_tall") << what << ": " << why;
+          EXPECT_NE(why.find("head dims up to 64"), std::string::npos) << what << ": " << why;
+          EXPECT_GT(std::max(c.q.back(), c.v.back()), 64) << what;
+          continue;
+        }
         expect_flash_matches(run_flash(in, p, tactic, c.misalign), want, what + " " + tactic);
       }
     }
   }
-}
-
-const KernelRow& flash_row() {
-  for (const auto& r : cuda::cuda_kernels().rows()) {
-    if (r.name == "flash" && r.kind == LayerKind::Attention) return r;
-  }
-  throw std::runtime_error("no cuda tactic 'flash' for Attention");
 }
 
 // ---- Which layers "flash" takes (no GPU needed) ----
@@ -242,7 +252,7 @@ TEST(EngineFlashAttention, ListedBeforeGenericAndOnlyForHalfTypesUpToHeadDim128)
     if (r.kind == LayerKind::Attention) names.push_back(r.name);
   }
   // without timing, "flash" is taken
-  ASSERT_EQ(names, (std::vector<std::string>{"flash", "flash_wide", "generic"}));
+  ASSERT_EQ(names, (std::vector<std::string>{"flash", "flash_wide", "flash_tall", "generic"}));
   std::mt19937 rng(401);
   auto applies = [&](DType dt, int64_t e, int64_t ev, std::string* why) {
     AttentionLayer t(
@@ -289,6 +299,10 @@ TEST(EngineCuda, FlashAttentionShapes) {
           FlashCase("rank 3 batch", {6, 33, 64}, {6, 45, 64}, {6, 45, 64}),
           FlashCase("rank 5 batch", {2, 2, 2, 17, 64}),
           FlashCase("scale 0.3", {2, 2, 65, 64}).with_scale(0.3),
+          // Causal over several query tiles of every CTA shape (64, 128 rows): tiles go out last first, and a
+          // warp skips the key tiles wholly after its rows; with a full mask too (its per-tile loads).
+          FlashCase("causal [3,2,300,64]", {3, 2, 300, 64}).with_causal(),
+          FlashCase("causal [1,3,520,32] mask", {1, 3, 520, 32}).with_causal().with_mask({520, 520}, true),
       },
       402);
 }

@@ -21,25 +21,29 @@ namespace {
 
 static_assert(kFlashKeys % 16 == 0, "key tiles are whole mma k-steps");
 
-/// Query rows of a CTA of kWarps warps (each warp owns 16), and its threads.
-template <int kWarps>
-constexpr int kRowsOf = kWarps * 16;
-template <int kWarps>
-constexpr int kThreadsOf = kWarps * 32;
+/// A CTA shape: kWarps warps, each owning kFrags fragments of 16 query rows (FlashShape).
+template <int kWarpsOf, int kFragsOf>
+struct Cta {
+  static constexpr int kWarps = kWarpsOf, kFrags = kFragsOf, kWarpRows = 16 * kFrags,
+                       kRows = kWarps * kWarpRows, kThreads = kWarps * 32;
+};
+using Cta4 = Cta<kFlashWarps, 1>;
+using Cta8 = Cta<kFlashWideWarps, 1>;
+using Cta4Tall = Cta<kFlashWarps, 2>;
 constexpr float kLog2e = 1.4426950408889634f;
 
 /// Keys of a mask row (a mask broadcast over the queries, such as a padding mask) staged in shared memory.
 constexpr int kMaskRowKeys = 512;
 
-/// Shared-memory layout for padded head dim D (elements of 16 bits) and kWarps warps. Each row is padded by 8
-/// elements, so the 8 row addresses of one ldmatrix (rows 2 (D + 8) bytes apart) fall 16 bytes apart modulo
-/// 128: no bank conflicts. Q tile, then two K tiles, then two V tiles (double buffering), then, in the kernel
-/// of kind kRowMask only (kRowBytes more), the mask row (kMaskRowKeys floats in log2 units).
-template <int D, int kWarps>
+/// Shared-memory layout for padded head dim D (elements of 16 bits) and kRows query rows. Each row is padded
+/// by 8 elements, so the 8 row addresses of one ldmatrix (rows 2 (D + 8) bytes apart) fall 16 bytes apart
+/// modulo 128: no bank conflicts. Q tile, then two K tiles, then two V tiles (double buffering), then, in the
+/// kernel of kind kRowMask only (kRowBytes more), the mask row (kMaskRowKeys floats, log2_mask_value).
+template <int D, int kRows>
 struct Smem {
   static constexpr int kLd = D + 8;
   static constexpr int kTile = kFlashKeys * kLd;
-  static constexpr int kK = kRowsOf<kWarps> * kLd;
+  static constexpr int kK = kRows * kLd;
   static constexpr int kV = kK + 2 * kTile;
   static constexpr int kMaskRow = kV + 2 * kTile;  // 16-byte aligned: every tile is a multiple of 8 elements
   static constexpr size_t kBytes = static_cast<size_t>(kMaskRow) * sizeof(uint16_t);
@@ -142,8 +146,8 @@ __device__ __forceinline__ void load_tile(uint16_t* s, const uint16_t* g, int ro
   }
 }
 
-/// A mask element as the kernels add it to a score in log2 units: a boolean mask gives 0 (keep) or -inf
-/// (drop), an additive one its value times log2(e).
+/// A mask element as the kernels apply it to a score: a boolean mask gives 0 (keep) or -inf (drop), an
+/// additive one its value times log2(e) (added to the score in log2 units).
 template <typename M>
 __device__ __forceinline__ float log2_mask_value(M raw) {
   if constexpr (sizeof(M) == 1) {
@@ -196,6 +200,15 @@ __device__ __forceinline__ void load_mask(float (&m)[kNk][4], const M* mask, int
   }
 }
 
+/// 2^x as one MUFU.EX2, results below 2^-126 flushed to 0 (exp2f keeps subnormal results at the cost of a
+/// test and two multiplies around it). Every argument here is <= 0 (a score minus its row's maximum): a
+/// probability below 2^-126 adds nothing to a row's sum in fp32 nor to P in the 16-bit type; -inf gives 0.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 __device__ __forceinline__ float quad_max(float v) {
   v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
   return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
@@ -210,9 +223,10 @@ __device__ __forceinline__ float quad_sum(float v) {
 /// the cap costs registers and gains nothing); 2 for 128. Without it the prefetched mask values took the
 /// kernels past 128 registers: unmasked, 16 -> 19 us at BERT-base's shape, 43 -> 56 at vit_b_16's (H200).
 /// Counted for 4 warps: a CTA of 8 warps has half as many beside it, so each shape gets the same register cap
-/// a thread (128 up to head dim 64, 255 at 128).
-template <int D, int kWarps>
-constexpr int kMinCtas = (D <= 64 ? 16 : 8) / kWarps;
+/// a thread (128 up to head dim 64, 255 at 128). A warp of two fragments holds twice the accumulators: 2
+/// CTAs (255 registers), as FlashAttention-2's 128-row CTAs of 4 warps.
+template <int D, typename C>
+constexpr int kMinCtas = C::kFrags == 1 ? (D <= 64 ? 16 : 8) / C::kWarps : 2;
 
 /// The kernels' mask kinds (AttnParams::mask_kind), a template parameter so that each kernel holds registers
 /// only for the mask it reads.
@@ -224,20 +238,23 @@ enum MaskKind : int { kNoMask = 0, kBoolMask = 1, kAdditiveMask = 2 };
 constexpr int kRowMask = 3;
 
 /// The dynamic shared memory of the kernel of mask kind kMask.
-template <int D, int kWarps, int kMask>
-constexpr size_t kSmemBytes = Smem<D, kWarps>::kBytes + (kMask == kRowMask ? Smem<D, kWarps>::kRowBytes : 0);
+template <int D, typename C, int kMask>
+constexpr size_t kSmemBytes = Smem<D, C::kRows>::kBytes +
+                              (kMask == kRowMask ? Smem<D, C::kRows>::kRowBytes : 0);
 
-/// One CTA: query rows [q0, q0 + 16 kWarps) of (batch, head) bh = blockIdx.x / q_tiles. Warp w owns rows
-/// q0 + 16w .. +15; lane (g, t) holds rows g and g + 8 of them. kMask: p.mask_kind, or kRowMask.
-template <typename T, int D, int kMask, int kWarps>
-__global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
+/// One CTA of shape C: query rows [q0, q0 + C::kRows) of one (batch, head) bh. Warp w owns rows q0 + w
+/// C::kWarpRows .. + C::kWarpRows - 1, as C::kFrags fragments of 16; lane (g, t) holds rows g and g + 8 of
+/// each. Every K / V fragment a warp reads from shared memory feeds one MMA per fragment. kMask: p.mask_kind,
+/// or kRowMask.
+template <typename T, int D, int kMask, typename C>
+__global__ void __launch_bounds__(C::kThreads, kMinCtas<D, C>)
     flash_attention_kernel(const uint16_t* __restrict__ q, const uint16_t* __restrict__ k,
                            const uint16_t* __restrict__ v, const void* __restrict__ mask,
                            uint16_t* __restrict__ out, E4m3Out out8, AttnParams p, int q_tiles, bool vec) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  using S = Smem<D, kWarps>;
-  constexpr int kLd = S::kLd, kNk = kFlashKeys / 8, kNd = D / 8, kRows = kRowsOf<kWarps>,
-                kThreads = kThreadsOf<kWarps>;
+  using S = Smem<D, C::kRows>;
+  constexpr int kLd = S::kLd, kNk = kFlashKeys / 8, kNd = D / 8, kRows = C::kRows, kThreads = C::kThreads,
+                kFrags = C::kFrags, kWarpRows = C::kWarpRows;
   extern __shared__ __align__(16) unsigned char flash_smem[];
   uint16_t* sq = reinterpret_cast<uint16_t*>(flash_smem);
   uint16_t* sk = sq + S::kK;
@@ -247,15 +264,29 @@ __global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
   const int g = lane >> 2, t = lane & 3;
   // ldmatrix row addresses: lane l feeds row l % 8 of matrix l / 8.
   const int mat = lane >> 3, mrow = lane & 7;
-  const int64_t bh = blockIdx.x / q_tiles;
-  const int q0 = static_cast<int>(blockIdx.x % q_tiles) * kRows;
+  // Causal CTAs go out in order of falling work (every (batch, head)'s last query tile, which reads the most
+  // keys, first), so that the lightest CTAs make the tail; the others by (batch, head), K / V shared in L2.
+  int64_t bh;
+  int q0;
+  if (p.causal) {
+    bh = blockIdx.x % p.batch;
+    q0 = (q_tiles - 1 - static_cast<int>(blockIdx.x / p.batch)) * kRows;
+  } else {
+    bh = blockIdx.x / q_tiles;
+    q0 = static_cast<int>(blockIdx.x % q_tiles) * kRows;
+  }
   const int lq = static_cast<int>(p.lq), lk = static_cast<int>(p.lk), e = static_cast<int>(p.e),
             ev = static_cast<int>(p.ev);
   // Row addressing of each operand (dense or a strided view; rows of the head dim contiguous).
   const int64_t ldk = p.rows[1].row, ldv = p.rows[2].row;
   const uint16_t* kg = k + p.rows[1].start(bh);
   const uint16_t* vg = v + p.rows[2].start(bh);
+  // Scores in the kernel's units up to the exponent: an additive mask is added in log2 units (q . k times
+  // scale_log2, then the mask: one FMA), other scores stay q . k, scaled in the exponent's FMA that subtracts
+  // the row's maximum (p.scale > 0, attention_params, so the maximum is the same score either way).
   const float scale_log2 = p.scale * kLog2e;
+  const bool additive = kMask == kAdditiveMask || (kMask == kRowMask && p.mask_kind != kBoolMask);
+  const float unit = additive ? 1.0f : scale_log2;  // log2 units per score unit
 
   // The mask's offset for this (batch, head) and its strides along Lq and Lk (0 where broadcast).
   int64_t mbase = 0, mst_q = 0, mst_k = 0;
@@ -299,18 +330,26 @@ __global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
   cp_async_wait<1>();  // the Q tile
   __syncthreads();     // (also the mask row)
 
-  uint32_t qf[D / 16][4];
+  const int warp_row0 = q0 + warp * kWarpRows;  // the warp's first query row
+  uint32_t qf[kFrags][D / 16][4];
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
-    int row = warp * 16 + ((mat & 1) << 3) + mrow, col = kk * 16 + ((mat >> 1) << 3);
-    ldmatrix_x4(qf[kk], shared_addr(sq + row * kLd + col));
+  for (int f = 0; f < kFrags; ++f) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      int row = warp * kWarpRows + f * 16 + ((mat & 1) << 3) + mrow, col = kk * 16 + ((mat >> 1) << 3);
+      ldmatrix_x4(qf[f][kk], shared_addr(sq + row * kLd + col));
+    }
   }
 
-  float o[kNd][4];
+  float o[kFrags][kNd][4];
+  float row_max[kFrags][2], row_sum[kFrags][2];  // row_sum: this lane's part
 #pragma unroll
-  for (int n = 0; n < kNd; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};  // row_sum: this lane's part
-  const int q_row = q0 + warp * 16 + g;                                  // + 8 for c2, c3
+  for (int f = 0; f < kFrags; ++f) {
+#pragma unroll
+    for (int n = 0; n < kNd; ++n) o[f][n][0] = o[f][n][1] = o[f][n][2] = o[f][n][3] = 0.0f;
+    row_max[f][0] = row_max[f][1] = -INFINITY;
+    row_sum[f][0] = row_sum[f][1] = 0.0f;
+  }
 
   for (int j = 0; j < n_tiles; ++j) {
     const int buf = j & 1;
@@ -324,108 +363,138 @@ __global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
       cp_async_wait<0>();
     }
     __syncthreads();
-    const uint16_t* skb = sk + buf * S::kTile;
-    const uint16_t* svb = sv + buf * S::kTile;
     const int k0 = j * kFlashKeys;
-    float mk[kNk][4];
-    if constexpr (kMask == kBoolMask) {
-      load_mask<kNk>(mk, static_cast<const unsigned char*>(mask), mbase, mst_q, mst_k, k0, q_row, t, lq, lk);
-    } else if constexpr (kMask == kAdditiveMask) {
-      if (p.mask_dtype == kF16) {
-        load_mask<kNk>(mk, static_cast<const __half*>(mask), mbase, mst_q, mst_k, k0, q_row, t, lq, lk);
-      } else if (p.mask_dtype == kBF16) {
-        load_mask<kNk>(mk, static_cast<const __nv_bfloat16*>(mask), mbase, mst_q, mst_k, k0, q_row, t, lq,
-                       lk);
-      } else {
-        load_mask<kNk>(mk, static_cast<const float*>(mask), mbase, mst_q, mst_k, k0, q_row, t, lq, lk);
-      }
-    }
-
-    // S = Q K^T: 16 rows x kFlashKeys keys per warp, as kNk accumulators of 16x8.
-    float s[kNk][4];
+    // With a causal mask, a warp whose rows all precede the tile's first key has nothing to add from it (it
+    // still takes part in the loads and barriers).
+    if (!p.causal || k0 <= warp_row0 + kWarpRows - 1) {
+      const uint16_t* skb = sk + buf * S::kTile;
+      const uint16_t* svb = sv + buf * S::kTile;
+      float mk[kFrags][kNk][4];
 #pragma unroll
-    for (int c = 0; c < kNk; ++c) s[c][0] = s[c][1] = s[c][2] = s[c][3] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-#pragma unroll
-      for (int np = 0; np < kNk / 2; ++np) {
-        // Matrices: keys np*16 + 0..7 at dims kk*16 + 0..7 / 8..15, then keys + 8..15 likewise.
-        uint32_t b[4];
-        int key = np * 16 + ((mat >> 1) << 3) + mrow, col = kk * 16 + ((mat & 1) << 3);
-        ldmatrix_x4(b, shared_addr(skb + key * kLd + col));
-        Mma<T>::run(s[2 * np], qf[kk], b[0], b[1]);
-        Mma<T>::run(s[2 * np + 1], qf[kk], b[2], b[3]);
-      }
-    }
-
-    // Scale (in log2 units, for exp2), mask, causal / padding, and the tile's row maxima. A boolean mask
-    // drops the score whatever it is (NaN included), an additive one is added to it.
-    const bool guard = k0 + kFlashKeys > lk || p.causal;
-    float tile_max[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int c = 0; c < kNk; ++c) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        float x = s[c][i] * scale_log2;
+      for (int f = 0; f < kFrags; ++f) {
+        const int q_row = warp_row0 + f * 16 + g;
         if constexpr (kMask == kBoolMask) {
-          x = mk[c][i] == -INFINITY ? -INFINITY : x;
+          load_mask<kNk>(mk[f], static_cast<const unsigned char*>(mask), mbase, mst_q, mst_k, k0, q_row, t,
+                         lq, lk);
         } else if constexpr (kMask == kAdditiveMask) {
-          x += mk[c][i];
-        } else if constexpr (kMask == kRowMask) {  // read here: shared memory needs no latency hidden
-          const int key = k0 + c * 8 + 2 * t + (i & 1);
-          const float m = mask_row[key < lk ? key : 0];  // (a key past Lk is dropped below)
-          x = row_mask_bool ? (m == -INFINITY ? -INFINITY : x) : x + m;
+          if (p.mask_dtype == kF16) {
+            load_mask<kNk>(mk[f], static_cast<const __half*>(mask), mbase, mst_q, mst_k, k0, q_row, t, lq,
+                           lk);
+          } else if (p.mask_dtype == kBF16) {
+            load_mask<kNk>(mk[f], static_cast<const __nv_bfloat16*>(mask), mbase, mst_q, mst_k, k0, q_row, t,
+                           lq, lk);
+          } else {
+            load_mask<kNk>(mk[f], static_cast<const float*>(mask), mbase, mst_q, mst_k, k0, q_row, t, lq, lk);
+          }
         }
-        if (guard) {
-          const int key = k0 + c * 8 + 2 * t + (i & 1), qi = q_row + ((i >> 1) << 3);
-          if (key >= lk || (p.causal && key > qi)) x = -INFINITY;
+      }
+
+      // S = Q K^T: kWarpRows rows x kFlashKeys keys per warp, as kNk accumulators of 16x8 per fragment.
+      float s[kFrags][kNk][4];
+#pragma unroll
+      for (int f = 0; f < kFrags; ++f) {
+#pragma unroll
+        for (int c = 0; c < kNk; ++c) s[f][c][0] = s[f][c][1] = s[f][c][2] = s[f][c][3] = 0.0f;
+      }
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+        for (int np = 0; np < kNk / 2; ++np) {
+          // Matrices: keys np*16 + 0..7 at dims kk*16 + 0..7 / 8..15, then keys + 8..15 likewise.
+          uint32_t b[4];
+          int key = np * 16 + ((mat >> 1) << 3) + mrow, col = kk * 16 + ((mat & 1) << 3);
+          ldmatrix_x4(b, shared_addr(skb + key * kLd + col));
+#pragma unroll
+          for (int f = 0; f < kFrags; ++f) {
+            Mma<T>::run(s[f][2 * np], qf[f][kk], b[0], b[1]);
+            Mma<T>::run(s[f][2 * np + 1], qf[f][kk], b[2], b[3]);
+          }
         }
-        s[c][i] = x;
-        tile_max[i >> 1] = fmaxf(tile_max[i >> 1], x);
       }
-    }
 
-    // Online softmax: new running max, rescale factor of what was accumulated, probabilities. A row with no
-    // unmasked key so far keeps max -inf and subtracts 0 instead (exp2(-inf - -inf) would be NaN).
-    float base[2], alpha[2];
+      // Mask, causal / padding, and the tile's row maxima, in the kernel's score units (see unit). A boolean
+      // mask drops the score whatever it is (NaN included), an additive one is added to it. Keys past a row
+      // (causal) exist in the tile only when its last key is past the warp's first row.
+      const bool guard = k0 + kFlashKeys > lk || (p.causal && k0 + kFlashKeys - 1 > warp_row0);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const float mx = fmaxf(row_max[h], quad_max(tile_max[h]));
-      base[h] = mx == -INFINITY ? 0.0f : mx;
-      alpha[h] = exp2f(row_max[h] - base[h]);
-      row_max[h] = mx;
-      row_sum[h] *= alpha[h];
-    }
+      for (int f = 0; f < kFrags; ++f) {
+        const int q_row = warp_row0 + f * 16 + g;  // + 8 for c2, c3
+        float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int c = 0; c < kNk; ++c) {
+        for (int c = 0; c < kNk; ++c) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        s[c][i] = exp2f(s[c][i] - base[i >> 1]);
-        row_sum[i >> 1] += s[c][i];
+          for (int i = 0; i < 4; ++i) {
+            float x = s[f][c][i];
+            if constexpr (kMask == kBoolMask) {
+              x = mk[f][c][i] == -INFINITY ? -INFINITY : x;
+            } else if constexpr (kMask == kAdditiveMask) {
+              x = fmaf(x, scale_log2, mk[f][c][i]);
+            } else if constexpr (kMask == kRowMask) {  // read here: shared memory needs no latency hidden
+              const int key = k0 + c * 8 + 2 * t + (i & 1);
+              const float m = mask_row[key < lk ? key : 0];  // (a key past Lk is dropped below)
+              x = row_mask_bool ? (m == -INFINITY ? -INFINITY : x) : fmaf(x, scale_log2, m);
+            }
+            if (guard) {
+              const int key = k0 + c * 8 + 2 * t + (i & 1), qi = q_row + ((i >> 1) << 3);
+              if (key >= lk || (p.causal && key > qi)) x = -INFINITY;
+            }
+            s[f][c][i] = x;
+            tile_max[i >> 1] = fmaxf(tile_max[i >> 1], x);
+          }
+        }
+
+        // Online softmax: new running max, rescale factor of what was accumulated, probabilities. A row with
+        // no unmasked key so far keeps max -inf and subtracts 0 instead (exp2(-inf - -inf) would be NaN).
+        float base[2], alpha[2];  // base: the maximum in log2 units
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float mx = fmaxf(row_max[f][h], quad_max(tile_max[h]));
+          const float unit_base = mx == -INFINITY ? 0.0f : mx;
+          base[h] = unit_base * unit;
+          alpha[h] = fast_exp2((row_max[f][h] - unit_base) * unit);
+          row_max[f][h] = mx;
+          row_sum[f][h] *= alpha[h];
+        }
+#pragma unroll
+        for (int c = 0; c < kNk; ++c) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            s[f][c][i] = fast_exp2(fmaf(s[f][c][i], unit, -base[i >> 1]));
+            row_sum[f][i >> 1] += s[f][c][i];
+          }
+        }
+#pragma unroll
+        for (int n = 0; n < kNd; ++n) {
+          o[f][n][0] *= alpha[0];
+          o[f][n][1] *= alpha[0];
+          o[f][n][2] *= alpha[1];
+          o[f][n][3] *= alpha[1];
+        }
       }
-    }
-#pragma unroll
-    for (int n = 0; n < kNd; ++n) {
-      o[n][0] *= alpha[0];
-      o[n][1] *= alpha[0];
-      o[n][2] *= alpha[1];
-      o[n][3] *= alpha[1];
-    }
 
-    // O += P V: P in the input type straight from the S accumulators (see the file comment).
+      // O += P V: P in the input type straight from the S accumulators (see the file comment).
 #pragma unroll
-    for (int ks = 0; ks < kNk / 2; ++ks) {
-      const uint32_t a[4] = {
-          Mma<T>::pack(s[2 * ks][0], s[2 * ks][1]), Mma<T>::pack(s[2 * ks][2], s[2 * ks][3]),
-          Mma<T>::pack(s[2 * ks + 1][0], s[2 * ks + 1][1]), Mma<T>::pack(s[2 * ks + 1][2], s[2 * ks + 1][3])};
+      for (int ks = 0; ks < kNk / 2; ++ks) {
+        uint32_t a[kFrags][4];
 #pragma unroll
-      for (int dp = 0; dp < kNd / 2; ++dp) {
-        // Matrices (transposed): keys ks*16 + 0..7 / 8..15 at dims dp*16 + 0..7, then dims + 8..15.
-        uint32_t b[4];
-        int key = ks * 16 + ((mat & 1) << 3) + mrow, col = dp * 16 + ((mat >> 1) << 3);
-        ldmatrix_x4_trans(b, shared_addr(svb + key * kLd + col));
-        Mma<T>::run(o[2 * dp], a, b[0], b[1]);
-        Mma<T>::run(o[2 * dp + 1], a, b[2], b[3]);
+        for (int f = 0; f < kFrags; ++f) {
+          a[f][0] = Mma<T>::pack(s[f][2 * ks][0], s[f][2 * ks][1]);
+          a[f][1] = Mma<T>::pack(s[f][2 * ks][2], s[f][2 * ks][3]);
+          a[f][2] = Mma<T>::pack(s[f][2 * ks + 1][0], s[f][2 * ks + 1][1]);
+          a[f][3] = Mma<T>::pack(s[f][2 * ks + 1][2], s[f][2 * ks + 1][3]);
+        }
+#pragma unroll
+        for (int dp = 0; dp < kNd / 2; ++dp) {
+          // Matrices (transposed): keys ks*16 + 0..7 / 8..15 at dims dp*16 + 0..7, then dims + 8..15.
+          uint32_t b[4];
+          int key = ks * 16 + ((mat & 1) << 3) + mrow, col = dp * 16 + ((mat >> 1) << 3);
+          ldmatrix_x4_trans(b, shared_addr(svb + key * kLd + col));
+#pragma unroll
+          for (int f = 0; f < kFrags; ++f) {
+            Mma<T>::run(o[f][2 * dp], a[f], b[0], b[1]);
+            Mma<T>::run(o[f][2 * dp + 1], a[f], b[2], b[3]);
+          }
+        }
       }
     }
     __syncthreads();  // every warp is done with this buffer before it is loaded again
@@ -434,28 +503,27 @@ __global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
 
   // O / l (O itself, 0 x v, where every key was masked: torch's safe softmax; a NaN l stays NaN), staged in
   // the warp's own Q rows (no other warp reads them) and written with 16-byte stores.
-  float inv[2];
+  uint16_t* so = sq + warp * kWarpRows * kLd;
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float l = quad_sum(row_sum[h]);
-    inv[h] = l == 0.0f ? 1.0f : 1.0f / l;
-  }
-  uint16_t* so = sq + warp * 16 * kLd;
-#pragma unroll
-  for (int n = 0; n < kNd; ++n) {
+  for (int f = 0; f < kFrags; ++f) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      uint32_t w = Mma<T>::pack(o[n][2 * h] * inv[h], o[n][2 * h + 1] * inv[h]);
-      *reinterpret_cast<uint32_t*>(so + (g + 8 * h) * kLd + n * 8 + 2 * t) = w;
+      const float l = quad_sum(row_sum[f][h]);
+      const float inv = l == 0.0f ? 1.0f : 1.0f / l;
+#pragma unroll
+      for (int n = 0; n < kNd; ++n) {
+        uint32_t w = Mma<T>::pack(o[f][n][2 * h] * inv, o[f][n][2 * h + 1] * inv);
+        *reinterpret_cast<uint32_t*>(so + (f * 16 + g + 8 * h) * kLd + n * 8 + 2 * t) = w;
+      }
     }
   }
   __syncwarp();
   const int64_t ldo = p.rows[3].row;
-  const int rows = min(16, lq - (q0 + warp * 16));
+  const int rows = min(kWarpRows, lq - warp_row0);
   if (out8.data) {  // E4M3 codes of the staged (rounded to T) values, as a Reformat of the output would make
-    uint8_t* o8 = out8.data + p.rows[3].start(bh) + (q0 + warp * 16) * ldo;
+    uint8_t* o8 = out8.data + p.rows[3].start(bh) + warp_row0 * ldo;
     const int step = vec ? 8 : 1;
-    for (int i = lane * step; i < 16 * D; i += 32 * step) {
+    for (int i = lane * step; i < kWarpRows * D; i += 32 * step) {
       int r = i / D, c = i % D;
       if (r >= rows || c >= ev) continue;
       if (vec) {
@@ -470,16 +538,16 @@ __global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
     }
     return;
   }
-  uint16_t* out0 = out + p.rows[3].start(bh) + (q0 + warp * 16) * ldo;
+  uint16_t* out0 = out + p.rows[3].start(bh) + warp_row0 * ldo;
   if (vec) {
-    for (int i = lane; i < 16 * kNd; i += 32) {
+    for (int i = lane; i < kWarpRows * kNd; i += 32) {
       int r = i / kNd, c = (i % kNd) * 8;
       if (r < rows && c < ev) {
         *reinterpret_cast<uint4*>(out0 + r * ldo + c) = *reinterpret_cast<const uint4*>(so + r * kLd + c);
       }
     }
   } else {
-    for (int i = lane; i < 16 * D; i += 32) {
+    for (int i = lane; i < kWarpRows * D; i += 32) {
       int r = i / D, c = i % D;
       if (r < rows && c < ev) out0[r * ldo + c] = so[r * kLd + c];
     }
@@ -489,79 +557,102 @@ __global__ void __launch_bounds__(kThreadsOf<kWarps>, kMinCtas<D, kWarps>)
 #endif
 }
 
-template <typename T, int D, int kMask, int kWarps>
+template <typename T, int D, int kMask, typename C>
 void launch_masked(const void* q, const void* k, const void* v, const void* mask, void* out, E4m3Out out8,
                    const AttnParams& p, bool vec, Stream stream) {
-  const int64_t q_tiles = (p.lq + kRowsOf<kWarps> - 1) / kRowsOf<kWarps>;
-  flash_attention_kernel<T, D, kMask, kWarps><<<static_cast<unsigned>(p.batch * q_tiles), kThreadsOf<kWarps>,
-                                                kSmemBytes<D, kWarps, kMask>, stream>>>(
-      static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), mask,
-      static_cast<uint16_t*>(out), out8, p, static_cast<int>(q_tiles), vec);
+  const int64_t q_tiles = (p.lq + C::kRows - 1) / C::kRows;
+  flash_attention_kernel<T, D, kMask, C>
+      <<<static_cast<unsigned>(p.batch * q_tiles), C::kThreads, kSmemBytes<D, C, kMask>, stream>>>(
+          static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v),
+          mask, static_cast<uint16_t*>(out), out8, p, static_cast<int>(q_tiles), vec);
 }
 
-template <typename T, int D, int kWarps>
+template <typename T, int D, typename C>
 void launch_typed(const void* q, const void* k, const void* v, const void* mask, void* out, E4m3Out out8,
                   const AttnParams& p, bool vec, Stream stream) {
   if (p.mask_kind == kNoMask) {
-    return launch_masked<T, D, kNoMask, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
+    return launch_masked<T, D, kNoMask, C>(q, k, v, mask, out, out8, p, vec, stream);
   }
   if (p.mask_st[p.batch_shape.rank] == 0 && p.lk <= kMaskRowKeys) {
-    return launch_masked<T, D, kRowMask, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
+    return launch_masked<T, D, kRowMask, C>(q, k, v, mask, out, out8, p, vec, stream);
   }
   if (p.mask_kind == kBoolMask) {
-    return launch_masked<T, D, kBoolMask, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
+    return launch_masked<T, D, kBoolMask, C>(q, k, v, mask, out, out8, p, vec, stream);
   }
-  launch_masked<T, D, kAdditiveMask, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
+  launch_masked<T, D, kAdditiveMask, C>(q, k, v, mask, out, out8, p, vec, stream);
 }
 
-template <typename T, int kWarps>
+/// The tall shape exists up to head dim 64 (at 128 its accumulators would not fit in registers);
+/// flash_attention_fits_device refuses it above, and a launch there runs the 4-warp shape instead.
+template <typename T, typename C>
 void launch_dim(const void* q, const void* k, const void* v, const void* mask, void* out, E4m3Out out8,
                 const AttnParams& p, bool vec, Stream stream) {
   const int64_t dim = p.e > p.ev ? p.e : p.ev;
-  if (dim <= 32) return launch_typed<T, 32, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
-  if (dim <= 64) return launch_typed<T, 64, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
-  launch_typed<T, 128, kWarps>(q, k, v, mask, out, out8, p, vec, stream);
+  if (dim <= 32) return launch_typed<T, 32, C>(q, k, v, mask, out, out8, p, vec, stream);
+  if (dim <= 64) return launch_typed<T, 64, C>(q, k, v, mask, out, out8, p, vec, stream);
+  if constexpr (C::kFrags == 1) {
+    launch_typed<T, 128, C>(q, k, v, mask, out, out8, p, vec, stream);
+  } else {
+    launch_typed<T, 128, Cta4>(q, k, v, mask, out, out8, p, vec, stream);
+  }
 }
 
-template <typename T, int D, int kMask, int kWarps>
+template <typename T, int D, int kMask, typename C>
 cudaError_t allow_smem_of() {
-  return cudaFuncSetAttribute(flash_attention_kernel<T, D, kMask, kWarps>,
+  return cudaFuncSetAttribute(flash_attention_kernel<T, D, kMask, C>,
                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(kSmemBytes<D, kWarps, kMask>));
+                              static_cast<int>(kSmemBytes<D, C, kMask>));
 }
 
-template <typename T, int D, int kWarps>
+template <typename T, int D, typename C>
 cudaError_t allow_smem() {
-  for (cudaError_t e :
-       {allow_smem_of<T, D, kNoMask, kWarps>(), allow_smem_of<T, D, kBoolMask, kWarps>(),
-        allow_smem_of<T, D, kAdditiveMask, kWarps>(), allow_smem_of<T, D, kRowMask, kWarps>()}) {
+  for (cudaError_t e : {allow_smem_of<T, D, kNoMask, C>(), allow_smem_of<T, D, kBoolMask, C>(),
+                        allow_smem_of<T, D, kAdditiveMask, C>(), allow_smem_of<T, D, kRowMask, C>()}) {
     if (e != cudaSuccess) return e;
   }
   return cudaSuccess;
 }
 
 /// allow_smem for both 16-bit types at head dim D.
-template <int D, int kWarps>
+template <int D, typename C>
 cudaError_t allow_smem_both() {
-  const cudaError_t e = allow_smem<__half, D, kWarps>();
-  return e != cudaSuccess ? e : allow_smem<__nv_bfloat16, D, kWarps>();
+  const cudaError_t e = allow_smem<__half, D, C>();
+  return e != cudaSuccess ? e : allow_smem<__nv_bfloat16, D, C>();
 }
 
-/// allow_smem_both at the padded head dim of `head_dim`.
-template <int kWarps>
+/// allow_smem_both at the padded head dim of `head_dim` (launch_dim's kernels).
+template <typename C>
 cudaError_t allow_smem_at(int64_t head_dim) {
-  if (head_dim <= 32) return allow_smem_both<32, kWarps>();
-  if (head_dim <= 64) return allow_smem_both<64, kWarps>();
-  return allow_smem_both<128, kWarps>();
+  if (head_dim <= 32) return allow_smem_both<32, C>();
+  if (head_dim <= 64) return allow_smem_both<64, C>();
+  if constexpr (C::kFrags == 1) {
+    return allow_smem_both<128, C>();
+  } else {
+    return allow_smem_both<128, Cta4>();
+  }
 }
 
-/// The largest dynamic shared memory of the kernels of kWarps warps at the padded head dim of `head_dim` (the
-/// kRowMask kernel's).
-template <int kWarps>
+/// The largest dynamic shared memory of the kernels of shape C at the padded head dim of `head_dim` (the
+/// kRowMask kernel's); 0 where the shape has no kernel.
+template <typename C>
 size_t smem_bytes(int64_t head_dim) {
-  if (head_dim <= 32) return kSmemBytes<32, kWarps, kRowMask>;
-  if (head_dim <= 64) return kSmemBytes<64, kWarps, kRowMask>;
-  return kSmemBytes<128, kWarps, kRowMask>;
+  if (head_dim <= 32) return kSmemBytes<32, C, kRowMask>;
+  if (head_dim <= 64) return kSmemBytes<64, C, kRowMask>;
+  if constexpr (C::kFrags == 1) {
+    return kSmemBytes<128, C, kRowMask>;
+  } else {
+    return 0;
+  }
+}
+
+/// Calls f with a value of the Cta type of `shape`.
+template <typename F>
+auto with_cta(FlashShape shape, F&& f) {
+  switch (shape) {
+    case FlashShape::k8Warps: return f(Cta8{});
+    case FlashShape::k4WarpsTall: return f(Cta4Tall{});
+    default: return f(Cta4{});
+  }
 }
 
 /// Whether every row of an operand starts 16 bytes after a 16-byte aligned base (16-bit elements).
@@ -584,7 +675,12 @@ bool flash_attention_device_ok(const char** why) {
   return true;
 }
 
-bool flash_attention_fits_device(int warps, int64_t head_dim, const char** why) {
+bool flash_attention_fits_device(FlashShape shape, int64_t head_dim, const char** why) {
+  const size_t need = with_cta(shape, [&](auto c) { return smem_bytes<decltype(c)>(head_dim); });
+  if (need == 0) {
+    *why = "this kernel shape takes head dims up to 64";
+    return false;
+  }
   int device = 0, optin = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
@@ -592,8 +688,6 @@ bool flash_attention_fits_device(int warps, int64_t head_dim, const char** why) 
     *why = "no usable CUDA device";
     return false;
   }
-  const size_t need =
-      warps == kFlashWideWarps ? smem_bytes<kFlashWideWarps>(head_dim) : smem_bytes<kFlashWarps>(head_dim);
   if (need > static_cast<size_t>(optin)) {
     *why = "the device gives a block less shared memory than this kernel shape needs at this head dim";
     return false;
@@ -601,26 +695,23 @@ bool flash_attention_fits_device(int warps, int64_t head_dim, const char** why) 
   return true;
 }
 
-int prepare_flash_attention(int warps, int64_t head_dim) {
-  const cudaError_t e = warps == kFlashWideWarps ? allow_smem_at<kFlashWideWarps>(head_dim)
-                                                 : allow_smem_at<kFlashWarps>(head_dim);
+int prepare_flash_attention(FlashShape shape, int64_t head_dim) {
+  const cudaError_t e = with_cta(shape, [&](auto c) { return allow_smem_at<decltype(c)>(head_dim); });
   if (e != cudaSuccess) cudaGetLastError();  // (the failed attribute call would fail the next launch check)
   return static_cast<int>(e);
 }
 
 void launch_flash_attention(const void* q, const void* k, const void* v, const void* mask, void* out,
-                            int dtype, const AttnParams& p, Stream stream, E4m3Out out8, int warps) {
+                            int dtype, const AttnParams& p, Stream stream, E4m3Out out8, FlashShape shape) {
   if (p.batch == 0 || p.lq == 0 || p.ev == 0) return;
   const bool vec = p.e % 8 == 0 && p.ev % 8 == 0 && aligned16(q) && aligned16(k) && aligned16(v) &&
                    aligned16(out) && aligned16(out8.data) && rows_aligned16(p.rows[0]) &&
                    rows_aligned16(p.rows[1]) && rows_aligned16(p.rows[2]) && rows_aligned16(p.rows[3]);
-  const bool wide = warps == kFlashWideWarps;
-  if (dtype == kBF16) {
-    return wide ? launch_dim<__nv_bfloat16, kFlashWideWarps>(q, k, v, mask, out, out8, p, vec, stream)
-                : launch_dim<__nv_bfloat16, kFlashWarps>(q, k, v, mask, out, out8, p, vec, stream);
-  }
-  wide ? launch_dim<__half, kFlashWideWarps>(q, k, v, mask, out, out8, p, vec, stream)
-       : launch_dim<__half, kFlashWarps>(q, k, v, mask, out, out8, p, vec, stream);
+  with_cta(shape, [&](auto c) {
+    using C = decltype(c);
+    if (dtype == kBF16) return launch_dim<__nv_bfloat16, C>(q, k, v, mask, out, out8, p, vec, stream);
+    launch_dim<__half, C>(q, k, v, mask, out, out8, p, vec, stream);
+  });
 }
 
 }  // namespace kiln::engine::cuda

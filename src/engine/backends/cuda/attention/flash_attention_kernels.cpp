@@ -1,5 +1,6 @@
-// Host side of the cuda tactics "flash" and "flash_wide" for Attention layers (flash_attention.cu; CTAs of 4
-// and 8 warps, timed against each other by the builder): fp16 and bf16, head dims up to kFlashMaxHeadDim, any
+// Host side of the cuda tactics "flash", "flash_wide" and "flash_tall" for Attention layers
+// (flash_attention.cu; CTAs of 4 warps of 16 query rows, 8 of 16 and 4 of 32, timed against each other by the
+// builder): fp16 and bf16, head dims up to kFlashMaxHeadDim, any
 // sequence lengths, causal, Bool or additive masks broadcast over batch and heads. fp32 layers, larger head
 // dims and devices below sm_80 keep the "generic" tactic. The output may be written as E4M3
 // (KernelRow::writes): the input of the FP8 attention-out projection, quantized in the kernel's epilogue from
@@ -27,8 +28,9 @@ int64_t flash_head_dim(const LayerInfo& layer) {
 
 class FlashAttentionKernel : public Kernel {
  public:
-  FlashAttentionKernel(const LayerInfo& info, int warps) : p_(info.params<AttentionParams>()), warps_(warps) {
-    KILN_CUDA_CHECK(static_cast<cudaError_t>(prepare_flash_attention(warps, flash_head_dim(info))));
+  FlashAttentionKernel(const LayerInfo& info, FlashShape shape)
+      : p_(info.params<AttentionParams>()), shape_(shape) {
+    KILN_CUDA_CHECK(static_cast<cudaError_t>(prepare_flash_attention(shape, flash_head_dim(info))));
     // (create_kernel took an E4M3 output only where flash_writes_e4m3 accepts it)
     if (info.outputs[0].format == TensorFormat::E4M3)
       e4m3_inverse_scale_ = 1.0f / usable_fp8_scale(info.outputs[0].range);
@@ -40,13 +42,13 @@ class FlashAttentionKernel : public Kernel {
     if (e4m3_inverse_scale_ > 0) out8 = {static_cast<uint8_t*>(args.outputs[0].data), e4m3_inverse_scale_};
     launch_flash_attention(args.inputs[0].data, args.inputs[1].data, args.inputs[2].data, mask,
                            args.outputs[0].data, dcode(args.inputs[0].dtype), a, stream_of(args), out8,
-                           warps_);
+                           shape_);
     check_launch("flash attention");
   }
 
  private:
   AttentionParams p_;
-  int warps_;
+  FlashShape shape_;
   float e4m3_inverse_scale_ = 0;
 };
 
@@ -57,8 +59,8 @@ std::optional<size_t> flash_writes_e4m3(const LayerInfo& layer, TensorFormat for
   return size_t{0};
 }
 
-/// Whether the kernel of `warps` warps takes `layer`.
-bool flash_applies_with(const LayerInfo& layer, int warps, std::string* why) {
+/// Whether the kernel of shape `shape` takes `layer`.
+bool flash_applies_with(const LayerInfo& layer, FlashShape shape, std::string* why) {
   if (!ranks_fit(layer, why)) return false;
   DType dt = layer.inputs[0].dtype;
   if (dt != DType::Float16 && dt != DType::BFloat16) {
@@ -81,30 +83,25 @@ bool flash_applies_with(const LayerInfo& layer, int warps, std::string* why) {
   if (q[r - 1] > kFlashMaxHeadDim || v[r - 1] > kFlashMaxHeadDim) {
     return refuse(why, "head dims above " + std::to_string(kFlashMaxHeadDim));
   }
-  // 32-bit row and key indices in the kernel (up to a wide CTA's rows past the end), one CTA per kFlashRows
-  // (or more) query rows of each (batch, head).
-  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max() - 16 * kFlashWideWarps;
+  // 32-bit row and key indices in the kernel (up to the largest CTA's rows past the end), one CTA per
+  // kFlashRows (or more) query rows of each (batch, head).
+  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max() - kFlashMaxRows;
   int64_t batch = numel(Dims(q.begin(), q.end() - 2));
   if (q[r - 2] > kLimit || k[r - 2] > kLimit || batch * ((q[r - 2] + kFlashRows - 1) / kFlashRows) > kLimit) {
     return refuse(why, "sequences or batch too large for 32-bit indices");
   }
   const char* device_why = nullptr;
   if (!flash_attention_device_ok(&device_why)) return refuse(why, device_why);
-  if (!flash_attention_fits_device(warps, flash_head_dim(layer), &device_why)) return refuse(why, device_why);
+  if (!flash_attention_fits_device(shape, flash_head_dim(layer), &device_why)) return refuse(why, device_why);
   return true;
 }
-bool flash_attention_applies(const LayerInfo& layer, std::string* why) {
-  return flash_applies_with(layer, kFlashWarps, why);
+template <FlashShape kShape>
+bool flash_applies(const LayerInfo& layer, std::string* why) {
+  return flash_applies_with(layer, kShape, why);
 }
-bool wide_flash_attention_applies(const LayerInfo& layer, std::string* why) {
-  return flash_applies_with(layer, kFlashWideWarps, why);
-}
-
-std::unique_ptr<Kernel> make_flash_attention(const LayerInfo& layer) {
-  return std::make_unique<FlashAttentionKernel>(layer, kFlashWarps);
-}
-std::unique_ptr<Kernel> make_wide_flash_attention(const LayerInfo& layer) {
-  return std::make_unique<FlashAttentionKernel>(layer, kFlashWideWarps);
+template <FlashShape kShape>
+std::unique_ptr<Kernel> make_flash(const LayerInfo& layer) {
+  return std::make_unique<FlashAttentionKernel>(layer, kShape);
 }
 
 }  // namespace
@@ -112,13 +109,18 @@ std::unique_ptr<Kernel> make_wide_flash_attention(const LayerInfo& layer) {
 void register_flash_attention(KernelTable& rows) {
   rows.add({.name = "flash",
             .kind = LayerKind::Attention,
-            .applies = &flash_attention_applies,
-            .create = &make_flash_attention,
+            .applies = &flash_applies<FlashShape::k4Warps>,
+            .create = &make_flash<FlashShape::k4Warps>,
             .writes = &flash_writes_e4m3});
   rows.add({.name = "flash_wide",
             .kind = LayerKind::Attention,
-            .applies = &wide_flash_attention_applies,
-            .create = &make_wide_flash_attention,
+            .applies = &flash_applies<FlashShape::k8Warps>,
+            .create = &make_flash<FlashShape::k8Warps>,
+            .writes = &flash_writes_e4m3});
+  rows.add({.name = "flash_tall",
+            .kind = LayerKind::Attention,
+            .applies = &flash_applies<FlashShape::k4WarpsTall>,
+            .create = &make_flash<FlashShape::k4WarpsTall>,
             .writes = &flash_writes_e4m3});
 }
 
