@@ -14,14 +14,21 @@ build() {  # label, source root
   nvcc -O3 -std=c++17 -arch=sm_90 -I"$2/src" -Isrc -Iinclude bench/gpu/flash_attention_bench.cu \
     "$2/src/engine/backends/cuda/attention/flash_attention.cu" -o "/tmp/flash_bench_$1"
 }
-# Every version builds at once (a minute or two each), then each runs alone.
+# Every version builds at once (a minute or two each), then each runs alone; a failed build stops the script
+# (no stale binary of an earlier call is run).
 labels=(worktree)
-build worktree . &
+roots=(.)
 for root in "$@"; do
   labels+=("$(basename "$root")")
-  build "$(basename "$root")" "$root" &
+  roots+=("$root")
 done
-wait
+pids=()
+for i in "${!labels[@]}"; do
+  rm -f "/tmp/flash_bench_${labels[$i]}"
+  build "${labels[$i]}" "${roots[$i]}" &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
 for label in "${labels[@]}"; do
   echo "== $label"
   "/tmp/flash_bench_$label" | tee "$out/flash_attention_$label.txt"

@@ -19,11 +19,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "engine/backends/cuda/attention/flash_attention.h"
 #include "engine/backends/cuda/cuda_util.h"
+#include "engine/backends/cuda/linalg/matmul_fp8.h"
 #include "engine/engine_test_util.h"
+#include "engine/ops/fp8.h"
 #include "kiln/engine/plan.h"
 
 namespace kiln::engine {
@@ -104,11 +107,18 @@ std::vector<double> reference(const std::vector<HostTensor>& in, bool causal, do
 }
 
 /// Runs tactic `tactic` on the inputs; every device buffer starts `misalign` elements past a 256-byte
-/// boundary (so 0 gives 16-byte loads, 1 element loads).
+/// boundary (so 0 gives 16-byte loads, 1 element loads). With `e4m3_range`, the output is E4M3 codes with
+/// that range (the FP8 projection's input the kernel writes in its epilogue), one byte each as a UInt8
+/// tensor.
 HostTensor run_flash(const std::vector<HostTensor>& inputs, const AttentionParams& p,
-                     const std::string& tactic, size_t misalign = 0) {
+                     const std::string& tactic, size_t misalign = 0,
+                     std::optional<DynamicRange> e4m3_range = std::nullopt) {
   const Backend& b = *shared_backend("cuda");
   AttentionLayer t(inputs, p);
+  if (e4m3_range) {
+    t.info.outputs[0].format = TensorFormat::E4M3;
+    t.info.outputs[0].range = e4m3_range;
+  }
   std::unique_ptr<Kernel> k = b.create_kernel(t.info, tactic);
   DeviceBuffers dev{&b, {}};
   KernelArgs args;
@@ -122,9 +132,10 @@ HostTensor run_flash(const std::vector<HostTensor>& inputs, const AttentionParam
     args.inputs.push_back(TensorView{ptr, x.dtype(), x.sizes()});
     args.input_values.push_back(nullptr);
   }
-  HostTensor out(t.info.outputs[0].dtype, t.info.outputs[0].opt);
+  HostTensor out(e4m3_range ? DType::UInt8 : t.info.outputs[0].dtype, t.info.outputs[0].opt);
   void* optr = place(out.nbytes(), out.dtype());
-  args.outputs.push_back(TensorView{optr, out.dtype(), out.sizes()});
+  args.outputs.push_back(TensorView{optr, t.info.outputs[0].dtype, out.sizes()});
+  args.outputs.back().format = t.info.outputs[0].format;
   k->execute(args);
   b.copy(out.mutable_data(), optr, out.nbytes(), CopyKind::DeviceToHost, nullptr);
   b.synchronize(nullptr);
@@ -303,6 +314,14 @@ TEST(EngineCuda, FlashAttentionShapes) {
           // warp skips the key tiles wholly after its rows; with a full mask too (its per-tile loads).
           FlashCase("causal [3,2,300,64]", {3, 2, 300, 64}).with_causal(),
           FlashCase("causal [1,3,520,32] mask", {1, 3, 520, 32}).with_causal().with_mask({520, 520}, true),
+          // Causal with additive masks (added in log2 units, the other scores scaled in the exponent), a full
+          // one with -inf rows and a key-padding row (the staged kernel).
+          FlashCase("causal additive [Lq,Lk]", {1, 3, 300, 64})
+              .with_causal()
+              .with_mask({300, 300}, false, {3}),
+          FlashCase("causal additive [B,1,1,Lk]", {2, 2, 200, 64})
+              .with_causal()
+              .with_mask({2, 1, 1, 200}, false),
       },
       402);
 }
@@ -366,6 +385,32 @@ TEST(EngineCuda, FlashAttentionMasks) {
           FlashCase("additive [B,1,1,1]", {2, 2, 70, 64}).with_mask({2, 1, 1, 1}, false),
       },
       404);
+}
+
+// The E4M3 epilogue of every shape: the codes of the very values the shape stores in 16 bits (what a Reformat
+// of its output would make), causal over several query tiles (the wide and tall shapes' warps skip tiles).
+TEST(EngineCuda, FlashAttentionE4m3OutputEveryShape) {
+  KILN_REQUIRE_GPU();
+  std::mt19937 rng(406);
+  const FlashCase c = FlashCase("causal e4m3", {2, 2, 150, 64}).with_causal();
+  const DynamicRange range{-0.7f, 0.9f};
+  const float inverse_scale = 1.0f / cuda::usable_fp8_scale(range);
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    const std::vector<HostTensor> in = make_inputs(c, dt, rng);
+    AttentionParams p;
+    p.causal = true;
+    for (const char* tactic : {"flash", "flash_wide", "flash_tall"}) {
+      const std::string what = std::string(dtype_name(dt)) + " " + tactic;
+      const HostTensor values = run_flash(in, p, tactic), codes = run_flash(in, p, tactic, 0, range);
+      ASSERT_EQ(codes.numel(), values.numel()) << what;
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < values.numel(); ++i) {
+        const uint8_t want = ops::float_to_e4m3(static_cast<float>(values.get_as_double(i)) * inverse_scale);
+        wrong += static_cast<const uint8_t*>(codes.data())[i] != want;
+      }
+      EXPECT_EQ(wrong, 0) << what << ": codes that differ from the stored values' of " << values.numel();
+    }
+  }
 }
 
 // ---- Plans: "flash" is the tactic without timing; timed builds run right with either ----

@@ -1,6 +1,8 @@
 // The generic attention tactic (attention.cu) and the launch parameters both attention tactics share.
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/backends/cuda/attention/attention_kernels.h"
 #include "engine/backends/cuda/attention/attention_launch.h"
@@ -60,7 +62,11 @@ AttnParams attention_params(const AttentionParams& layer, const KernelArgs& args
   Dims batch(q.begin(), q.end() - 2);
   a.batch = numel(batch);
   a.batch_shape = to_shape(batch);
-  a.scale = static_cast<float>(layer.scale > 0 ? layer.scale : 1.0 / std::sqrt(static_cast<double>(a.e)));
+  // Positive as a float too (a positive double below float's range would round to 0; the flash kernel scales
+  // scores inside the exponent and relies on scale > 0): such a scale makes every score 0 either way.
+  a.scale =
+      std::max(static_cast<float>(layer.scale > 0 ? layer.scale : 1.0 / std::sqrt(static_cast<double>(a.e))),
+               std::numeric_limits<float>::min());
   a.causal = layer.causal;
   *mask = nullptr;
   if (layer.has_mask && args.inputs.size() > 3) {

@@ -620,11 +620,13 @@ cudaError_t allow_smem_both() {
   return e != cudaSuccess ? e : allow_smem<__nv_bfloat16, D, C>();
 }
 
-/// allow_smem_both at the padded head dim of `head_dim` (launch_dim's kernels).
+/// allow_smem_both at every padded head dim up to that of `head_dim` (launch_dim's kernels: a layer whose
+/// head dim varies between runs launches the smaller ones too).
 template <typename C>
 cudaError_t allow_smem_at(int64_t head_dim) {
-  if (head_dim <= 32) return allow_smem_both<32, C>();
-  if (head_dim <= 64) return allow_smem_both<64, C>();
+  cudaError_t e = allow_smem_both<32, C>();
+  if (e != cudaSuccess || head_dim <= 32) return e;
+  if ((e = allow_smem_both<64, C>()) != cudaSuccess || head_dim <= 64) return e;
   if constexpr (C::kFrags == 1) {
     return allow_smem_both<128, C>();
   } else {
