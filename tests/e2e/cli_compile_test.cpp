@@ -56,6 +56,25 @@ TEST(CliCompile, CudaGraphsAndTf32FlagsAreAcceptedAndTheModuleKeepsGraphs) {
   EXPECT_FALSE(runtime::load(plain_file)->use_cuda_graphs());
 }
 
+// A build whose matrix multiplies only the reference kernels take (fp16 on the cpu: oneDNN's rows take fp32)
+// says so once, at the default log level, with the first layer's reasons; the fp32 build of the same model
+// does not.
+TEST(CliCompile, MatrixMultipliesOnReferenceKernelsWarnOnce) {
+  fs::path dir = scratch_dir("cli_compile_reference_warning");
+  const std::string model = data("tiny_mlp/model.pt2");
+  Result fp16 =
+      kiln("compile " + model + " -o " + (dir / "fp16.kiln").string() + " --no-cache --precision fp16");
+  ASSERT_EQ(fp16.code, 0) << fp16.err;
+  const std::string all = fp16.out + fp16.err;
+  const size_t at = all.find("run reference kernels");
+  ASSERT_NE(at, std::string::npos) << all;
+  EXPECT_EQ(all.find("run reference kernels", at + 1), std::string::npos) << "said once: " << all;
+  EXPECT_NE(all.find("(onednn takes f32)"), std::string::npos) << all;
+  Result fp32 = kiln("compile " + model + " -o " + (dir / "fp32.kiln").string() + " --no-cache");
+  ASSERT_EQ(fp32.code, 0) << fp32.err;
+  EXPECT_EQ((fp32.out + fp32.err).find("reference kernels"), std::string::npos) << fp32.out << fp32.err;
+}
+
 TEST(CliCompile, EngineCacheHitsInASecondProcess) {
   fs::path dir = scratch_dir("cli_compile_cache");
   const std::string flags = " --cache-dir " + (dir / "engines").string() + " --timing-cache " +

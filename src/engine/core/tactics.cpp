@@ -592,6 +592,10 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
   // signature (and input formats) finds that fresh entry in the cache, which is a reuse within this build, not
   // a choice from an earlier build's timing cache (with no cache file at all, such entries are the only ones).
   std::map<std::string, size_t> timed_here;
+  // Convolutions, matrix multiplies and attention left to reference kernels (10-100x slower than optimized
+  // ones): said once as a warning, with the first one's reasons (-v gives each layer's).
+  int heavy_reference = 0;
+  std::string first_heavy_reference;
   for (size_t i = 0; i < g.layers.size(); ++i) {
     if (!g.is_kernel_layer(static_cast<int64_t>(i))) continue;
     const Layer& l = g.layers[i].layer;
@@ -805,6 +809,14 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
       // Left to the reference kernel with no optimized candidate: each one's reason (a dtype, an op).
       const std::string refused =
           chosen == kReferenceTactic && optimized.empty() ? g.backend->refusals(info, kReferenceTactic) : "";
+      if (chosen == kReferenceTactic &&
+          (l.kind == LayerKind::Convolution || l.kind == LayerKind::MatrixMultiply ||
+           l.kind == LayerKind::Attention)) {
+        if (heavy_reference++ == 0) {
+          first_heavy_reference = "'" + l.name + "' (" + layer_kind_name(l.kind) + ")" +
+                                  (refused.empty() ? std::string() : ": " + refused);
+        }
+      }
       KILN_INFO(what, chosen, "' (",
                 !refused.empty()               ? "reference kernel: " + refused
                 : chosen == kReferenceTactic   ? "reference kernel: no optimized kernel applies or builds"
@@ -823,6 +835,13 @@ void select_tactics(Plan::Impl& g, const BuilderConfig& config) {
     g.workspace_bytes = std::max<uint64_t>(g.workspace_bytes, kernel->workspace_size());
     g.layers[i].kernel_data = kernel->plan_data();
     g.kernels[i] = std::move(kernel);
+  }
+  if (heavy_reference > 0) {
+    KILN_WARN(
+        "engine: ", heavy_reference,
+        " convolution, matrix multiply or attention layer(s) run reference kernels, 10-100x slower than "
+        "optimized ones (first: ",
+        first_heavy_reference, "); -v lists each layer's reasons");
   }
   cache.save();
 }
