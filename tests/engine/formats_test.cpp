@@ -9,9 +9,13 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
+#include "engine/backends/cpu/kernel_registry.h"
 #include "engine_test_util.h"
 #include "kiln/engine/plan.h"
+#include "kiln/support/host_math.h"
+#include "kiln/support/host_tensor.h"
 
 namespace kiln::engine {
 namespace {
@@ -278,6 +282,144 @@ TEST(EngineFormats, BlockedPlanRoundTripIsBitIdentical) {
   HostTensor x = run(plan, {{"x", in}})[0], y = run(loaded, {{"x", in}})[0];
   ASSERT_EQ(x.nbytes(), y.nbytes());
   EXPECT_EQ(std::memcmp(x.data(), y.data(), x.nbytes()), 0);
+}
+
+// format_view gives every element the offset format_offset gives it (ranks 3-5, channels a multiple of the
+// block or not, a dim of 1), and none where a blocked format pads its channel tail.
+TEST(EngineFormats, FormatViewStridesAreTheFormatsOffsets) {
+  for (TensorFormat format :
+       {TensorFormat::Plain, TensorFormat::ChannelsLast, TensorFormat::Blocked8c, TensorFormat::Blocked16c}) {
+    for (const Dims& dims :
+         std::vector<Dims>{{2, 16, 5}, {2, 32, 3, 4}, {1, 16, 2, 1, 3}, {3, 12, 2, 2}, {4, 5}}) {
+      const std::string what = std::string(tensor_format_name(format)) + " " + ::testing::PrintToString(dims);
+      const std::optional<FormatView> view = format_view(format, dims);
+      const bool padded = dims.size() >= 3 &&
+                          (format == TensorFormat::Blocked8c || format == TensorFormat::Blocked16c) &&
+                          dims[1] % (format == TensorFormat::Blocked8c ? 8 : 16) != 0;
+      ASSERT_EQ(view.has_value(), !padded) << what;
+      if (!view) continue;
+      ASSERT_EQ(view->first.size(), dims.size() + 1) << what;
+      // Every multi-index: the view's offset (each logical index split over its view dims) is
+      // format_offset's.
+      Dims index(dims.size(), 0);
+      for (int64_t flat = 0; flat < checked_numel(dims); ++flat) {
+        int64_t rest = flat;
+        for (size_t d = dims.size(); d-- > 0;) {
+          index[d] = rest % dims[d];
+          rest /= dims[d];
+        }
+        int64_t offset = 0;
+        for (size_t d = 0; d < dims.size(); ++d) {
+          int64_t i = index[d];
+          for (size_t k = view->first[d + 1]; k-- > view->first[d];) {
+            offset += (i % view->dims[k]) * view->strides[k];
+            i /= view->dims[k];
+          }
+        }
+        ASSERT_EQ(offset, format_offset(format, dims, index)) << what << " element " << flat;
+      }
+    }
+  }
+}
+
+// The cpu Shuffle "vec" reads a channels-last or blocked input through its format (ConvNeXt's permute of a
+// depthwise convolution's output to [N, H, W, C]): a permute, a permute then reshape, and a plain reshape (a
+// format copy), each against the logical values; read Plain (a reformat first) for a padded channel tail and
+// a reshape before the permutation. Exact: a copy.
+TEST(EngineFormats, CpuShuffleReadsChannelsLastAndBlockedInputs) {
+  const Backend& cpu = *shared_backend("cpu");
+  const KernelRow& vec = *cpu::cpu_kernels().find(LayerKind::Shuffle, "vec");
+  const Dims dims = {2, 16, 3, 5};
+  struct Case {
+    std::vector<int64_t> perm;
+    Dims reshape;  // empty: none
+  };
+  const std::vector<Case> cases = {
+      {{0, 2, 3, 1}, {}}, {{0, 2, 3, 1}, {2, 15, 16}}, {{}, {2, 16, 15}}, {{3, 1, 0, 2}, {}}};
+  for (TensorFormat format :
+       {TensorFormat::ChannelsLast, TensorFormat::Blocked8c, TensorFormat::Blocked16c}) {
+    for (const Case& c : cases) {
+      ShuffleParams p;
+      p.first_perm = c.perm;
+      p.has_reshape = !c.reshape.empty();
+      p.reshape = c.reshape;
+      Dims permuted = dims;
+      for (size_t i = 0; i < c.perm.size(); ++i) permuted[i] = dims[c.perm[i]];
+      const Dims out_dims = c.reshape.empty() ? permuted : c.reshape;
+      Layer layer;
+      layer.name = "shuffle";
+      layer.kind = LayerKind::Shuffle;
+      layer.params = p;
+      layer.inputs = {0};
+      layer.outputs = {1};
+      LayerInfo info;
+      info.layer = &layer;
+      info.inputs.push_back({"x", DType::Float32, dims, dims, dims, format});
+      info.outputs.push_back({"y", DType::Float32, out_dims, out_dims, out_dims});
+      const std::string what = std::string(tensor_format_name(format)) + " perm " +
+                               ::testing::PrintToString(c.perm) + " reshape " +
+                               ::testing::PrintToString(c.reshape);
+      std::string why;
+      ASSERT_TRUE(vec.applies(info, &why)) << what << ": " << why;
+      ASSERT_EQ(vec.formats_for(info).inputs, std::vector<TensorFormat>{format}) << what;
+      // x's logical element i has the value i, stored at its format's offset.
+      std::vector<float> stored(static_cast<size_t>(format_numel(format, dims)), -1.0f),
+          y(checked_numel(out_dims), -2.0f);
+      Dims index(dims.size());
+      for (int64_t flat = 0; flat < checked_numel(dims); ++flat) {
+        int64_t rest = flat;
+        for (size_t d = dims.size(); d-- > 0;) {
+          index[d] = rest % dims[d];
+          rest /= dims[d];
+        }
+        stored[format_offset(format, dims, index)] = static_cast<float>(flat);
+      }
+      std::unique_ptr<Kernel> k = cpu.create_kernel(info, "vec");
+      KernelArgs args;
+      args.inputs.push_back(TensorView{stored.data(), DType::Float32, dims});
+      args.inputs.back().format = format;
+      args.input_values.push_back(nullptr);
+      args.outputs.push_back(TensorView{y.data(), DType::Float32, out_dims});
+      args.pool = cpu.thread_pool();
+      k->execute(args);
+      // y in order is x permuted: output element j is x at the permuted multi-index.
+      const std::vector<int64_t> strides = contiguous_strides(dims);
+      Dims pidx(permuted.size());
+      for (int64_t j = 0; j < checked_numel(permuted); ++j) {
+        int64_t rest = j, src = 0;
+        for (size_t d = permuted.size(); d-- > 0;) {
+          pidx[d] = rest % permuted[d];
+          rest /= permuted[d];
+        }
+        for (size_t d = 0; d < permuted.size(); ++d) src += pidx[d] * strides[c.perm.empty() ? d : c.perm[d]];
+        ASSERT_EQ(y[j], static_cast<float>(src)) << what << " output element " << j;
+      }
+    }
+    // Read Plain (the builder reformats first): a reshape before the permutation, and channels that leave a
+    // padded block tail.
+    ShuffleParams second;
+    second.has_reshape = true;
+    second.reshape = {2, 16, 15};
+    second.second_perm = {0, 2, 1};
+    Layer layer;
+    layer.kind = LayerKind::Shuffle;
+    layer.params = second;
+    LayerInfo info;
+    info.layer = &layer;
+    info.inputs.push_back({"x", DType::Float32, dims, dims, dims, format});
+    info.outputs.push_back({"y", DType::Float32, {2, 15, 16}, {2, 15, 16}, {2, 15, 16}});
+    EXPECT_EQ(vec.formats_for(info).inputs, std::vector<TensorFormat>{TensorFormat::Plain})
+        << tensor_format_name(format);
+    if (format == TensorFormat::ChannelsLast) continue;
+    const Dims padded = {2, 12, 3, 5};
+    ShuffleParams permute;
+    permute.first_perm = {0, 2, 3, 1};
+    layer.params = permute;
+    info.inputs[0] = {"x", DType::Float32, padded, padded, padded, format};
+    info.outputs[0] = {"y", DType::Float32, {2, 3, 5, 12}, {2, 3, 5, 12}, {2, 3, 5, 12}};
+    EXPECT_EQ(vec.formats_for(info).inputs, std::vector<TensorFormat>{TensorFormat::Plain})
+        << tensor_format_name(format);
+  }
 }
 
 }  // namespace

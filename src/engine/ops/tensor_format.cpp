@@ -65,4 +65,58 @@ int64_t format_offset(TensorFormat format, const std::vector<int64_t>& dims,
   return ((n * blocks + c / b) * spatial_size + spatial) * b + c % b;
 }
 
+std::optional<FormatView> format_view(TensorFormat format, const std::vector<int64_t>& dims) {
+  const size_t rank = dims.size();
+  if (format == TensorFormat::E4M3) return std::nullopt;
+  FormatView v;
+  auto add = [&](int64_t dim, int64_t stride) {
+    v.dims.push_back(dim);
+    v.strides.push_back(stride);
+  };
+  if (format == TensorFormat::Plain || rank < 3) {
+    int64_t stride = 1;
+    std::vector<int64_t> strides(rank);
+    for (size_t i = rank; i-- > 0;) {
+      strides[i] = stride;
+      stride *= dims[i];
+    }
+    for (size_t i = 0; i < rank; ++i) {
+      v.first.push_back(i);
+      add(dims[i], strides[i]);
+    }
+    v.first.push_back(rank);
+    return v;
+  }
+  int64_t spatial_size = 1;
+  for (size_t i = 2; i < rank; ++i) spatial_size *= dims[i];
+  const int64_t channels = dims[1];
+  // The stride of spatial dim i within one (n, channel block) or one n: the inner spatial sizes times `unit`.
+  auto add_spatial = [&](int64_t unit) {
+    int64_t inner = unit * spatial_size;
+    for (size_t i = 2; i < rank; ++i) {
+      inner /= std::max<int64_t>(dims[i], 1);
+      v.first.push_back(v.dims.size());
+      add(dims[i], inner);
+    }
+  };
+  if (format == TensorFormat::ChannelsLast) {
+    v.first.push_back(0);
+    add(dims[0], spatial_size * channels);
+    v.first.push_back(1);
+    add(channels, 1);
+    add_spatial(channels);
+  } else {
+    const int64_t b = block_of(format);
+    if (channels % b != 0) return std::nullopt;
+    v.first.push_back(0);
+    add(dims[0], channels * spatial_size);
+    v.first.push_back(1);
+    add(channels / b, spatial_size * b);
+    add(b, 1);
+    add_spatial(b);
+  }
+  v.first.push_back(v.dims.size());
+  return v;
+}
+
 }  // namespace kiln::engine

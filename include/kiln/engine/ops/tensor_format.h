@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "kiln/support/dtype.h"
@@ -38,5 +39,16 @@ int64_t format_numel(TensorFormat format, const std::vector<int64_t>& dims);
 /// Offset (in elements) of the element with multi-index `index` of a tensor of `dims` stored in `format`.
 int64_t format_offset(TensorFormat format, const std::vector<int64_t>& dims,
                       const std::vector<int64_t>& index);
+
+/// A tensor stored in a format as a strided view of its storage: logical dim d is the view dims [first[d],
+/// first[d + 1]) (outermost first; a blocked format splits C into C / b and b), with element strides.
+struct FormatView {
+  std::vector<int64_t> dims, strides;
+  std::vector<size_t> first;  // rank + 1 entries
+};
+/// The view of a tensor of `dims` (all >= 0) stored in `format` whose offsets are format_offset's; nullopt
+/// where no strided view gives them: a blocked format whose C is not a multiple of the block (the tail block
+/// is padded), E4M3 (not the dtype's elements).
+std::optional<FormatView> format_view(TensorFormat format, const std::vector<int64_t>& dims);
 
 }  // namespace kiln::engine
